@@ -1,0 +1,91 @@
+package v1alpha1
+
+import (
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// ModuleSource says where the Terraform module lives. Exactly one source is set.
+type ModuleSource struct {
+	// Path is a directory on the controller's filesystem that holds the module's .tf files.
+	// +optional
+	Path string `json:"path,omitempty"`
+}
+
+// CRDNames names the kind that a Module defines.
+type CRDNames struct {
+	// Group is the API group of the generated kind, e.g. platform.example.org.
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)+$`
+	Group string `json:"group"`
+	// Kind is the generated kind, e.g. Bucket.
+	// +kubebuilder:validation:Pattern=`^[A-Z][A-Za-z0-9]*$`
+	Kind string `json:"kind"`
+	// Version is the API version of the generated kind.
+	// +kubebuilder:default=v1alpha1
+	// +optional
+	Version string `json:"version,omitempty"`
+	// Plural is the resource name; the lower-cased kind plus "s" when unset.
+	// +optional
+	Plural string `json:"plural,omitempty"`
+	// ShortNames are short aliases for kubectl.
+	// +optional
+	ShortNames []string `json:"shortNames,omitempty"`
+	// Categories group the kind for `kubectl get <category>`; "modkind" is always added.
+	// +optional
+	Categories []string `json:"categories,omitempty"`
+}
+
+// ModuleSpec is the desired state of a Module.
+// +kubebuilder:validation:XValidation:rule="self.crd.group == oldSelf.crd.group && self.crd.kind == oldSelf.crd.kind",message="crd.group and crd.kind are immutable"
+type ModuleSpec struct {
+	// Source locates the Terraform module.
+	Source ModuleSource `json:"source"`
+	// CRD names the kind to generate.
+	CRD CRDNames `json:"crd"`
+}
+
+// ModuleStatus is the observed state of a Module.
+type ModuleStatus struct {
+	xpv2.ConditionedStatus `json:",inline"`
+	// ObservedGeneration is the generation this status describes.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+	// CRDName is the CustomResourceDefinition this Module owns.
+	// +optional
+	CRDName string `json:"crdName,omitempty"`
+	// Digest identifies the module contents the kind was generated from.
+	// +optional
+	Digest string `json:"digest,omitempty"`
+	// Variables are the module's input variable names.
+	// +optional
+	Variables []string `json:"variables,omitempty"`
+	// Outputs are the module's output names.
+	// +optional
+	Outputs []string `json:"outputs,omitempty"`
+}
+
+// A Module turns a Terraform module into a namespaced Kubernetes kind whose instances modkind
+// applies with Terraform.
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:scope=Cluster,categories=modkind
+// +kubebuilder:printcolumn:name="KIND",type="string",JSONPath=".spec.crd.kind"
+// +kubebuilder:printcolumn:name="GROUP",type="string",JSONPath=".spec.crd.group"
+// +kubebuilder:printcolumn:name="READY",type="string",JSONPath=".status.conditions[?(@.type=='Ready')].status"
+// +kubebuilder:printcolumn:name="SYNCED",type="string",JSONPath=".status.conditions[?(@.type=='Synced')].status"
+// +kubebuilder:printcolumn:name="AGE",type="date",JSONPath=".metadata.creationTimestamp"
+type Module struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec   ModuleSpec   `json:"spec"`
+	Status ModuleStatus `json:"status,omitempty"`
+}
+
+// ModuleList is a list of Modules.
+// +kubebuilder:object:root=true
+type ModuleList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []Module `json:"items"`
+}

@@ -1,0 +1,123 @@
+package crd
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+
+	"github.com/hashicorp/hcl/v2/ext/typeexpr"
+	"github.com/zclconf/go-cty/cty"
+	extv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/utils/ptr"
+)
+
+// TypeSchema is the structural OpenAPI schema of values of a Terraform type. Object attributes
+// become camelCase properties; optional(T, d) defaults become schema defaults. Types with no
+// structural form (any, tuples' elements) preserve unknown fields at exactly that node.
+func TypeSchema(ty cty.Type, defaults *typeexpr.Defaults) (extv1.JSONSchemaProps, error) {
+	return typeSchema("", ty, defaults)
+}
+
+func typeSchema(path string, ty cty.Type, defaults *typeexpr.Defaults) (extv1.JSONSchemaProps, error) {
+	switch {
+	case ty == cty.String:
+		return extv1.JSONSchemaProps{Type: "string"}, nil
+	case ty == cty.Number:
+		return extv1.JSONSchemaProps{Type: "number"}, nil
+	case ty == cty.Bool:
+		return extv1.JSONSchemaProps{Type: "boolean"}, nil
+	case ty == cty.DynamicPseudoType:
+		return extv1.JSONSchemaProps{XPreserveUnknownFields: ptr.To(true)}, nil
+	case ty.IsListType(), ty.IsSetType():
+		items, err := typeSchema(path+"[]", ty.ElementType(), childDefaults(defaults, ""))
+		if err != nil {
+			return extv1.JSONSchemaProps{}, err
+		}
+		s := extv1.JSONSchemaProps{Type: "array", Items: &extv1.JSONSchemaPropsOrArray{Schema: &items}}
+		if ty.IsSetType() && ty.ElementType().IsPrimitiveType() {
+			s.XListType = ptr.To("set")
+		}
+		return s, nil
+	case ty.IsMapType():
+		values, err := typeSchema(path+"{}", ty.ElementType(), childDefaults(defaults, ""))
+		if err != nil {
+			return extv1.JSONSchemaProps{}, err
+		}
+		return extv1.JSONSchemaProps{Type: "object", AdditionalProperties: &extv1.JSONSchemaPropsOrBool{Allows: true, Schema: &values}}, nil
+	case ty.IsTupleType():
+		n := int64(len(ty.TupleElementTypes()))
+		return extv1.JSONSchemaProps{
+			Type:     "array",
+			MinItems: ptr.To(n),
+			MaxItems: ptr.To(n),
+			Items:    &extv1.JSONSchemaPropsOrArray{Schema: &extv1.JSONSchemaProps{XPreserveUnknownFields: ptr.To(true)}},
+		}, nil
+	case ty.IsObjectType():
+		return objectSchema(path, ty, defaults)
+	}
+	return extv1.JSONSchemaProps{}, fmt.Errorf("%s: unsupported type %s", path, ty.FriendlyName())
+}
+
+func objectSchema(path string, ty cty.Type, defaults *typeexpr.Defaults) (extv1.JSONSchemaProps, error) {
+	attrs := ty.AttributeTypes()
+	names := make([]string, 0, len(attrs))
+	for n := range attrs {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	fields, err := fieldNames(orRoot(path), names)
+	if err != nil {
+		return extv1.JSONSchemaProps{}, err
+	}
+	s := extv1.JSONSchemaProps{Type: "object", Properties: map[string]extv1.JSONSchemaProps{}}
+	for _, n := range names {
+		p, err := typeSchema(path+"."+n, attrs[n], childDefaults(defaults, n))
+		if err != nil {
+			return extv1.JSONSchemaProps{}, err
+		}
+		if !ty.AttributeOptional(n) {
+			s.Required = append(s.Required, fields[n])
+		} else if defaults != nil {
+			if d, ok := defaults.DefaultValues[n]; ok && !d.IsNull() {
+				raw, err := ctyToField(d, attrs[n])
+				if err != nil {
+					return extv1.JSONSchemaProps{}, fmt.Errorf("%s.%s: default: %w", path, n, err)
+				}
+				p.Default = &extv1.JSON{Raw: raw}
+			}
+		}
+		s.Properties[fields[n]] = p
+	}
+	return s, nil
+}
+
+func childDefaults(d *typeexpr.Defaults, attr string) *typeexpr.Defaults {
+	if d == nil {
+		return nil
+	}
+	if attr == "" {
+		// Collections keep their element defaults under the empty key.
+		return d.Children[""]
+	}
+	return d.Children[attr]
+}
+
+func orRoot(path string) string {
+	if path == "" {
+		return "value"
+	}
+	return path
+}
+
+// ctyToField renders a Terraform value as the JSON of the field that holds it.
+func ctyToField(v cty.Value, ty cty.Type) ([]byte, error) {
+	conv, err := ctyToGo(v)
+	if err != nil {
+		return nil, err
+	}
+	field, err := ToField(conv, ty)
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(field)
+}

@@ -1,0 +1,270 @@
+package crd
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+
+	extv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/selection"
+	"k8s.io/utils/ptr"
+
+	"github.com/modkind/modkind/apis/v1alpha1"
+	"github.com/modkind/modkind/module"
+)
+
+const (
+	// LabelModule names the Module that owns a generated CRD.
+	LabelModule = "modkind.io/module"
+	// AnnotationDigest records the module digest a CRD's schema was generated from.
+	AnnotationDigest = "modkind.io/module-digest"
+	// Category is added to every generated kind, so `kubectl get modkind` lists them all.
+	Category = "modkind"
+	// DefaultVersion is the version of a generated kind when the Module names none.
+	DefaultVersion = "v1alpha1"
+)
+
+// Names completes a Module's CRD names with their defaults.
+func Names(n v1alpha1.CRDNames) v1alpha1.CRDNames {
+	if n.Version == "" {
+		n.Version = DefaultVersion
+	}
+	if n.Plural == "" {
+		n.Plural = Plural(n.Kind)
+	}
+	if !slices.Contains(n.Categories, Category) {
+		n.Categories = append(slices.Clone(n.Categories), Category)
+	}
+	return n
+}
+
+// Name is the name of the CRD for the given names.
+func Name(n v1alpha1.CRDNames) string { return Names(n).Plural + "." + n.Group }
+
+// Synthesize builds the CRD of the kind that module m becomes under the given names. It is a pure
+// function of its inputs, so the same module always yields the same CRD.
+func Synthesize(moduleName string, n v1alpha1.CRDNames, m *module.Module) (*extv1.CustomResourceDefinition, error) {
+	n = Names(n)
+	forProvider, err := ForProviderSchema(m)
+	if err != nil {
+		return nil, err
+	}
+	atProvider, err := AtProviderSchema(m)
+	if err != nil {
+		return nil, err
+	}
+
+	spec := extv1.JSONSchemaProps{
+		Type:        "object",
+		Description: fmt.Sprintf("%s is the desired state of the %s: the module's inputs and how modkind manages it.", "Spec", n.Kind),
+		Properties: map[string]extv1.JSONSchemaProps{
+			"forProvider":                forProvider,
+			"providerConfigRef":          providerConfigRefSchema,
+			"writeConnectionSecretToRef": writeConnectionSecretToRefSchema,
+			"managementPolicies":         managementPoliciesSchema,
+		},
+	}
+	if len(forProvider.Required) > 0 {
+		spec.Required = []string{"forProvider"}
+	} else {
+		// An empty forProvider lets the API server fill the variables' defaults.
+		fp := spec.Properties["forProvider"]
+		fp.Default = &extv1.JSON{Raw: []byte("{}")}
+		spec.Properties["forProvider"] = fp
+	}
+	status := extv1.JSONSchemaProps{
+		Type:        "object",
+		Description: "Status is the observed state of the " + n.Kind + ".",
+		Properties: map[string]extv1.JSONSchemaProps{
+			"atProvider":         atProvider,
+			"conditions":         conditionsSchema,
+			"observedGeneration": {Type: "integer", Format: "int64", Description: "ObservedGeneration is the generation the conditions describe."},
+		},
+	}
+
+	return &extv1.CustomResourceDefinition{
+		TypeMeta: metav1.TypeMeta{APIVersion: extv1.SchemeGroupVersion.String(), Kind: "CustomResourceDefinition"},
+		ObjectMeta: metav1.ObjectMeta{
+			Name:        n.Plural + "." + n.Group,
+			Labels:      map[string]string{LabelModule: moduleName},
+			Annotations: map[string]string{AnnotationDigest: m.Digest},
+		},
+		Spec: extv1.CustomResourceDefinitionSpec{
+			Group: n.Group,
+			Names: extv1.CustomResourceDefinitionNames{
+				Kind:       n.Kind,
+				ListKind:   n.Kind + "List",
+				Plural:     n.Plural,
+				Singular:   strings.ToLower(n.Kind),
+				ShortNames: n.ShortNames,
+				Categories: n.Categories,
+			},
+			Scope: extv1.NamespaceScoped,
+			Versions: []extv1.CustomResourceDefinitionVersion{{
+				Name:    n.Version,
+				Served:  true,
+				Storage: true,
+				Subresources: &extv1.CustomResourceSubresources{
+					Status: &extv1.CustomResourceSubresourceStatus{},
+				},
+				AdditionalPrinterColumns: printerColumns,
+				Schema: &extv1.CustomResourceValidation{OpenAPIV3Schema: &extv1.JSONSchemaProps{
+					Type:        "object",
+					Description: fmt.Sprintf("A %s is an instance of the Terraform module of Module %s, applied by modkind.", n.Kind, moduleName),
+					Required:    []string{"spec"},
+					Properties: map[string]extv1.JSONSchemaProps{
+						"apiVersion": {Type: "string"},
+						"kind":       {Type: "string"},
+						"metadata":   {Type: "object"},
+						"spec":       spec,
+						"status":     status,
+					},
+				}},
+			}},
+		},
+	}, nil
+}
+
+// ForProviderSchema is the schema of spec.forProvider: one property per module variable.
+func ForProviderSchema(m *module.Module) (extv1.JSONSchemaProps, error) {
+	names := make([]string, len(m.Variables))
+	for i, v := range m.Variables {
+		names[i] = v.Name
+	}
+	fields, err := fieldNames("variables", names)
+	if err != nil {
+		return extv1.JSONSchemaProps{}, err
+	}
+	s := extv1.JSONSchemaProps{
+		Type:        "object",
+		Description: "ForProvider holds the module's input variables.",
+		Properties:  map[string]extv1.JSONSchemaProps{},
+	}
+	for _, v := range m.Variables {
+		p, err := TypeSchema(v.Type, v.TypeDefaults)
+		if err != nil {
+			return extv1.JSONSchemaProps{}, fmt.Errorf("variable %q: %w", v.Name, err)
+		}
+		p.Description = v.Description
+		if v.Nullable && p.XPreserveUnknownFields == nil {
+			p.Nullable = true
+		}
+		switch {
+		case v.Required():
+			s.Required = append(s.Required, fields[v.Name])
+		case v.Default != nil:
+			d, err := ToField(v.Default, v.Type)
+			if err != nil {
+				return extv1.JSONSchemaProps{}, fmt.Errorf("variable %q: default: %w", v.Name, err)
+			}
+			raw, err := json.Marshal(d)
+			if err != nil {
+				return extv1.JSONSchemaProps{}, fmt.Errorf("variable %q: default: %w", v.Name, err)
+			}
+			p.Default = &extv1.JSON{Raw: raw}
+		}
+		s.Properties[fields[v.Name]] = p
+	}
+	return s, nil
+}
+
+// AtProviderSchema is the schema of status.atProvider: one property per non-sensitive output.
+func AtProviderSchema(m *module.Module) (extv1.JSONSchemaProps, error) {
+	var names []string
+	for _, o := range m.Outputs {
+		if !o.Sensitive {
+			names = append(names, o.Name)
+		}
+	}
+	fields, err := fieldNames("outputs", names)
+	if err != nil {
+		return extv1.JSONSchemaProps{}, err
+	}
+	s := extv1.JSONSchemaProps{
+		Type:        "object",
+		Description: "AtProvider holds the module's non-sensitive outputs after the last apply. Sensitive outputs are only in the connection Secret.",
+		Properties:  map[string]extv1.JSONSchemaProps{},
+	}
+	for _, o := range m.Outputs {
+		if o.Sensitive {
+			continue
+		}
+		p, err := TypeSchema(o.Type, nil)
+		if err != nil {
+			return extv1.JSONSchemaProps{}, fmt.Errorf("output %q: %w", o.Name, err)
+		}
+		p.Description = o.Description
+		if p.XPreserveUnknownFields == nil {
+			p.Nullable = true
+		}
+		s.Properties[fields[o.Name]] = p
+	}
+	return s, nil
+}
+
+var printerColumns = []extv1.CustomResourceColumnDefinition{
+	{Name: "READY", Type: "string", JSONPath: ".status.conditions[?(@.type=='Ready')].status"},
+	{Name: "SYNCED", Type: "string", JSONPath: ".status.conditions[?(@.type=='Synced')].status"},
+	{Name: "AGE", Type: "date", JSONPath: ".metadata.creationTimestamp"},
+}
+
+var providerConfigRefSchema = extv1.JSONSchemaProps{
+	Type:        "object",
+	Description: "ProviderConfigRef names a ProviderConfig in this namespace that supplies provider configuration and credentials. Without one the module runs with none.",
+	Required:    []string{"name"},
+	Properties: map[string]extv1.JSONSchemaProps{
+		"kind": {Type: "string", Description: "Kind of the referenced object.", Default: &extv1.JSON{Raw: []byte(`"ProviderConfig"`)},
+			Enum: []extv1.JSON{{Raw: []byte(`"ProviderConfig"`)}}},
+		"name": {Type: "string", Description: "Name of the referenced object.", MinLength: ptr.To[int64](1)},
+	},
+}
+
+var writeConnectionSecretToRefSchema = extv1.JSONSchemaProps{
+	Type:        "object",
+	Description: "WriteConnectionSecretToReference names the Secret in this namespace that receives all module outputs: strings as they are, other types as JSON.",
+	Required:    []string{"name"},
+	Properties: map[string]extv1.JSONSchemaProps{
+		"name": {Type: "string", Description: "Name of the secret.", MinLength: ptr.To[int64](1)},
+	},
+}
+
+var managementPoliciesSchema = extv1.JSONSchemaProps{
+	Type:        "array",
+	Description: "ManagementPolicies say which actions modkind may take on the Terraform-managed objects, as in Crossplane.",
+	Default:     &extv1.JSON{Raw: []byte(`["*"]`)},
+	Items: &extv1.JSONSchemaPropsOrArray{Schema: &extv1.JSONSchemaProps{
+		Type: "string",
+		Enum: []extv1.JSON{
+			{Raw: []byte(`"Observe"`)}, {Raw: []byte(`"Create"`)}, {Raw: []byte(`"Update"`)},
+			{Raw: []byte(`"Delete"`)}, {Raw: []byte(`"LateInitialize"`)}, {Raw: []byte(`"*"`)},
+		},
+	}},
+}
+
+var conditionsSchema = extv1.JSONSchemaProps{
+	Type:         "array",
+	Description:  "Conditions of the resource: Ready and Synced, as in Crossplane.",
+	XListType:    ptr.To("map"),
+	XListMapKeys: []string{"type"},
+	Items: &extv1.JSONSchemaPropsOrArray{Schema: &extv1.JSONSchemaProps{
+		Type:     "object",
+		Required: []string{"lastTransitionTime", "reason", "status", "type"},
+		Properties: map[string]extv1.JSONSchemaProps{
+			"lastTransitionTime": {Type: "string", Format: "date-time"},
+			"message":            {Type: "string"},
+			"observedGeneration": {Type: "integer", Format: "int64"},
+			"reason":             {Type: "string"},
+			"status":             {Type: "string"},
+			"type":               {Type: "string"},
+		},
+	}},
+}
+
+// OwnedSelector selects the CRDs that modkind generated.
+func OwnedSelector() labels.Selector {
+	r, _ := labels.NewRequirement(LabelModule, selection.Exists, nil)
+	return labels.NewSelector().Add(*r)
+}

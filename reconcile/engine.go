@@ -1,0 +1,210 @@
+package reconcile
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/event"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/logging"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
+	"github.com/go-logr/logr"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	"sigs.k8s.io/controller-runtime/pkg/source"
+
+	"github.com/modkind/modkind/module"
+)
+
+const errStartController = "cannot start controller for generated kind"
+
+// A Snapshot is the inspected module a generated kind's instances are applied with.
+type Snapshot struct {
+	// ModuleName is the Module that defines the kind.
+	ModuleName string
+	Module     *module.Module
+}
+
+// kind is a generated kind with a running controller.
+type kind struct {
+	gvk      schema.GroupVersionKind
+	snapshot atomic.Pointer[Snapshot]
+	stop     context.CancelFunc
+	done     chan struct{}
+}
+
+// Snapshot returns the module the kind's instances are applied with now.
+func (k *kind) Snapshot() *Snapshot { return k.snapshot.Load() }
+
+// Options tune the instance controllers.
+type Options struct {
+	// WorkDir holds the per-instance terraform work directories.
+	WorkDir string
+	// PollInterval is how often an unchanged instance is observed (no terraform runs then).
+	PollInterval time.Duration
+	// DriftInterval is how often a refreshing plan looks for changes made outside modkind; 0 never.
+	DriftInterval time.Duration
+	// Timeout bounds one reconcile, terraform runs included.
+	Timeout time.Duration
+	// MaxReconciles is the number of instances of one kind reconciled at once.
+	MaxReconciles int
+}
+
+// Engine starts, updates and stops one controller per generated kind while modkind runs.
+type Engine struct {
+	mgr    manager.Manager
+	runner *Runner
+	opts   Options
+	log    logr.Logger
+	drift  *driftClock
+
+	// base bounds the life of every instance controller; it is the manager's, set by Start.
+	base    context.Context
+	started chan struct{}
+
+	mu     sync.Mutex
+	kinds  map[schema.GroupVersionKind]*kind
+	owners map[string]schema.GroupVersionKind
+}
+
+// NewEngine returns an Engine that runs terraform through runner.
+func NewEngine(mgr manager.Manager, runner *Runner, o Options) *Engine {
+	return &Engine{
+		mgr: mgr, runner: runner, opts: o,
+		log:     mgr.GetLogger().WithName("instances"),
+		drift:   newDriftClock(o.DriftInterval),
+		kinds:   map[schema.GroupVersionKind]*kind{},
+		owners:  map[string]schema.GroupVersionKind{},
+		started: make(chan struct{}),
+	}
+}
+
+// Start makes the Engine ready to run instance controllers until ctx ends; the manager calls it.
+func (e *Engine) Start(ctx context.Context) error {
+	e.base = ctx
+	close(e.started)
+	<-ctx.Done()
+	for _, gvk := range e.Running() {
+		e.Stop(gvk)
+	}
+	return nil
+}
+
+// NeedLeaderElection is true: only the leader runs instance controllers.
+func (e *Engine) NeedLeaderElection() bool { return true }
+
+// Run starts or updates the controller of gvk so that its instances are applied with snap. The
+// controller runs until the manager stops or Stop is called.
+func (e *Engine) Run(ctx context.Context, gvk schema.GroupVersionKind, snap *Snapshot) error {
+	select {
+	case <-e.started:
+	case <-ctx.Done():
+		return errors.Wrap(ctx.Err(), errStartController)
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if k, ok := e.kinds[gvk]; ok {
+		k.snapshot.Store(snap)
+		return nil
+	}
+	k := &kind{gvk: gvk, done: make(chan struct{})}
+	k.snapshot.Store(snap)
+
+	km := newKindManager(e.mgr, gvk)
+	log := e.log.WithValues("kind", gvk.GroupKind().String())
+	name := "instances/" + strings.ToLower(gvk.GroupKind().String())
+	recorder := event.NewAPIRecorder(e.mgr.GetEventRecorderFor("modkind/" + strings.ToLower(gvk.Kind)))
+	r := managed.NewReconciler(km, resource.ManagedKind(gvk),
+		managed.WithExternalConnector(&connector{
+			kind: k, client: e.mgr.GetAPIReader(), runner: e.runner,
+			workRoot: e.opts.WorkDir, drift: e.drift, record: recorder,
+		}),
+		managed.WithInitializers(),
+		// Terraform state makes a repeated create safe: an interrupted apply is just applied again.
+		managed.WithDeterministicExternalName(true),
+		managed.WithManagementPolicies(),
+		managed.WithPollInterval(e.opts.PollInterval),
+		managed.WithTimeout(e.opts.Timeout),
+		managed.WithLogger(logging.NewLogrLogger(log)),
+		managed.WithRecorder(recorder),
+	)
+	c, err := controller.NewUnmanaged(name, controller.Options{
+		Reconciler:              r,
+		SkipNameValidation:      ptr.To(true),
+		MaxConcurrentReconciles: max(e.opts.MaxReconciles, 1),
+		Logger:                  log,
+	})
+	if err != nil {
+		return errors.Wrap(err, errStartController)
+	}
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(gvk)
+	if err := c.Watch(source.Kind[client.Object](e.mgr.GetCache(), u, &handler.EnqueueRequestForObject{})); err != nil {
+		return errors.Wrap(err, errStartController)
+	}
+	cctx, cancel := context.WithCancel(e.base)
+	k.stop = cancel
+	go func() {
+		defer close(k.done)
+		if err := c.Start(cctx); err != nil {
+			log.Error(err, "instance controller stopped")
+		}
+		// Drop the informer so that a kind whose CRD is gone stops costing a watch.
+		_ = e.mgr.GetCache().RemoveInformer(context.Background(), u)
+	}()
+	e.kinds[gvk] = k
+	log.Info("started instance controller")
+	return nil
+}
+
+// Stop ends the controller of gvk, if one runs, and waits for it to finish.
+func (e *Engine) Stop(gvk schema.GroupVersionKind) {
+	e.mu.Lock()
+	k, ok := e.kinds[gvk]
+	delete(e.kinds, gvk)
+	e.mu.Unlock()
+	if !ok {
+		return
+	}
+	k.stop()
+	<-k.done
+	e.log.Info("stopped instance controller", "kind", gvk.GroupKind().String())
+}
+
+// Running reports the kinds with a running controller.
+func (e *Engine) Running() []schema.GroupVersionKind {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	out := make([]schema.GroupVersionKind, 0, len(e.kinds))
+	for gvk := range e.kinds {
+		out = append(out, gvk)
+	}
+	return out
+}
+
+// own records that Module name defines gvk, so that deleting the Module stops the controller.
+func (e *Engine) own(name string, gvk schema.GroupVersionKind) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.owners[name] = gvk
+}
+
+// StopModule stops the controller of the kind Module name defines.
+func (e *Engine) StopModule(name string) {
+	e.mu.Lock()
+	gvk, ok := e.owners[name]
+	delete(e.owners, name)
+	e.mu.Unlock()
+	if ok {
+		e.Stop(gvk)
+	}
+}

@@ -1,0 +1,294 @@
+package reconcile
+
+import (
+	"context"
+	"encoding/json"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/event"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/modkind/modkind/crd"
+	"github.com/modkind/modkind/module"
+	"github.com/modkind/modkind/state"
+)
+
+const (
+	errNotInstance   = "managed resource is not an instance of a generated kind"
+	errModuleNotRead = "the Module of this kind has not been inspected yet"
+	errRender        = "cannot render root module"
+	errGetState      = "cannot get Terraform state"
+	errDeleteState   = "cannot delete Terraform state after destroy"
+	errOutputs       = "cannot read outputs from Terraform state"
+
+	reasonDrift event.Reason = "DriftDetected"
+)
+
+// connector turns an instance into the terraform run that would apply it.
+type connector struct {
+	kind   *kind
+	client client.Reader
+	runner *Runner
+	// workRoot holds one work directory per instance.
+	workRoot string
+	drift    *driftClock
+	record   event.Recorder
+}
+
+func (c *connector) Connect(ctx context.Context, mg resource.Managed) (managed.ExternalClient, error) {
+	inst, ok := mg.(*Instance)
+	if !ok {
+		return nil, errors.New(errNotInstance)
+	}
+	snap := c.kind.Snapshot()
+	if snap == nil {
+		return nil, errors.New(errModuleNotRead)
+	}
+	var pcRef *types.NamespacedName
+	if r := inst.GetProviderConfigReference(); r != nil {
+		pcRef = &types.NamespacedName{Namespace: inst.GetNamespace(), Name: r.Name}
+	}
+	setup, err := ResolveProviderConfig(ctx, c.client, inst.GetNamespace(), pcRef)
+	if err != nil {
+		return nil, err
+	}
+	gvk := c.kind.gvk
+	dir := filepath.Join(c.workRoot, inst.GetNamespace(), strings.ToLower(gvk.Kind)+"."+gvk.Group, inst.GetName())
+	src, err := ModuleSource(dir, snap.Module.Dir)
+	if err != nil {
+		return nil, errors.Wrap(err, errRender)
+	}
+	root, err := Render(snap.Module, src, inst.ForProvider(), setup.Providers)
+	if err != nil {
+		return nil, errors.Wrap(err, errRender)
+	}
+	secrets := append(sensitiveValues(snap.Module, inst.ForProvider()), setup.Secrets...)
+	run := &Run{
+		Dir:      dir,
+		Root:     root,
+		Setup:    setup,
+		InitKey:  digest([]byte(src), setup.Providers, []byte(setup.Digest())),
+		Inputs:   digest(root.Main, root.Vars, []byte(setup.Digest())),
+		State:    StateRef(gvk.GroupKind().String(), inst.GetNamespace(), inst.GetName()),
+		Redactor: NewRedactor(secrets...),
+	}
+	return &external{connector: c, inst: inst, snap: snap, run: run}, nil
+}
+
+// external is one reconcile's view of an instance's Terraform-managed objects.
+type external struct {
+	*connector
+	inst   *Instance
+	snap   *Snapshot
+	run    *Run
+	stored *state.Stored
+}
+
+// Observe decides from the stored state alone whether the instance is applied and up to date;
+// terraform runs here only when a drift check is due.
+func (e *external) Observe(ctx context.Context, _ resource.Managed) (managed.ExternalObservation, error) {
+	stored, err := e.runner.States.Get(ctx, e.run.State)
+	if err != nil {
+		return managed.ExternalObservation{}, errors.Wrap(err, errGetState)
+	}
+	e.stored = stored
+	if stored == nil {
+		return managed.ExternalObservation{ResourceExists: false}, nil
+	}
+	if meta.WasDeleted(e.inst) {
+		return managed.ExternalObservation{ResourceExists: true}, nil
+	}
+	details, err := e.publishOutputs(stored)
+	if err != nil {
+		return managed.ExternalObservation{}, err
+	}
+	upToDate := stored.AppliedInputs == e.run.Inputs
+	if upToDate && e.drift.Due(e.inst.GetUID()) {
+		changes, err := e.runner.Plan(ctx, e.run, stored)
+		if err != nil {
+			return managed.ExternalObservation{}, err
+		}
+		e.drift.Checked(e.inst.GetUID())
+		if changes {
+			e.record.Event(e.inst, event.Normal(reasonDrift, "Terraform found changes made outside modkind; applying the instance again"))
+			upToDate = false
+		}
+	}
+	if upToDate {
+		e.inst.SetConditions(xpv2.Available())
+	}
+	return managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: upToDate, ConnectionDetails: details}, nil
+}
+
+// publishOutputs puts the non-sensitive outputs into status.atProvider and returns all of them as
+// connection details: strings as they are, other values as JSON.
+func (e *external) publishOutputs(stored *state.Stored) (managed.ConnectionDetails, error) {
+	outputs, err := stored.Outputs()
+	if err != nil {
+		return nil, errors.Wrap(err, errOutputs)
+	}
+	details := managed.ConnectionDetails{}
+	for name, o := range outputs {
+		var s string
+		if json.Unmarshal(o.Value, &s) == nil {
+			details[name] = []byte(s)
+		} else {
+			details[name] = []byte(o.Value)
+		}
+	}
+	atProvider := map[string]any{}
+	for _, o := range e.snap.Module.Outputs {
+		out, ok := outputs[o.Name]
+		if !ok || o.Sensitive || out.Sensitive {
+			continue
+		}
+		var v any
+		if err := json.Unmarshal(out.Value, &v); err != nil {
+			return nil, errors.Wrap(err, errOutputs)
+		}
+		field, err := crd.ToField(v, o.Type)
+		if err != nil {
+			return nil, errors.Wrap(err, errOutputs)
+		}
+		atProvider[crd.FieldName(o.Name)] = field
+	}
+	e.inst.SetAtProvider(atProvider)
+	return details, nil
+}
+
+func (e *external) Create(ctx context.Context, _ resource.Managed) (managed.ExternalCreation, error) {
+	_, err := e.apply(ctx)
+	return managed.ExternalCreation{}, err
+}
+
+func (e *external) Update(ctx context.Context, _ resource.Managed) (managed.ExternalUpdate, error) {
+	_, err := e.apply(ctx)
+	return managed.ExternalUpdate{}, err
+}
+
+func (e *external) apply(ctx context.Context) (*state.Stored, error) {
+	stored, err := e.runner.Apply(ctx, e.run, e.stored)
+	if err == nil {
+		e.drift.Checked(e.inst.GetUID())
+	}
+	return stored, err
+}
+
+// Delete destroys everything the instance's state tracks and only then deletes the state.
+func (e *external) Delete(ctx context.Context, _ resource.Managed) (managed.ExternalDelete, error) {
+	if err := e.runner.Destroy(ctx, e.run, e.stored); err != nil {
+		return managed.ExternalDelete{}, err
+	}
+	if err := e.runner.States.Delete(ctx, e.run.State); err != nil {
+		return managed.ExternalDelete{}, errors.Wrap(err, errDeleteState)
+	}
+	e.drift.Forget(e.inst.GetUID())
+	// The work directory holds rendered values, some maybe sensitive; nothing needs it any more.
+	_ = os.RemoveAll(e.run.Dir)
+	return managed.ExternalDelete{}, nil
+}
+
+func (e *external) Disconnect(context.Context) error { return nil }
+
+// StateRef names the Secret holding the state of instance namespace/name of the given kind
+// ("Kind.group"). It is derived from the instance, so an orphaned state can be found again.
+func StateRef(groupKind, namespace, name string) state.Ref {
+	secretName := "tfstate." + strings.ToLower(groupKind) + "." + name
+	if len(secretName) > 253 {
+		secretName = "tfstate." + digest([]byte(groupKind), []byte(name))
+	}
+	return state.Ref{
+		NamespacedName: types.NamespacedName{Namespace: namespace, Name: secretName},
+		Labels: map[string]string{
+			"app.kubernetes.io/managed-by": "modkind",
+			"modkind.io/kind":              labelValue(strings.ToLower(groupKind)),
+			"modkind.io/instance":          labelValue(name),
+		},
+	}
+}
+
+func labelValue(s string) string {
+	if len(s) <= 63 {
+		return s
+	}
+	return digest([]byte(s))
+}
+
+// sensitiveValues are the string values of the instance's sensitive variables.
+func sensitiveValues(m *module.Module, forProvider map[string]any) []string {
+	var out []string
+	for _, v := range m.Variables {
+		if v.Sensitive {
+			out = appendStrings(out, forProvider[crd.FieldName(v.Name)])
+		}
+	}
+	return out
+}
+
+func appendStrings(out []string, v any) []string {
+	switch v := v.(type) {
+	case string:
+		return append(out, v)
+	case map[string]any:
+		for _, e := range v {
+			out = appendStrings(out, e)
+		}
+	case []any:
+		for _, e := range v {
+			out = appendStrings(out, e)
+		}
+	}
+	return out
+}
+
+// driftClock remembers when each instance was last known to match its Terraform config, so that
+// refreshing plans run once per interval rather than on every poll.
+type driftClock struct {
+	interval time.Duration
+	mu       sync.Mutex
+	checked  map[types.UID]time.Time
+	now      func() time.Time
+}
+
+func newDriftClock(interval time.Duration) *driftClock {
+	return &driftClock{interval: interval, checked: map[types.UID]time.Time{}, now: time.Now}
+}
+
+// Due reports whether a drift check is due. An instance first seen after a restart is given a
+// random place in the interval, so that a restart does not plan every instance at once.
+func (d *driftClock) Due(uid types.UID) bool {
+	if d.interval <= 0 {
+		return false
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	last, ok := d.checked[uid]
+	if !ok {
+		last = d.now().Add(-time.Duration(rand.Int64N(int64(d.interval))))
+		d.checked[uid] = last
+	}
+	return d.now().Sub(last) >= d.interval
+}
+
+func (d *driftClock) Checked(uid types.UID) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.checked[uid] = d.now()
+}
+
+func (d *driftClock) Forget(uid types.UID) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	delete(d.checked, uid)
+}

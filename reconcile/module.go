@@ -1,0 +1,157 @@
+package reconcile
+
+import (
+	"context"
+	"time"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/event"
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+	extv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	kerrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/modkind/modkind/apis/v1alpha1"
+	"github.com/modkind/modkind/crd"
+	"github.com/modkind/modkind/module"
+)
+
+const (
+	errGetModule    = "cannot get Module"
+	errUpdateStatus = "cannot update Module status"
+	errGetCRD       = "cannot get CustomResourceDefinition"
+	errNotOwner     = "CustomResourceDefinition %s exists and does not belong to this Module"
+
+	reasonFetch      event.Reason = "CannotFetchModule"
+	reasonInspect    event.Reason = "CannotInspectModule"
+	reasonSynthesize event.Reason = "CannotGenerateSchema"
+	reasonInstall    event.Reason = "CannotInstallCRD"
+	reasonStart      event.Reason = "CannotStartController"
+	reasonReady      event.Reason = "KindReady"
+
+	conditionWaiting xpv2.ConditionReason = "WaitingForCRD"
+)
+
+// ModuleReconciler turns each Module into an installed CRD and a running instance controller.
+type ModuleReconciler struct {
+	client    client.Client
+	apiReader client.Reader
+	fetcher   module.Fetcher
+	engine    *Engine
+	record    event.Recorder
+	// recheck is how often a ready Module's source is fetched again to notice changes.
+	recheck time.Duration
+	// retry is how soon a Module that failed is tried again.
+	retry time.Duration
+}
+
+// SetupModuleController registers the Module controller with mgr.
+func SetupModuleController(mgr ctrl.Manager, fetcher module.Fetcher, engine *Engine, recheck time.Duration) error {
+	r := &ModuleReconciler{
+		client:    mgr.GetClient(),
+		apiReader: mgr.GetAPIReader(),
+		fetcher:   fetcher,
+		engine:    engine,
+		record:    event.NewAPIRecorder(mgr.GetEventRecorderFor("modkind/module")),
+		recheck:   recheck,
+		retry:     10 * time.Second,
+	}
+	owned := predicate.NewPredicateFuncs(func(o client.Object) bool { return o.GetLabels()[crd.LabelModule] != "" })
+	return ctrl.NewControllerManagedBy(mgr).
+		Named("module").
+		For(&v1alpha1.Module{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		Watches(&extv1.CustomResourceDefinition{}, handler.EnqueueRequestsFromMapFunc(
+			func(_ context.Context, o client.Object) []reconcile.Request {
+				return []reconcile.Request{{NamespacedName: types.NamespacedName{Name: o.GetLabels()[crd.LabelModule]}}}
+			}), builder.WithPredicates(owned)).
+		Complete(r)
+}
+
+// Reconcile fetches and inspects the Module's source, installs the generated CRD and makes sure
+// a controller runs for its kind.
+func (r *ModuleReconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	m := &v1alpha1.Module{}
+	if err := r.client.Get(ctx, req.NamespacedName, m); err != nil {
+		if kerrors.IsNotFound(err) {
+			// A deleted Module stops its controller; its CRD and instances stay.
+			r.engine.StopModule(req.Name)
+			return reconcile.Result{}, nil
+		}
+		return reconcile.Result{}, errors.Wrap(err, errGetModule)
+	}
+	names := crd.Names(m.Spec.CRD)
+	gvk := schema.GroupVersionKind{Group: names.Group, Version: names.Version, Kind: names.Kind}
+
+	src := module.Source{Path: m.Spec.Source.Path}
+	dir, digest, err := r.fetcher.Fetch(ctx, src)
+	if err != nil {
+		return r.fail(ctx, m, reasonFetch, err)
+	}
+	mod, err := module.Inspect(dir)
+	if err != nil {
+		return r.fail(ctx, m, reasonInspect, errors.Wrapf(err, "%s", src))
+	}
+	mod.Digest = digest
+	want, err := crd.Synthesize(m.Name, m.Spec.CRD, mod)
+	if err != nil {
+		return r.fail(ctx, m, reasonSynthesize, err)
+	}
+
+	got := &extv1.CustomResourceDefinition{}
+	// Read around the cache, which holds only modkind's CRDs: a foreign CRD of the same name must
+	// be seen, so that it is never taken over.
+	err = r.apiReader.Get(ctx, types.NamespacedName{Name: want.Name}, got)
+	switch {
+	case kerrors.IsNotFound(err):
+	case err != nil:
+		return r.fail(ctx, m, reasonInstall, errors.Wrap(err, errGetCRD))
+	case got.Labels[crd.LabelModule] != m.Name:
+		return r.fail(ctx, m, reasonInstall, errors.Errorf(errNotOwner, want.Name))
+	}
+	if err := crd.Apply(ctx, r.client, want); err != nil {
+		return r.fail(ctx, m, reasonInstall, err)
+	}
+	m.Status.CRDName = want.Name
+	m.Status.Digest = digest
+	m.Status.Variables, m.Status.Outputs = nil, nil
+	for _, v := range mod.Variables {
+		m.Status.Variables = append(m.Status.Variables, v.Name)
+	}
+	for _, o := range mod.Outputs {
+		m.Status.Outputs = append(m.Status.Outputs, o.Name)
+	}
+	if !crd.Established(want) {
+		m.Status.SetConditions(xpv2.ReconcileSuccess(), xpv2.Unavailable().WithMessage("waiting for CRD "+want.Name+" to be established"))
+		m.Status.Conditions[len(m.Status.Conditions)-1].Reason = conditionWaiting
+		return reconcile.Result{RequeueAfter: time.Second}, r.updateStatus(ctx, m)
+	}
+	if err := r.engine.Run(ctx, gvk, &Snapshot{ModuleName: m.Name, Module: mod}); err != nil {
+		return r.fail(ctx, m, reasonStart, err)
+	}
+	r.engine.own(m.Name, gvk)
+	if m.Status.GetCondition(xpv2.TypeReady).Status != "True" {
+		r.record.Event(m, event.Normal(reasonReady, "Kind "+gvk.Kind+" is served by CRD "+want.Name))
+	}
+	m.Status.SetConditions(xpv2.ReconcileSuccess(), xpv2.Available())
+	return reconcile.Result{RequeueAfter: r.recheck}, r.updateStatus(ctx, m)
+}
+
+// fail records why the Module cannot be served. The CRD and controller from an earlier success, if
+// any, stay in place: a broken source must not break the instances that already work.
+func (r *ModuleReconciler) fail(ctx context.Context, m *v1alpha1.Module, reason event.Reason, err error) (reconcile.Result, error) {
+	r.record.Event(m, event.Warning(reason, err))
+	m.Status.SetConditions(xpv2.ReconcileError(err), xpv2.Unavailable().WithMessage(err.Error()))
+	return reconcile.Result{RequeueAfter: r.retry}, r.updateStatus(ctx, m)
+}
+
+func (r *ModuleReconciler) updateStatus(ctx context.Context, m *v1alpha1.Module) error {
+	m.Status.ObservedGeneration = m.Generation
+	return errors.Wrap(r.client.Status().Update(ctx, m), errUpdateStatus)
+}

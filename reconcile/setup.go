@@ -1,0 +1,118 @@
+package reconcile
+
+import (
+	"os/exec"
+	"path/filepath"
+	"time"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+	corev1 "k8s.io/api/core/v1"
+	extv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+
+	"github.com/modkind/modkind/apis/v1alpha1"
+	"github.com/modkind/modkind/crd"
+	"github.com/modkind/modkind/module"
+	"github.com/modkind/modkind/state"
+)
+
+// Config is what an operator sets when running modkind.
+type Config struct {
+	// Terraform is the terraform or tofu executable; found on PATH when empty.
+	Terraform string
+	// Dir holds fetched modules (Dir/modules) and instance work directories (Dir/work).
+	Dir string
+	// MaxConcurrentRuns bounds the terraform processes running at once across all instances.
+	MaxConcurrentRuns int
+	// MaxReconciles is how many instances of one kind are reconciled at once.
+	MaxReconciles int
+	PollInterval  time.Duration
+	DriftInterval time.Duration
+	// ModuleRecheck is how often a Module's source is fetched again to notice changes.
+	ModuleRecheck time.Duration
+	// RunTimeout bounds one reconcile of an instance, terraform runs included.
+	RunTimeout time.Duration
+}
+
+// DefaultConfig returns the defaults of modkind's flags.
+func DefaultConfig() Config {
+	return Config{
+		MaxConcurrentRuns: 4,
+		MaxReconciles:     4,
+		PollInterval:      time.Minute,
+		DriftInterval:     30 * time.Minute,
+		ModuleRecheck:     time.Minute,
+		RunTimeout:        20 * time.Minute,
+	}
+}
+
+// Scheme returns the scheme modkind's manager needs.
+func Scheme() (*runtime.Scheme, error) {
+	s := runtime.NewScheme()
+	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, extv1.AddToScheme, v1alpha1.AddToScheme} {
+		if err := add(s); err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+// ManagerOptions returns the manager options modkind's controllers rely on.
+func ManagerOptions(s *runtime.Scheme) manager.Options {
+	return manager.Options{
+		Scheme: s,
+		Cache: cache.Options{ByObject: map[client.Object]cache.ByObject{
+			// Only modkind's own CRDs are watched; a cluster may have thousands of others.
+			&extv1.CustomResourceDefinition{}: {Label: crd.OwnedSelector()},
+		}},
+		Client: client.Options{Cache: &client.CacheOptions{
+			// Instances of generated kinds are read from the informers their controllers start.
+			Unstructured: true,
+			// State and credentials are read fresh: a stale state must never be used, and caching
+			// every Secret in the cluster would cost memory for nothing.
+			DisableFor: []client.Object{&corev1.Secret{}},
+		}},
+	}
+}
+
+// TerraformBinary resolves the terraform executable: the given one, else terraform or tofu on PATH.
+func TerraformBinary(given string) (string, error) {
+	if given != "" {
+		p, err := exec.LookPath(given)
+		return p, errors.Wrapf(err, "terraform binary %q", given)
+	}
+	for _, name := range []string{"terraform", "tofu"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p, nil
+		}
+	}
+	return "", errors.New("no terraform binary found: neither terraform nor tofu is on PATH; install one or pass --terraform-binary")
+}
+
+// Setup registers the Module controller and the Engine that runs instance controllers.
+func Setup(mgr manager.Manager, cfg Config) (*Engine, error) {
+	bin, err := TerraformBinary(cfg.Terraform)
+	if err != nil {
+		return nil, err
+	}
+	runner := NewRunner(bin, &state.Store{Client: mgr.GetClient()}, cfg.MaxConcurrentRuns)
+	engine := NewEngine(mgr, runner, Options{
+		WorkDir:       filepath.Join(cfg.Dir, "work"),
+		PollInterval:  cfg.PollInterval,
+		DriftInterval: cfg.DriftInterval,
+		Timeout:       cfg.RunTimeout,
+		MaxReconciles: cfg.MaxReconciles,
+	})
+	if err := mgr.Add(engine); err != nil {
+		return nil, err
+	}
+	fetcher := &module.CacheFetcher{Dir: filepath.Join(cfg.Dir, "modules")}
+	if err := SetupModuleController(mgr, fetcher, engine, cfg.ModuleRecheck); err != nil {
+		return nil, err
+	}
+	return engine, nil
+}

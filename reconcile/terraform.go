@@ -1,0 +1,221 @@
+package reconcile
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+	"github.com/hashicorp/terraform-exec/tfexec"
+
+	"github.com/modkind/modkind/state"
+)
+
+const (
+	fileState   = "terraform.tfstate"
+	fileInitKey = ".modkind-init"
+	filePlan    = "modkind.tfplan"
+
+	errWorkDir    = "cannot prepare work directory"
+	errInit       = "terraform init failed"
+	errPlan       = "terraform plan failed"
+	errApply      = "terraform apply failed"
+	errDestroy    = "terraform destroy failed"
+	errReadState  = "cannot read state Terraform wrote"
+	errSaveState  = "cannot save Terraform state"
+	errNewTF      = "cannot run terraform"
+	errWaitForRun = "gave up waiting for a free terraform slot"
+)
+
+// passedEnv are the controller's environment variables that terraform runs inherit. Nothing else
+// is inherited, so one instance's credentials never come from the controller's own environment.
+var passedEnv = []string{"PATH", "HOME", "TMPDIR", "TF_CLI_CONFIG_FILE", "TF_PLUGIN_CACHE_DIR",
+	"SSL_CERT_FILE", "SSL_CERT_DIR", "HTTPS_PROXY", "HTTP_PROXY", "NO_PROXY"}
+
+// Runner runs terraform in per-instance work directories, at most a fixed number at once.
+type Runner struct {
+	// Binary is the terraform (or tofu) executable.
+	Binary string
+	// States keeps each instance's state between runs.
+	States *state.Store
+	slots  chan struct{}
+}
+
+// NewRunner returns a Runner that runs at most maxRuns terraform processes at once.
+func NewRunner(binary string, states *state.Store, maxRuns int) *Runner {
+	if maxRuns < 1 {
+		maxRuns = 1
+	}
+	return &Runner{Binary: binary, States: states, slots: make(chan struct{}, maxRuns)}
+}
+
+// Run is one instance's terraform working set.
+type Run struct {
+	// Dir is the instance's work directory.
+	Dir   string
+	Root  *RootModule
+	Setup *ProviderSetup
+	// InitKey changes when the module or the provider configuration does; init runs only then.
+	InitKey string
+	// Inputs identifies everything that was applied; recorded beside the state on success.
+	Inputs   string
+	State    state.Ref
+	Redactor *Redactor
+}
+
+// Apply plans and applies the run's root module, saving the state Terraform wrote whether or not
+// the apply succeeded, since a failed apply may still have created objects.
+func (r *Runner) Apply(ctx context.Context, run *Run, stored *state.Stored) (*state.Stored, error) {
+	release, err := r.acquire(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	tf, err := r.prepare(ctx, run, stored)
+	if err != nil {
+		return nil, err
+	}
+	planFile := filepath.Join(run.Dir, filePlan)
+	defer os.Remove(planFile)
+	if _, err := tf.Plan(ctx, tfexec.Out(planFile)); err != nil {
+		return nil, run.Redactor.Error(errors.Wrap(err, errPlan))
+	}
+	applyErr := tf.Apply(ctx, tfexec.DirOrPlan(planFile))
+	inputs := run.Inputs
+	if applyErr != nil {
+		inputs = ""
+	}
+	saved, err := r.save(ctx, run, stored, inputs)
+	if applyErr != nil {
+		return saved, run.Redactor.Error(errors.Wrap(applyErr, errApply))
+	}
+	return saved, err
+}
+
+// Plan reports whether applying the run would change anything, refreshing first so that drift
+// outside Terraform is seen. It never writes state.
+func (r *Runner) Plan(ctx context.Context, run *Run, stored *state.Stored) (bool, error) {
+	release, err := r.acquire(ctx)
+	if err != nil {
+		return false, err
+	}
+	defer release()
+	tf, err := r.prepare(ctx, run, stored)
+	if err != nil {
+		return false, err
+	}
+	changes, err := tf.Plan(ctx)
+	return changes, run.Redactor.Error(errors.Wrap(err, errPlan))
+}
+
+// Destroy destroys everything in the run's state. The state is saved whatever happens; it is
+// deleted only by the caller and only after a successful destroy.
+func (r *Runner) Destroy(ctx context.Context, run *Run, stored *state.Stored) error {
+	release, err := r.acquire(ctx)
+	if err != nil {
+		return err
+	}
+	defer release()
+	tf, err := r.prepare(ctx, run, stored)
+	if err != nil {
+		return err
+	}
+	destroyErr := tf.Destroy(ctx)
+	if _, err := r.save(ctx, run, stored, ""); err != nil {
+		return err
+	}
+	return run.Redactor.Error(errors.Wrap(destroyErr, errDestroy))
+}
+
+func (r *Runner) acquire(ctx context.Context) (func(), error) {
+	select {
+	case r.slots <- struct{}{}:
+		return func() { <-r.slots }, nil
+	case <-ctx.Done():
+		return nil, errors.Wrap(ctx.Err(), errWaitForRun)
+	}
+}
+
+// prepare writes the root module, the instance's files and its last state into the work
+// directory, and runs init when the module or provider configuration changed since the last one.
+func (r *Runner) prepare(ctx context.Context, run *Run, stored *state.Stored) (*tfexec.Terraform, error) {
+	if err := os.MkdirAll(run.Dir, 0o700); err != nil {
+		return nil, errors.Wrap(err, errWorkDir)
+	}
+	files := map[string][]byte{FileMain: run.Root.Main, FileVars: run.Root.Vars}
+	for p, b := range run.Setup.Files {
+		files[p] = b
+	}
+	for p, b := range files {
+		full := filepath.Join(run.Dir, filepath.FromSlash(p))
+		if err := os.MkdirAll(filepath.Dir(full), 0o700); err != nil {
+			return nil, errors.Wrap(err, errWorkDir)
+		}
+		if err := os.WriteFile(full, b, 0o600); err != nil {
+			return nil, errors.Wrap(err, errWorkDir)
+		}
+	}
+	statePath := filepath.Join(run.Dir, fileState)
+	if stored != nil {
+		if err := os.WriteFile(statePath, stored.Raw, 0o600); err != nil {
+			return nil, errors.Wrap(err, errWorkDir)
+		}
+	} else if err := os.Remove(statePath); err != nil && !os.IsNotExist(err) {
+		return nil, errors.Wrap(err, errWorkDir)
+	}
+
+	tf, err := tfexec.NewTerraform(run.Dir, r.Binary)
+	if err != nil {
+		return nil, errors.Wrap(err, errNewTF)
+	}
+	env := map[string]string{}
+	for _, k := range passedEnv {
+		if v, ok := os.LookupEnv(k); ok {
+			env[k] = v
+		}
+	}
+	for k, v := range run.Setup.Env {
+		env[k] = v
+	}
+	if err := tf.SetEnv(env); err != nil {
+		return nil, errors.Wrap(err, errNewTF)
+	}
+
+	keyPath := filepath.Join(run.Dir, fileInitKey)
+	if key, err := os.ReadFile(keyPath); err == nil && string(key) == run.InitKey {
+		if _, err := os.Stat(filepath.Join(run.Dir, ".terraform")); err == nil {
+			return tf, nil
+		}
+	}
+	if err := tf.Init(ctx, tfexec.Upgrade(false)); err != nil {
+		return nil, run.Redactor.Error(errors.Wrap(err, errInit))
+	}
+	if err := os.WriteFile(keyPath, []byte(run.InitKey), 0o600); err != nil {
+		return nil, errors.Wrap(err, errWorkDir)
+	}
+	return tf, nil
+}
+
+// save stores the state file Terraform left in the work directory if it differs from the stored
+// one or was applied from other inputs.
+func (r *Runner) save(ctx context.Context, run *Run, stored *state.Stored, inputs string) (*state.Stored, error) {
+	raw, err := os.ReadFile(filepath.Join(run.Dir, fileState))
+	if os.IsNotExist(err) {
+		return stored, nil
+	}
+	if err != nil {
+		return stored, errors.Wrap(err, errReadState)
+	}
+	st, err := state.Parse(raw)
+	if err != nil {
+		return stored, errors.Wrap(err, errReadState)
+	}
+	if stored != nil && bytes.Equal(stored.Raw, raw) && stored.AppliedInputs == inputs {
+		return stored, nil
+	}
+	if err := r.States.Put(ctx, run.State, st, inputs); err != nil {
+		return stored, errors.Wrap(err, errSaveState)
+	}
+	return &state.Stored{State: st, AppliedInputs: inputs}, nil
+}

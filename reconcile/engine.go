@@ -131,6 +131,8 @@ func (e *Engine) Run(ctx context.Context, gvk schema.GroupVersionKind, snap *Sna
 		managed.WithInitializers(),
 		// Terraform state makes a repeated create safe: an interrupted apply is just applied again.
 		managed.WithDeterministicExternalName(true),
+		// Existence is read from the state Secret, which is never eventually consistent.
+		managed.WithCreationGracePeriod(0),
 		managed.WithManagementPolicies(),
 		managed.WithPollInterval(e.opts.PollInterval),
 		managed.WithTimeout(e.opts.Timeout),

@@ -1,6 +1,7 @@
 package reconcile
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"math/rand/v2"
@@ -127,6 +128,7 @@ func (e *external) Observe(ctx context.Context, _ resource.Managed) (managed.Ext
 	}
 	if upToDate {
 		e.inst.SetConditions(xpv2.Available())
+		e.inst.SetObservedGeneration(e.inst.GetGeneration())
 	}
 	return managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: upToDate, ConnectionDetails: details}, nil
 }
@@ -143,9 +145,13 @@ func (e *external) publishOutputs(stored *state.Stored) (managed.ConnectionDetai
 		var s string
 		if json.Unmarshal(o.Value, &s) == nil {
 			details[name] = []byte(s)
-		} else {
-			details[name] = []byte(o.Value)
+			continue
 		}
+		var compact bytes.Buffer
+		if err := json.Compact(&compact, o.Value); err != nil {
+			return nil, errors.Wrap(err, errOutputs)
+		}
+		details[name] = compact.Bytes()
 	}
 	atProvider := map[string]any{}
 	for _, o := range e.snap.Module.Outputs {

@@ -101,6 +101,11 @@ func (i *Instance) SetAtProvider(v map[string]any) {
 	_ = unstructured.SetNestedField(i.Object, v, "status", "atProvider")
 }
 
+// SetObservedGeneration records the generation that status.atProvider describes.
+func (i *Instance) SetObservedGeneration(g int64) {
+	_ = unstructured.SetNestedField(i.Object, g, "status", "observedGeneration")
+}
+
 // instanceClient presents a generated kind's objects as *Instance to crossplane-runtime while the
 // underlying client and cache see plain unstructured objects of the kind's GVK.
 type instanceClient struct {

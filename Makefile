@@ -1,0 +1,32 @@
+# modkind's two commands: `make run` (a local control plane and the quickstart) and `make test`.
+SHELL := /bin/bash
+GO ?= go
+CONTROLLER_GEN_VERSION ?= v0.20.0
+
+.PHONY: run test unit bench testbin generate build
+
+build:
+	$(GO) build -o bin/modkind .
+
+# Starts a local control plane (etcd + kube-apiserver, built once into ~/.cache/modkind), runs
+# modkind against it and applies examples/quickstart. Ctrl-C stops everything.
+run: build
+	KUBEBUILDER_ASSETS="$$(hack/testbin.sh)" ./bin/modkind --quickstart examples/quickstart
+
+# Builds (once, cached) or reuses the envtest binaries and runs every test, unit and integration.
+test:
+	assets="$$(hack/testbin.sh)" && KUBEBUILDER_ASSETS="$$assets" $(GO) test ./... -count=1 -timeout 30m
+
+# Unit tests only: no API server, no terraform.
+unit:
+	$(GO) test ./module/ ./crd/ ./state/ -count=1
+
+bench:
+	assets="$$(hack/testbin.sh)" && KUBEBUILDER_ASSETS="$$assets" $(GO) test ./reconcile/ -run '^$$' -bench . -benchtime 1x -count=1 -timeout 30m
+
+testbin:
+	@hack/testbin.sh
+
+# Regenerates deepcopy functions and modkind's own CRDs from apis/.
+generate:
+	$(GO) run sigs.k8s.io/controller-tools/cmd/controller-gen@$(CONTROLLER_GEN_VERSION) object paths=./apis/... crd:crdVersions=v1 output:crd:dir=./apis/crds

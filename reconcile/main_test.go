@@ -1,0 +1,174 @@
+package reconcile_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/zap/zapcore"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/modkind/modkind/apis/crds"
+	"github.com/modkind/modkind/crd"
+	"github.com/modkind/modkind/reconcile"
+)
+
+// The test ground: a real kube-apiserver and etcd (envtest), real terraform, and modkind's
+// controllers running in this process, shared by every integration test in the package.
+var ground struct {
+	cfg    *rest.Config
+	client client.Client
+	scheme *runtime.Scheme
+	dir    string
+	// runLog receives a line "start|end <work dir> <subcommand>" for every terraform process.
+	runLog string
+	cfg2   reconcile.Config
+}
+
+func TestMain(m *testing.M) {
+	os.Exit(runMain(m))
+}
+
+func runMain(m *testing.M) int {
+	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
+		fmt.Fprintln(os.Stderr, "KUBEBUILDER_ASSETS is not set: run the tests with `make test`, which builds kube-apiserver and etcd (hack/testbin.sh) and sets it")
+		return 1
+	}
+	tf, err := reconcile.TerraformBinary(os.Getenv("MODKIND_TERRAFORM"))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "integration tests need terraform:", err)
+		return 1
+	}
+	ctrl.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.UseDevMode(true), zap.Level(zapLevel())))
+
+	dir, err := os.MkdirTemp("", "modkind-test-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	ground.dir = dir
+	ground.runLog = filepath.Join(dir, "terraform-runs.log")
+	wrapper := filepath.Join(dir, "terraform")
+	script := fmt.Sprintf("#!/bin/sh\necho \"start $PWD $1\" >> %q\n%q \"$@\"\nrc=$?\necho \"end $PWD $1\" >> %q\nexit $rc\n", ground.runLog, tf, ground.runLog)
+	if err := os.WriteFile(wrapper, []byte(script), 0o755); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+
+	own, err := crds.CRDs()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	env := &envtest.Environment{CRDs: own, ErrorIfCRDPathMissing: true}
+	cfg, err := env.Start()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "cannot start the test API server:", err)
+		return 1
+	}
+	defer func() { _ = env.Stop() }()
+	ground.cfg = cfg
+
+	s, err := reconcile.Scheme()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	ground.scheme = s
+	ground.client, err = client.New(cfg, client.Options{Scheme: s})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	if err := crd.Install(context.Background(), ground.client, own...); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+
+	mo := reconcile.ManagerOptions(s)
+	mo.Metrics = metricsserver.Options{BindAddress: "0"}
+	mgr, err := ctrl.NewManager(cfg, mo)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	ground.cfg2 = reconcile.Config{
+		Terraform:         wrapper,
+		Dir:               filepath.Join(dir, "modkind"),
+		MaxConcurrentRuns: 2,
+		MaxReconciles:     4,
+		PollInterval:      time.Second,
+		DriftInterval:     0,
+		ModuleRecheck:     2 * time.Second,
+		RunTimeout:        2 * time.Minute,
+	}
+	if _, err := reconcile.Setup(mgr, ground.cfg2); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- mgr.Start(ctx) }()
+	code := m.Run()
+	cancel()
+	if err := <-done; err != nil {
+		fmt.Fprintln(os.Stderr, "manager:", err)
+	}
+	return code
+}
+
+// zapLevel keeps test output to errors unless MODKIND_TEST_LOG asks for debug logs.
+func zapLevel() zapcore.Level {
+	if os.Getenv("MODKIND_TEST_LOG") != "" {
+		return zapcore.DebugLevel
+	}
+	return zapcore.ErrorLevel
+}
+
+// terraformRuns returns the subcommands of the terraform processes that ran in dir, in order.
+func terraformRuns(t *testing.T, dir string) []string {
+	t.Helper()
+	raw, err := os.ReadFile(ground.runLog)
+	if err != nil && !os.IsNotExist(err) {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, l := range strings.Split(string(raw), "\n") {
+		f := strings.Fields(l)
+		if len(f) == 3 && f[0] == "start" && f[1] == dir {
+			out = append(out, f[2])
+		}
+	}
+	return out
+}
+
+// maxConcurrentRuns replays the run log and returns the most terraform processes alive at once.
+func maxConcurrentRuns(t *testing.T) int {
+	t.Helper()
+	raw, err := os.ReadFile(ground.runLog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, most := 0, 0
+	for _, l := range strings.Split(string(raw), "\n") {
+		switch {
+		case strings.HasPrefix(l, "start "):
+			n++
+		case strings.HasPrefix(l, "end "):
+			n--
+		}
+		most = max(most, n)
+	}
+	return most
+}

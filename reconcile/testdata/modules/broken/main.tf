@@ -1,0 +1,6 @@
+variable "name" {
+  type = string
+}
+
+resource "terraform_data" "x" {
+  input = var.name

@@ -109,15 +109,64 @@ func orRoot(path string) string {
 	return path
 }
 
-// ctyToField renders a Terraform value as the JSON of the field that holds it.
+// ctyToField renders a Terraform value as the JSON of the field that holds it. Null object
+// attributes are left out: the API server refuses a default that holds null for a field that is
+// not nullable, and an absent field gets its own default, as a null attribute does in Terraform.
 func ctyToField(v cty.Value, ty cty.Type) ([]byte, error) {
 	conv, err := ctyToGo(v)
 	if err != nil {
 		return nil, err
 	}
-	field, err := ToField(conv, ty)
+	field, err := ToField(withoutNullAttributes(conv, ty), ty)
 	if err != nil {
 		return nil, err
 	}
 	return json.Marshal(field)
+}
+
+// withoutNullAttributes drops the null attributes of the objects within v, a value of type ty.
+func withoutNullAttributes(v any, ty cty.Type) any {
+	switch {
+	case ty.IsObjectType():
+		in, ok := v.(map[string]any)
+		if !ok {
+			return v
+		}
+		out := make(map[string]any, len(in))
+		for k, e := range in {
+			switch {
+			case e == nil:
+			case ty.HasAttribute(k):
+				out[k] = withoutNullAttributes(e, ty.AttributeType(k))
+			default:
+				out[k] = e
+			}
+		}
+		return out
+	case ty.IsMapType():
+		if in, ok := v.(map[string]any); ok {
+			out := make(map[string]any, len(in))
+			for k, e := range in {
+				out[k] = withoutNullAttributes(e, ty.ElementType())
+			}
+			return out
+		}
+	case ty.IsListType(), ty.IsSetType(), ty.IsTupleType():
+		if in, ok := v.([]any); ok {
+			out := make([]any, len(in))
+			for i, e := range in {
+				et := cty.DynamicPseudoType
+				if ty.IsTupleType() {
+					if ets := ty.TupleElementTypes(); i < len(ets) {
+						et = ets[i]
+					}
+				} else {
+					et = ty.ElementType()
+				}
+				out[i] = withoutNullAttributes(e, et)
+			}
+			return out
+		}
+	}
+	return v
 }

@@ -156,7 +156,8 @@ func ForProviderSchema(m *module.Module) (extv1.JSONSchemaProps, error) {
 		case v.Required():
 			s.Required = append(s.Required, fields[v.Name])
 		case v.Default != nil:
-			d, err := ToField(v.Default, v.Type)
+			// Like the defaults within types, a variable's default leaves out null attributes.
+			d, err := ToField(withoutNullAttributes(v.Default, v.Type), v.Type)
 			if err != nil {
 				return extv1.JSONSchemaProps{}, fmt.Errorf("variable %q: default: %w", v.Name, err)
 			}

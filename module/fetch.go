@@ -113,11 +113,17 @@ func DirDigest(dir string) (string, error) {
 	h := sha256.New()
 	for _, p := range files {
 		rel, _ := filepath.Rel(dir, p)
-		fmt.Fprintf(h, "%s\x00", filepath.ToSlash(rel))
 		f, err := os.Open(p)
 		if err != nil {
 			return "", err
 		}
+		// The snapshot keeps each file's permissions, so they are part of its identity.
+		st, err := f.Stat()
+		if err != nil {
+			f.Close()
+			return "", err
+		}
+		fmt.Fprintf(h, "%s\x00%o\x00", filepath.ToSlash(rel), st.Mode().Perm())
 		_, err = io.Copy(h, f)
 		f.Close()
 		if err != nil {

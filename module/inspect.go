@@ -149,21 +149,32 @@ type expressions struct {
 	outputVariable map[string]string // output name → the variable it returns as is
 }
 
-// inspectExpressions reads nullable and output value expressions from the native-syntax files.
-// terraform-config-inspect has already reported syntax errors, so parse errors here are ignored.
+// inspectExpressions reads nullable from all files and output value expressions from the
+// native-syntax files. terraform-config-inspect has already reported syntax errors, so parse
+// errors here are ignored.
 func inspectExpressions(dir string) (*expressions, error) {
 	ex := &expressions{nullable: map[string]bool{}, outputVariable: map[string]string{}}
 	files, err := filepath.Glob(filepath.Join(dir, "*.tf"))
 	if err != nil {
 		return nil, err
 	}
+	jsonFiles, err := filepath.Glob(filepath.Join(dir, "*.tf.json"))
+	if err != nil {
+		return nil, err
+	}
+	files = append(files, jsonFiles...)
 	schema := &hcl.BodySchema{Blocks: []hcl.BlockHeaderSchema{
 		{Type: "variable", LabelNames: []string{"name"}},
 		{Type: "output", LabelNames: []string{"name"}},
 	}}
 	p := hclparse.NewParser()
 	for _, f := range files {
-		file, diags := p.ParseHCLFile(f)
+		isJSON := strings.HasSuffix(f, ".json")
+		parse := p.ParseHCLFile
+		if isJSON {
+			parse = p.ParseJSONFile
+		}
+		file, diags := parse(f)
 		if diags.HasErrors() {
 			continue
 		}
@@ -178,7 +189,9 @@ func inspectExpressions(dir string) (*expressions, error) {
 					}
 				}
 			case "output":
-				if a, ok := attrs["value"]; ok {
+				// In JSON "var.x" is a literal string, not a reference: only the native syntax says
+				// plainly that an output returns a variable.
+				if a, ok := attrs["value"]; ok && !isJSON {
 					if t, d := hcl.AbsTraversalForExpr(a.Expr); !d.HasErrors() && len(t) == 2 && t.RootName() == "var" {
 						if attr, ok := t[1].(hcl.TraverseAttr); ok {
 							ex.outputVariable[b.Labels[0]] = attr.Name
@@ -219,4 +232,3 @@ func pathError(err error) error {
 	}
 	return err
 }
-

@@ -27,7 +27,7 @@ const timeout = 40 * time.Second
 
 // eventually polls cond until it returns true, failing the test with the last error or message
 // when timeout passes.
-func eventually(t *testing.T, what string, cond func(ctx context.Context) (bool, error)) {
+func eventually(t testing.TB, what string, cond func(ctx context.Context) (bool, error)) {
 	t.Helper()
 	var last error
 	err := wait.PollUntilContextTimeout(context.Background(), 200*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
@@ -43,7 +43,7 @@ func eventually(t *testing.T, what string, cond func(ctx context.Context) (bool,
 	}
 }
 
-func newNamespace(t *testing.T) string {
+func newNamespace(t testing.TB) string {
 	t.Helper()
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "test-"}}
 	if err := ground.client.Create(context.Background(), ns); err != nil {
@@ -53,7 +53,7 @@ func newNamespace(t *testing.T) string {
 }
 
 // moduleDir copies a testdata module to a directory of its own, so a test may change it.
-func moduleDir(t *testing.T, name string) string {
+func moduleDir(t testing.TB, name string) string {
 	t.Helper()
 	dst := t.TempDir()
 	src := filepath.Join("testdata", "modules", name)
@@ -73,7 +73,7 @@ func moduleDir(t *testing.T, name string) string {
 	return dst
 }
 
-func createModule(t *testing.T, name, path, group, kind string) *v1alpha1.Module {
+func createModule(t testing.TB, name, path, group, kind string) *v1alpha1.Module {
 	t.Helper()
 	m := &v1alpha1.Module{
 		ObjectMeta: metav1.ObjectMeta{Name: name},
@@ -97,7 +97,7 @@ func condition(conds []any, typ string) map[string]any {
 	return nil
 }
 
-func waitModuleReady(t *testing.T, name string) *v1alpha1.Module {
+func waitModuleReady(t testing.TB, name string) *v1alpha1.Module {
 	t.Helper()
 	m := &v1alpha1.Module{}
 	eventually(t, "Module "+name+" Ready", func(ctx context.Context) (bool, error) {
@@ -119,7 +119,7 @@ func newInstance(gvk schema.GroupVersionKind, ns, name string, spec map[string]a
 }
 
 // waitInstance waits until the instance's Ready and Synced conditions are True and returns it.
-func waitInstance(t *testing.T, u *unstructured.Unstructured, minGeneration int64) *unstructured.Unstructured {
+func waitInstance(t testing.TB, u *unstructured.Unstructured, minGeneration int64) *unstructured.Unstructured {
 	t.Helper()
 	got := &unstructured.Unstructured{}
 	got.SetGroupVersionKind(u.GroupVersionKind())
@@ -146,7 +146,7 @@ type conditionError struct{ c map[string]any }
 
 func (e *conditionError) Error() string { b, _ := yaml.Marshal(e.c); return string(b) }
 
-func readFile(t *testing.T, p string) string {
+func readFile(t testing.TB, p string) string {
 	t.Helper()
 	b, err := os.ReadFile(p)
 	if err != nil {
@@ -338,7 +338,7 @@ func count(runs []string, sub string) int {
 }
 
 // touch changes an annotation, which makes the controller reconcile the instance again.
-func touch(t *testing.T, u *unstructured.Unstructured) {
+func touch(t testing.TB, u *unstructured.Unstructured) {
 	t.Helper()
 	p := client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"annotations":{"test/touched":"`+time.Now().Format(time.RFC3339Nano)+`"}}}`))
 	if err := ground.client.Patch(context.Background(), u.DeepCopy(), p); err != nil {

@@ -120,6 +120,11 @@ func runMain(m *testing.M) int {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- mgr.Start(ctx) }()
+	if !mgr.GetCache().WaitForCacheSync(ctx) {
+		fmt.Fprintln(os.Stderr, "manager caches did not sync")
+		cancel()
+		return 1
+	}
 	code := m.Run()
 	cancel()
 	if err := <-done; err != nil {
@@ -137,7 +142,7 @@ func zapLevel() zapcore.Level {
 }
 
 // terraformRuns returns the subcommands of the terraform processes that ran in dir, in order.
-func terraformRuns(t *testing.T, dir string) []string {
+func terraformRuns(t testing.TB, dir string) []string {
 	t.Helper()
 	raw, err := os.ReadFile(ground.runLog)
 	if err != nil && !os.IsNotExist(err) {
@@ -154,7 +159,7 @@ func terraformRuns(t *testing.T, dir string) []string {
 }
 
 // maxConcurrentRuns replays the run log and returns the most terraform processes alive at once.
-func maxConcurrentRuns(t *testing.T) int {
+func maxConcurrentRuns(t testing.TB) int {
 	t.Helper()
 	raw, err := os.ReadFile(ground.runLog)
 	if err != nil {

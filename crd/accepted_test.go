@@ -1,0 +1,98 @@
+package crd
+
+import (
+	"fmt"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
+	extv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
+	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/pruning"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/kube-openapi/pkg/validation/strfmt"
+	"k8s.io/kube-openapi/pkg/validation/validate"
+
+	"github.com/modkind/modkind/apis/v1alpha1"
+	"github.com/modkind/modkind/module"
+)
+
+// structural converts a generated CRD's schema the way the API server does before it accepts it.
+func structural(t *testing.T, c *extv1.CustomResourceDefinition) *structuralschema.Structural {
+	t.Helper()
+	internal := &apiextensions.JSONSchemaProps{}
+	if err := extv1.Convert_v1_JSONSchemaProps_To_apiextensions_JSONSchemaProps(c.Spec.Versions[0].Schema.OpenAPIV3Schema, internal, nil); err != nil {
+		t.Fatal(err)
+	}
+	s, err := structuralschema.NewStructural(internal)
+	if err != nil {
+		t.Fatalf("schema is not structural: %v", err)
+	}
+	return s
+}
+
+// defaultProblems checks every default in s as the API server does when it validates a CRD:
+// a default must be pruned already and valid against the schema of the field it defaults.
+func defaultProblems(path *field.Path, s *structuralschema.Structural) []string {
+	var problems []string
+	if s.Default.Object != nil {
+		pruned := runtime.DeepCopyJSONValue(s.Default.Object)
+		pruning.Prune(pruned, s, false)
+		if !reflect.DeepEqual(pruned, s.Default.Object) {
+			problems = append(problems, fmt.Sprintf("%s.default: must not have unknown fields", path))
+		}
+		r := validate.NewSchemaValidator(s.ToKubeOpenAPI(), nil, "", strfmt.Default).Validate(s.Default.Object)
+		for _, err := range r.Errors {
+			problems = append(problems, fmt.Sprintf("%s.default: %v", path, err))
+		}
+	}
+	for name, p := range s.Properties {
+		problems = append(problems, defaultProblems(path.Child("properties").Key(name), &p)...)
+	}
+	if s.Items != nil {
+		problems = append(problems, defaultProblems(path.Child("items"), s.Items)...)
+	}
+	if s.AdditionalProperties != nil && s.AdditionalProperties.Structural != nil {
+		problems = append(problems, defaultProblems(path.Child("additionalProperties"), s.AdditionalProperties.Structural)...)
+	}
+	sort.Strings(problems)
+	return problems
+}
+
+func TestSynthesizeAcceptedByAPIServer(t *testing.T) {
+	cases := map[string]struct {
+		reason string
+	}{
+		"scalars":     {reason: "Defaults of scalar variables should be valid values of their fields."},
+		"nested":      {reason: "optional(object, {}) defaults must not hold nulls for fields that are not nullable."},
+		"collections": {reason: "Collection defaults, map keys included, should be valid and pruned."},
+		"outputs":     {reason: "A module with outputs only of unknown type should have a structural schema."},
+		"defaults":    {reason: "An explicit null attribute in a variable's default must not reach the CRD."},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			m, err := module.Inspect(filepath.Join("testdata", "modules", name))
+			if err != nil {
+				t.Fatalf("Inspect: %v", err)
+			}
+			c, err := Synthesize("mod", v1alpha1.CRDNames{Group: "example.org", Kind: "Thing"}, m)
+			if err != nil {
+				t.Fatalf("Synthesize: %v", err)
+			}
+			s := structural(t, c)
+			root := field.NewPath("spec", "validation", "openAPIV3Schema")
+			var problems []string
+			for _, err := range structuralschema.ValidateStructural(root, s) {
+				problems = append(problems, err.Error())
+			}
+			problems = append(problems, defaultProblems(root, s)...)
+			if diff := cmp.Diff([]string(nil), problems); diff != "" {
+				t.Errorf("\n%s\nThe API server would refuse the CRD of module %s: -want, +got:\n%s", tc.reason, name, diff)
+			}
+		})
+	}
+}

@@ -1,0 +1,61 @@
+package crd
+
+import (
+	"flag"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"sigs.k8s.io/yaml"
+
+	"github.com/modkind/modkind/apis/v1alpha1"
+	"github.com/modkind/modkind/module"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/golden")
+
+// testDigest stands in for the module digest, which Inspect does not compute.
+const testDigest = "0123456789abcdef0123456789abcdef"
+
+func TestSynthesizeGolden(t *testing.T) {
+	cases := map[string]struct {
+		reason string
+	}{
+		"scalars":     {reason: "Scalar variables become camelCase properties; required ones are listed, defaults kept, nullable = false honoured."},
+		"nested":      {reason: "Nested optional objects keep their optional(T, d) defaults, rendered with camelCase keys."},
+		"collections": {reason: "Lists, sets, maps, tuples and any each get their structural schema."},
+		"outputs":     {reason: "Sensitive outputs stay out of status.atProvider."},
+		"defaults":    {reason: "A module with no required variable gets a forProvider that defaults to {}."},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			m, err := module.Inspect(filepath.Join("testdata", "modules", name))
+			if err != nil {
+				t.Fatalf("Inspect: %v", err)
+			}
+			m.Digest = testDigest
+			c, err := Synthesize("mod", v1alpha1.CRDNames{Group: "example.org", Kind: "Thing"}, m)
+			if err != nil {
+				t.Fatalf("\n%s\nSynthesize: %v", tc.reason, err)
+			}
+			got, err := yaml.Marshal(c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			golden := filepath.Join("testdata", "golden", name+".yaml")
+			if *update {
+				if err := os.WriteFile(golden, got, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatalf("%v (run go test ./crd/ -run TestSynthesizeGolden -update to create it)", err)
+			}
+			if diff := cmp.Diff(string(want), string(got)); diff != "" {
+				t.Errorf("\n%s\nSynthesize(%s): -%s, +got:\n%s", tc.reason, name, golden, diff)
+			}
+		})
+	}
+}

@@ -1,0 +1,4 @@
+variable "ok" {
+  type = string
+  default = 
+}

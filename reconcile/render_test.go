@@ -1,0 +1,211 @@
+package reconcile
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/zclconf/go-cty/cty"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/modkind/modkind/module"
+)
+
+func testModule() *module.Module {
+	return &module.Module{
+		Variables: []module.Variable{
+			{Name: "bucket_name", Type: cty.String, TypeExpr: "string", Nullable: true},
+			{Name: "password", Type: cty.String, TypeExpr: "string", Sensitive: true, HasDefault: true, Nullable: true},
+			{Name: "rules", Type: cty.List(cty.Object(map[string]cty.Type{"from_port": cty.Number})), TypeExpr: "list(object({from_port=number}))", HasDefault: true, Nullable: false},
+			{Name: "size", Type: cty.Number, TypeExpr: "number", HasDefault: true, Default: 1, Nullable: true},
+		},
+		Outputs: []module.Output{
+			{Name: "arn", Type: cty.DynamicPseudoType},
+			{Name: "token", Sensitive: true, Type: cty.DynamicPseudoType},
+		},
+	}
+}
+
+func TestRender(t *testing.T) {
+	cases := map[string]struct {
+		reason      string
+		forProvider map[string]any
+		providers   json.RawMessage
+		wantMain    map[string]any
+		wantVars    map[string]any
+		wantErr     string
+	}{
+		"OnlySetVariablesArePassed": {
+			reason:      "Variables the instance leaves out must keep the module's defaults, so they are neither declared nor passed.",
+			forProvider: map[string]any{"bucketName": "b"},
+			wantMain: map[string]any{
+				"module":   map[string]any{"this": map[string]any{"source": "../m", "bucket_name": "${var.bucket_name}"}},
+				"variable": map[string]any{"bucket_name": map[string]any{"type": "string"}},
+				"output": map[string]any{
+					"arn":   map[string]any{"value": "${module.this.arn}"},
+					"token": map[string]any{"value": "${module.this.token}", "sensitive": true},
+				},
+			},
+			wantVars: map[string]any{"bucket_name": "b"},
+		},
+		"TemplatesStayLiteral": {
+			reason:      "A value that looks like a Terraform template goes to tfvars.json, which Terraform never evaluates; main.tf.json only references var.",
+			forProvider: map[string]any{"bucketName": `${file("/etc/passwd")}`},
+			wantMain: map[string]any{
+				"module":   map[string]any{"this": map[string]any{"source": "../m", "bucket_name": "${var.bucket_name}"}},
+				"variable": map[string]any{"bucket_name": map[string]any{"type": "string"}},
+				"output": map[string]any{
+					"arn":   map[string]any{"value": "${module.this.arn}"},
+					"token": map[string]any{"value": "${module.this.token}", "sensitive": true},
+				},
+			},
+			wantVars: map[string]any{"bucket_name": `${file("/etc/passwd")}`},
+		},
+		"SensitiveNonNullableAndNestedNames": {
+			reason:      "The root variable keeps the module's sensitivity and nullability; nested attributes get their Terraform names back.",
+			forProvider: map[string]any{"bucketName": "b", "password": "p", "rules": []any{map[string]any{"fromPort": int64(80)}}},
+			providers:   json.RawMessage(`{"aws":{"region":"eu-west-1"}}`),
+			wantMain: map[string]any{
+				"module": map[string]any{"this": map[string]any{
+					"source": "../m", "bucket_name": "${var.bucket_name}", "password": "${var.password}", "rules": "${var.rules}",
+				}},
+				"variable": map[string]any{
+					"bucket_name": map[string]any{"type": "string"},
+					"password":    map[string]any{"type": "string", "sensitive": true},
+					"rules":       map[string]any{"type": "list(object({from_port=number}))", "nullable": false},
+				},
+				"output": map[string]any{
+					"arn":   map[string]any{"value": "${module.this.arn}"},
+					"token": map[string]any{"value": "${module.this.token}", "sensitive": true},
+				},
+				"provider": map[string]any{"aws": map[string]any{"region": "eu-west-1"}},
+			},
+			wantVars: map[string]any{"bucket_name": "b", "password": "p", "rules": []any{map[string]any{"from_port": float64(80)}}},
+		},
+		"UnknownField": {
+			reason:      "A field that is no variable of the module is an error, not silently dropped.",
+			forProvider: map[string]any{"nope": "x"},
+			wantErr:     `unknown variable "nope"`,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got, err := Render(testModule(), "../m", tc.forProvider, tc.providers)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("%s\nwant error containing %q, got %v", tc.reason, tc.wantErr, err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("%s\n%v", tc.reason, err)
+			}
+			var gotMain, gotVars map[string]any
+			if err := json.Unmarshal(got.Main, &gotMain); err != nil {
+				t.Fatal(err)
+			}
+			if err := json.Unmarshal(got.Vars, &gotVars); err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.wantMain, gotMain); diff != "" {
+				t.Errorf("%s\nmain.tf.json: -want +got:\n%s", tc.reason, diff)
+			}
+			if diff := cmp.Diff(tc.wantVars, gotVars); diff != "" {
+				t.Errorf("%s\nterraform.tfvars.json: -want +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}
+
+func TestModuleSource(t *testing.T) {
+	cases := map[string]struct {
+		reason          string
+		work, mod, want string
+	}{
+		"Sibling":  {reason: "Terraform needs ../ for a local module outside the root.", work: "/d/work/ns/k/x", mod: "/d/modules/abc", want: "../../../../modules/abc"},
+		"Inside":   {reason: "Terraform needs ./ for a local module below the root.", work: "/d/work", mod: "/d/work/mod", want: "./mod"},
+		"SameTree": {reason: "Relative paths are slash-separated.", work: "/a/b", mod: "/a/c/d", want: "../c/d"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got, err := ModuleSource(tc.work, tc.mod)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != tc.want {
+				t.Errorf("%s\nwant %q, got %q", tc.reason, tc.want, got)
+			}
+		})
+	}
+}
+
+func TestRedactor(t *testing.T) {
+	r := NewRedactor("hunter22", "abc", "hunter22-longer")
+	cases := map[string]struct {
+		reason string
+		in     string
+		want   string
+	}{
+		"Replaced":      {reason: "A secret value is replaced wherever it appears.", in: `Error: bad password "hunter22" for hunter22`, want: `Error: bad password "(redacted)" for (redacted)`},
+		"LongestFirst":  {reason: "A secret that contains another is removed whole.", in: "x hunter22-longer y", want: "x (redacted) y"},
+		"ShortIgnored":  {reason: "Values under four characters would mangle ordinary words.", in: "abc def", want: "abc def"},
+		"Bounded":       {reason: "Messages are bounded so conditions stay readable.", in: strings.Repeat("x", maxMessage+10), want: strings.Repeat("x", maxMessage) + "…"},
+		"NothingToHide": {reason: "Other messages are untouched.", in: "plan failed", want: "plan failed"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if got := r.Redact(tc.in); got != tc.want {
+				t.Errorf("%s\nwant %q, got %q", tc.reason, tc.want, got)
+			}
+		})
+	}
+}
+
+func TestDriftClock(t *testing.T) {
+	now := time.Unix(1_000_000, 0)
+	d := newDriftClock(time.Hour)
+	d.now = func() time.Time { return now }
+	uid := types.UID("u")
+
+	d.Checked(uid)
+	if d.Due(uid) {
+		t.Errorf("a check is not due right after one")
+	}
+	now = now.Add(time.Hour)
+	if !d.Due(uid) {
+		t.Errorf("a check is due once the interval has passed")
+	}
+
+	// Instances first seen after a restart get a random place in the interval: not all due at once.
+	due := 0
+	for i := range 100 {
+		if d.Due(types.UID(fmt.Sprintf("new-%d", i))) {
+			due++
+		}
+	}
+	if due != 0 {
+		t.Errorf("no instance first seen now should be due at once, %d were", due)
+	}
+	if off := newDriftClock(0); off.Due(uid) {
+		t.Errorf("an interval of 0 turns drift checks off")
+	}
+}
+
+func TestStateRef(t *testing.T) {
+	ref := StateRef("Bucket.platform.example.org", "ns", "b1")
+	if ref.Name != "tfstate.bucket.platform.example.org.b1" || ref.Namespace != "ns" {
+		t.Errorf("state Secret name: got %s/%s", ref.Namespace, ref.Name)
+	}
+	long := StateRef("Bucket.platform.example.org", "ns", strings.Repeat("n", 250))
+	if len(long.Name) > 253 {
+		t.Errorf("state Secret names must fit 253 characters, got %d", len(long.Name))
+	}
+	for k, v := range long.Labels {
+		if len(v) > 63 {
+			t.Errorf("label %s is longer than 63 characters", k)
+		}
+	}
+}

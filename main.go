@@ -64,6 +64,8 @@ func run() error {
 		return err
 	}
 	defer stop()
+	// Each instance costs a few requests per poll; client-go's default of 5 QPS throttles that.
+	restCfg.QPS, restCfg.Burst = 50, 100
 
 	scheme, err := reconcile.Scheme()
 	if err != nil {

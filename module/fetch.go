@@ -35,7 +35,9 @@ type FetchError struct {
 	Err    error
 }
 
-func (e *FetchError) Error() string { return fmt.Sprintf("cannot fetch module from %s: %v", e.Source, e.Err) }
+func (e *FetchError) Error() string {
+	return fmt.Sprintf("cannot fetch module from %s: %v", e.Source, e.Err)
+}
 func (e *FetchError) Unwrap() error { return e.Err }
 
 // CacheFetcher copies modules into a content-addressed cache so that each instance runs against
@@ -79,6 +81,11 @@ func (f *CacheFetcher) Fetch(_ context.Context, src Source) (string, string, err
 	if err := copyTree(src.Path, tmp); err != nil {
 		return "", "", &FetchError{Source: src, Err: err}
 	}
+	// The source may have changed since it was hashed: name the snapshot after what was copied.
+	if digest, err = DirDigest(tmp); err != nil {
+		return "", "", &FetchError{Source: src, Err: err}
+	}
+	dst = filepath.Join(f.Dir, digest)
 	// Another worker may have won the race for the same digest; its copy is as good as ours.
 	if err := os.Rename(tmp, dst); err != nil {
 		if _, statErr := os.Stat(dst); statErr != nil {
@@ -123,13 +130,15 @@ func DirDigest(dir string) (string, error) {
 			f.Close()
 			return "", err
 		}
-		fmt.Fprintf(h, "%s\x00%o\x00", filepath.ToSlash(rel), st.Mode().Perm())
-		_, err = io.Copy(h, f)
+		// Hashing each file's contents separately keeps two different trees from ever writing
+		// the same byte stream, whatever bytes the files hold.
+		content := sha256.New()
+		_, err = io.Copy(content, f)
 		f.Close()
 		if err != nil {
 			return "", err
 		}
-		h.Write([]byte{0})
+		fmt.Fprintf(h, "%s\x00%o\x00%x\n", filepath.ToSlash(rel), st.Mode().Perm(), content.Sum(nil))
 	}
 	return hex.EncodeToString(h.Sum(nil))[:32], nil
 }

@@ -222,7 +222,9 @@ func TestDirDigest(t *testing.T) {
 		},
 		"Content": {
 			reason: "A change of one file's content changes the digest.",
-			change: func(t *testing.T, dir string) { write(t, dir, "modules/child/main.tf", "output \"x\" {\n  value = 2\n}\n") },
+			change: func(t *testing.T, dir string) {
+				write(t, dir, "modules/child/main.tf", "output \"x\" {\n  value = 2\n}\n")
+			},
 		},
 		"Rename": {
 			reason: "A renamed file changes the digest.",

@@ -7,8 +7,10 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/event"
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+	corev1 "k8s.io/api/core/v1"
 	extv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -128,8 +130,10 @@ func (r *ModuleReconciler) Reconcile(ctx context.Context, req reconcile.Request)
 		m.Status.Outputs = append(m.Status.Outputs, o.Name)
 	}
 	if !crd.Established(want) {
-		m.Status.SetConditions(xpv2.ReconcileSuccess(), xpv2.Unavailable().WithMessage("waiting for CRD "+want.Name+" to be established"))
-		m.Status.Conditions[len(m.Status.Conditions)-1].Reason = conditionWaiting
+		m.Status.SetConditions(xpv2.ReconcileSuccess(), xpv2.Condition{
+			Type: xpv2.TypeReady, Status: corev1.ConditionFalse, Reason: conditionWaiting,
+			Message: "waiting for CRD " + want.Name + " to be established", LastTransitionTime: metav1.Now(),
+		})
 		return reconcile.Result{RequeueAfter: time.Second}, r.updateStatus(ctx, m)
 	}
 	if err := r.engine.Run(ctx, gvk, &Snapshot{ModuleName: m.Name, Module: mod}); err != nil {

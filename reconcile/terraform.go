@@ -78,8 +78,13 @@ func (r *Runner) Apply(ctx context.Context, run *Run, stored *state.Stored) (*st
 	}
 	planFile := filepath.Join(run.Dir, filePlan)
 	defer os.Remove(planFile)
-	if _, err := tf.Plan(ctx, tfexec.Out(planFile)); err != nil {
+	changes, err := tf.Plan(ctx, tfexec.Out(planFile))
+	if err != nil {
 		return nil, run.Redactor.Error(errors.Wrap(err, errPlan))
+	}
+	if !changes {
+		// Nothing to apply; only record that these inputs are applied.
+		return r.save(ctx, run, stored, run.Inputs)
 	}
 	applyErr := tf.Apply(ctx, tfexec.DirOrPlan(planFile))
 	inputs := run.Inputs

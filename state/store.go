@@ -116,6 +116,12 @@ func (s *Store) Put(ctx context.Context, ref Ref, st *State, appliedInputs strin
 		sec.Annotations = map[string]string{}
 	}
 	sec.Annotations[AnnotationApplied] = appliedInputs
+	if sec.Labels == nil {
+		sec.Labels = map[string]string{}
+	}
+	for k, v := range ref.Labels {
+		sec.Labels[k] = v
+	}
 	sec.Data = map[string][]byte{KeyState: gz}
 	// The resourceVersion read above makes a concurrent writer's update fail instead of being lost.
 	return errors.Wrap(s.Client.Update(ctx, sec), errUpdateSecret)

@@ -3,7 +3,8 @@ package crd
 import (
 	"encoding/json"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 
 	"github.com/zclconf/go-cty/cty"
 	ctyjson "github.com/zclconf/go-cty/cty/json"
@@ -55,7 +56,7 @@ func convert(path string, v any, ty cty.Type, dir direction) (any, error) {
 			}
 		}
 		out := make(map[string]any, len(in))
-		for _, k := range sortedKeys(in) {
+		for _, k := range slices.Sorted(maps.Keys(in)) {
 			to, ok := rename[k]
 			if !ok {
 				return nil, fmt.Errorf("%s: unknown attribute %q", orRoot(path), k)
@@ -77,7 +78,7 @@ func convert(path string, v any, ty cty.Type, dir direction) (any, error) {
 			return nil, fmt.Errorf("%s: want a map, got %T", orRoot(path), v)
 		}
 		out := make(map[string]any, len(in))
-		for _, k := range sortedKeys(in) {
+		for _, k := range slices.Sorted(maps.Keys(in)) {
 			c, err := convert(path+"["+k+"]", in[k], ty.ElementType(), dir)
 			if err != nil {
 				return nil, err
@@ -110,15 +111,6 @@ func convert(path string, v any, ty cty.Type, dir direction) (any, error) {
 		return out, nil
 	}
 	return v, nil
-}
-
-func sortedKeys(m map[string]any) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 // ctyToGo turns a known cty value into JSON-compatible Go data.

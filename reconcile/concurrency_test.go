@@ -29,7 +29,7 @@ func TestConcurrentRunsAreBounded(t *testing.T) {
 	for _, u := range insts {
 		waitInstance(t, u, 1)
 	}
-	if most := maxConcurrentRuns(t); most > ground.cfg2.MaxConcurrentRuns {
-		t.Errorf("want at most %d terraform processes at once, saw %d", ground.cfg2.MaxConcurrentRuns, most)
+	if most := maxConcurrentRuns(t); most > ground.config.MaxConcurrentRuns {
+		t.Errorf("want at most %d terraform processes at once, saw %d", ground.config.MaxConcurrentRuns, most)
 	}
 }

@@ -286,7 +286,7 @@ func TestInstanceLifecycle(t *testing.T) {
 		t.Errorf("want one terraform init, got %d: %v", n, runs)
 	}
 	touch(t, got)
-	time.Sleep(3 * ground.cfg2.PollInterval) // Several polls; none may start terraform.
+	time.Sleep(3 * ground.config.PollInterval) // Several polls; none may start terraform.
 	if after := terraformRuns(t, workDir(ns, "trace.lifecycle.example.org", "one")); len(after) != len(runs) {
 		t.Errorf("observing an unchanged instance ran terraform: before %v, after %v", runs, after)
 	}
@@ -324,7 +324,7 @@ func TestInstanceLifecycle(t *testing.T) {
 }
 
 func workDir(ns, kindGroup, name string) string {
-	return filepath.Join(ground.cfg2.Dir, "work", ns, kindGroup, name)
+	return filepath.Join(ground.config.Dir, "work", ns, kindGroup, name)
 }
 
 func count(runs []string, sub string) int {

@@ -1,7 +1,6 @@
 package reconcile_test
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -10,29 +9,21 @@ import (
 	"time"
 
 	"go.uber.org/zap/zapcore"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
-	"github.com/modkind/modkind/apis/crds"
-	"github.com/modkind/modkind/crd"
 	"github.com/modkind/modkind/reconcile"
+	"github.com/modkind/modkind/reconcile/reconciletest"
 )
 
 // The test ground: a real kube-apiserver and etcd (envtest), real terraform, and modkind's
 // controllers running in this process, shared by every integration test in the package.
 var ground struct {
-	cfg    *rest.Config
 	client client.Client
-	scheme *runtime.Scheme
-	dir    string
 	// runLog receives a line "start|end <work dir> <subcommand>" for every terraform process.
 	runLog string
-	cfg2   reconcile.Config
+	config reconcile.Config
 }
 
 func TestMain(m *testing.M) {
@@ -40,10 +31,7 @@ func TestMain(m *testing.M) {
 }
 
 func runMain(m *testing.M) int {
-	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
-		fmt.Fprintln(os.Stderr, "KUBEBUILDER_ASSETS is not set: run the tests with `make test`, which builds kube-apiserver and etcd (hack/testbin.sh) and sets it")
-		return 1
-	}
+	// Every terraform process is recorded, so tests can count runs and their overlap.
 	tf, err := reconcile.TerraformBinary(os.Getenv("MODKIND_TERRAFORM"))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "integration tests need terraform:", err)
@@ -57,7 +45,6 @@ func runMain(m *testing.M) int {
 		return 1
 	}
 	defer os.RemoveAll(dir)
-	ground.dir = dir
 	ground.runLog = filepath.Join(dir, "terraform-runs.log")
 	wrapper := filepath.Join(dir, "terraform")
 	script := fmt.Sprintf("#!/bin/sh\necho \"start $PWD $1\" >> %q\n%q \"$@\"\nrc=$?\necho \"end $PWD $1\" >> %q\nexit $rc\n", ground.runLog, tf, ground.runLog)
@@ -66,44 +53,7 @@ func runMain(m *testing.M) int {
 		return 1
 	}
 
-	own, err := crds.CRDs()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	env := &envtest.Environment{CRDs: own, ErrorIfCRDPathMissing: true}
-	cfg, err := env.Start()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "cannot start the test API server:", err)
-		return 1
-	}
-	defer func() { _ = env.Stop() }()
-	ground.cfg = cfg
-
-	s, err := reconcile.Scheme()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	ground.scheme = s
-	ground.client, err = client.New(cfg, client.Options{Scheme: s})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	if err := crd.Install(context.Background(), ground.client, own...); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-
-	mo := reconcile.ManagerOptions(s)
-	mo.Metrics = metricsserver.Options{BindAddress: "0"}
-	mgr, err := ctrl.NewManager(cfg, mo)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	ground.cfg2 = reconcile.Config{
+	ground.config = reconcile.Config{
 		Terraform:         wrapper,
 		Dir:               filepath.Join(dir, "modkind"),
 		MaxConcurrentRuns: 2,
@@ -113,24 +63,14 @@ func runMain(m *testing.M) int {
 		ModuleRecheck:     2 * time.Second,
 		RunTimeout:        2 * time.Minute,
 	}
-	if _, err := reconcile.Setup(mgr, ground.cfg2); err != nil {
+	g, err := reconciletest.Start(ground.config)
+	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- mgr.Start(ctx) }()
-	if !mgr.GetCache().WaitForCacheSync(ctx) {
-		fmt.Fprintln(os.Stderr, "manager caches did not sync")
-		cancel()
-		return 1
-	}
-	code := m.Run()
-	cancel()
-	if err := <-done; err != nil {
-		fmt.Fprintln(os.Stderr, "manager:", err)
-	}
-	return code
+	defer g.Stop()
+	ground.client = g.Client
+	return m.Run()
 }
 
 // zapLevel keeps test output to errors unless MODKIND_TEST_LOG asks for debug logs.

@@ -3,7 +3,8 @@ package reconcile
 import (
 	"context"
 	"encoding/json"
-	"sort"
+	"maps"
+	"slices"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 	corev1 "k8s.io/api/core/v1"
@@ -34,10 +35,10 @@ type ProviderSetup struct {
 // Digest changes whenever anything in the setup changes.
 func (s *ProviderSetup) Digest() string {
 	var parts [][]byte
-	for _, k := range sortedKeys(s.Env) {
+	for _, k := range slices.Sorted(maps.Keys(s.Env)) {
 		parts = append(parts, []byte(k), []byte(s.Env[k]))
 	}
-	for _, k := range sortedKeys(s.Files) {
+	for _, k := range slices.Sorted(maps.Keys(s.Files)) {
 		parts = append(parts, []byte(k), s.Files[k])
 	}
 	return digest(append(parts, s.Providers)...)
@@ -94,13 +95,4 @@ func ResolveProviderConfig(ctx context.Context, c client.Reader, namespace strin
 		s.Providers = pc.Spec.Providers.Raw
 	}
 	return s, nil
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

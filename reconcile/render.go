@@ -4,8 +4,9 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"maps"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
@@ -46,7 +47,7 @@ func Render(m *module.Module, moduleSource string, forProvider map[string]any, p
 	vars := map[string]any{}
 	rootVars := map[string]any{}
 	call := map[string]any{"source": moduleSource}
-	for _, field := range sortedFields(forProvider) {
+	for _, field := range slices.Sorted(maps.Keys(forProvider)) {
 		v, ok := byField[field]
 		if !ok {
 			return nil, errors.Errorf("%s %q", errUnknownVariable, field)
@@ -114,15 +115,6 @@ func ModuleSource(workDir, moduleDir string) (string, error) {
 		rel = "./" + rel
 	}
 	return rel, nil
-}
-
-func sortedFields(m map[string]any) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 // digest hashes its parts so that a change in any of them changes the result.

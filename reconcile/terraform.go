@@ -67,15 +67,16 @@ type Run struct {
 // Apply plans and applies the run's root module, saving the state Terraform wrote whether or not
 // the apply succeeded, since a failed apply may still have created objects.
 func (r *Runner) Apply(ctx context.Context, run *Run, stored *state.Stored) (*state.Stored, error) {
-	release, err := r.acquire(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer release()
-	tf, err := r.prepare(ctx, run, stored)
-	if err != nil {
-		return nil, err
-	}
+	var saved *state.Stored
+	err := r.withTerraform(ctx, run, stored, func(tf *tfexec.Terraform) error {
+		var err error
+		saved, err = r.apply(ctx, tf, run, stored)
+		return err
+	})
+	return saved, err
+}
+
+func (r *Runner) apply(ctx context.Context, tf *tfexec.Terraform, run *Run, stored *state.Stored) (*state.Stored, error) {
 	planFile := filepath.Join(run.Dir, filePlan)
 	defer os.Remove(planFile)
 	changes, err := tf.Plan(ctx, tfexec.Out(planFile))
@@ -101,45 +102,41 @@ func (r *Runner) Apply(ctx context.Context, run *Run, stored *state.Stored) (*st
 // Plan reports whether applying the run would change anything, refreshing first so that drift
 // outside Terraform is seen. It never writes state.
 func (r *Runner) Plan(ctx context.Context, run *Run, stored *state.Stored) (bool, error) {
-	release, err := r.acquire(ctx)
-	if err != nil {
-		return false, err
-	}
-	defer release()
-	tf, err := r.prepare(ctx, run, stored)
-	if err != nil {
-		return false, err
-	}
-	changes, err := tf.Plan(ctx)
-	return changes, run.Redactor.Error(errors.Wrap(err, errPlan))
+	var changes bool
+	err := r.withTerraform(ctx, run, stored, func(tf *tfexec.Terraform) error {
+		var err error
+		changes, err = tf.Plan(ctx)
+		return run.Redactor.Error(errors.Wrap(err, errPlan))
+	})
+	return changes, err
 }
 
 // Destroy destroys everything in the run's state. The state is saved whatever happens; it is
 // deleted only by the caller and only after a successful destroy.
 func (r *Runner) Destroy(ctx context.Context, run *Run, stored *state.Stored) error {
-	release, err := r.acquire(ctx)
-	if err != nil {
-		return err
+	return r.withTerraform(ctx, run, stored, func(tf *tfexec.Terraform) error {
+		destroyErr := tf.Destroy(ctx)
+		if _, err := r.save(ctx, run, stored, ""); err != nil {
+			return err
+		}
+		return run.Redactor.Error(errors.Wrap(destroyErr, errDestroy))
+	})
+}
+
+// withTerraform runs fn in the run's prepared work directory once one of the runner's slots is
+// free, so that no more than the configured number of terraform processes ever run at once.
+func (r *Runner) withTerraform(ctx context.Context, run *Run, stored *state.Stored, fn func(*tfexec.Terraform) error) error {
+	select {
+	case r.slots <- struct{}{}:
+		defer func() { <-r.slots }()
+	case <-ctx.Done():
+		return errors.Wrap(ctx.Err(), errWaitForRun)
 	}
-	defer release()
 	tf, err := r.prepare(ctx, run, stored)
 	if err != nil {
 		return err
 	}
-	destroyErr := tf.Destroy(ctx)
-	if _, err := r.save(ctx, run, stored, ""); err != nil {
-		return err
-	}
-	return run.Redactor.Error(errors.Wrap(destroyErr, errDestroy))
-}
-
-func (r *Runner) acquire(ctx context.Context) (func(), error) {
-	select {
-	case r.slots <- struct{}{}:
-		return func() { <-r.slots }, nil
-	case <-ctx.Done():
-		return nil, errors.Wrap(ctx.Err(), errWaitForRun)
-	}
+	return fn(tf)
 }
 
 // prepare writes the root module, the instance's files and its last state into the work

@@ -65,6 +65,7 @@ func Synthesize(moduleName string, n v1alpha1.CRDNames, m *module.Module) (*extv
 			"providerConfigRef":          providerConfigRefSchema,
 			"writeConnectionSecretToRef": writeConnectionSecretToRefSchema,
 			"managementPolicies":         managementPoliciesSchema,
+			"allowDestructivePlans":      allowDestructiveSchema,
 		},
 	}
 	if len(forProvider.Required) > 0 {
@@ -81,6 +82,7 @@ func Synthesize(moduleName string, n v1alpha1.CRDNames, m *module.Module) (*extv
 		Properties: map[string]extv1.JSONSchemaProps{
 			"atProvider":         atProvider,
 			"conditions":         conditionsSchema,
+			"lastPlan":           lastPlanSchema,
 			"observedGeneration": {Type: "integer", Format: "int64", Description: "ObservedGeneration is the generation the conditions describe."},
 		},
 	}
@@ -243,6 +245,25 @@ var managementPoliciesSchema = extv1.JSONSchemaProps{
 			{Raw: []byte(`"Delete"`)}, {Raw: []byte(`"LateInitialize"`)}, {Raw: []byte(`"*"`)},
 		},
 	}},
+}
+
+var allowDestructiveSchema = extv1.JSONSchemaProps{
+	Type: "boolean",
+	Description: "AllowDestructivePlans lets modkind apply plans that destroy or replace objects. Without it such a plan " +
+		"is refused and listed in the Synced condition; deleting the instance is then the only way anything is destroyed.",
+}
+
+var lastPlanSchema = extv1.JSONSchemaProps{
+	Type:        "object",
+	Description: "LastPlan summarizes the last terraform plan made for this instance.",
+	Properties: map[string]extv1.JSONSchemaProps{
+		"add":         {Type: "integer", Description: "Objects to create."},
+		"change":      {Type: "integer", Description: "Objects to update in place."},
+		"destroy":     {Type: "integer", Description: "Objects to destroy, replacements included."},
+		"destructive": {Type: "array", Description: "The objects the plan would destroy or replace, and why.", Items: &extv1.JSONSchemaPropsOrArray{Schema: &extv1.JSONSchemaProps{Type: "string"}}},
+		"time":        {Type: "string", Format: "date-time", Description: "When the plan started."},
+		"duration":    {Type: "string", Description: "How long planning took."},
+	},
 }
 
 var conditionsSchema = extv1.JSONSchemaProps{

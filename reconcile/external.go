@@ -44,6 +44,7 @@ type connector struct {
 	// workRoot holds one work directory per instance.
 	workRoot string
 	drift    *driftClock
+	plans    *planBook
 	record   event.Recorder
 }
 
@@ -83,6 +84,8 @@ func (c *connector) Connect(ctx context.Context, mg resource.Managed) (managed.E
 		Inputs:   digest(root.Main, root.Vars, []byte(setup.Digest())),
 		State:    StateRef(gvk.GroupKind().String(), inst.GetNamespace(), inst.GetName()),
 		Redactor: NewRedactor(secrets...),
+
+		AllowDestructive: inst.AllowDestructive(),
 	}
 	return &external{connector: c, inst: inst, snap: snap, run: run}, nil
 }
@@ -109,6 +112,9 @@ func (e *external) Observe(ctx context.Context, _ resource.Managed) (managed.Ext
 	}
 	if meta.WasDeleted(e.inst) {
 		return managed.ExternalObservation{ResourceExists: true}, nil
+	}
+	if p, ok := e.plans.Get(e.inst.GetUID()); ok {
+		e.inst.SetLastPlan(p.statusValue())
 	}
 	details, err := e.publishOutputs(stored)
 	if err != nil {
@@ -184,7 +190,11 @@ func (e *external) Update(ctx context.Context, _ resource.Managed) (managed.Exte
 }
 
 func (e *external) apply(ctx context.Context) (*state.Stored, error) {
-	stored, err := e.runner.Apply(ctx, e.run, e.stored)
+	stored, summary, err := e.runner.Apply(ctx, e.run, e.stored)
+	if summary != nil {
+		e.plans.Set(e.inst.GetUID(), *summary)
+		e.inst.SetLastPlan(summary.statusValue())
+	}
 	if err == nil {
 		e.drift.Checked(e.inst.GetUID())
 	}
@@ -200,6 +210,7 @@ func (e *external) Delete(ctx context.Context, _ resource.Managed) (managed.Exte
 		return managed.ExternalDelete{}, errors.Wrap(err, errDeleteState)
 	}
 	e.drift.Forget(e.inst.GetUID())
+	e.plans.Forget(e.inst.GetUID())
 	// The work directory holds rendered values, some maybe sensitive; nothing needs it any more.
 	_ = os.RemoveAll(e.run.Dir)
 	return managed.ExternalDelete{}, nil

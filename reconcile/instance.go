@@ -101,6 +101,20 @@ func (i *Instance) SetAtProvider(v map[string]any) {
 	_ = unstructured.SetNestedField(i.Object, v, "status", "atProvider")
 }
 
+// AllowDestructive reports whether the instance allows plans that destroy or replace objects.
+func (i *Instance) AllowDestructive() bool {
+	b, _, _ := unstructured.NestedBool(i.Object, "spec", FieldAllowDestructive)
+	return b
+}
+
+// SetLastPlan replaces status.lastPlan.
+func (i *Instance) SetLastPlan(v map[string]any) {
+	if st, ok := i.Object["status"]; ok && st == nil {
+		delete(i.Object, "status")
+	}
+	_ = unstructured.SetNestedField(i.Object, v, "status", "lastPlan")
+}
+
 // SetObservedGeneration records the generation that status.atProvider describes.
 func (i *Instance) SetObservedGeneration(g int64) {
 	_ = unstructured.SetNestedField(i.Object, g, "status", "observedGeneration")

@@ -23,7 +23,7 @@ import (
 	"github.com/modkind/modkind/apis/v1alpha1"
 )
 
-const timeout = 40 * time.Second
+const timeout = 2 * time.Minute
 
 // eventually polls cond until it returns true, failing the test with the last error or message
 // when timeout passes.

@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 	"github.com/hashicorp/terraform-exec/tfexec"
@@ -21,6 +22,7 @@ const (
 	errInit       = "terraform init failed"
 	errPlan       = "terraform plan failed"
 	errApply      = "terraform apply failed"
+	errShowPlan   = "cannot read the saved plan"
 	errDestroy    = "terraform destroy failed"
 	errReadState  = "cannot read state Terraform wrote"
 	errSaveState  = "cannot save Terraform state"
@@ -59,33 +61,57 @@ type Run struct {
 	// InitKey changes when the module or the provider configuration does; init runs only then.
 	InitKey string
 	// Inputs identifies everything that was applied; recorded beside the state on success.
-	Inputs   string
-	State    state.Ref
-	Redactor *Redactor
+	Inputs string
+	// AllowDestructive lets Apply apply plans that destroy or replace objects.
+	AllowDestructive bool
+	State            state.Ref
+	Redactor         *Redactor
 }
 
 // Apply plans and applies the run's root module, saving the state Terraform wrote whether or not
 // the apply succeeded, since a failed apply may still have created objects.
-func (r *Runner) Apply(ctx context.Context, run *Run, stored *state.Stored) (*state.Stored, error) {
-	var saved *state.Stored
+//
+// It applies exactly the plan it saved, never a fresh one, and refuses with a *RefusedPlanError a
+// plan that would destroy or replace anything unless the run allows it. The plan's summary is
+// returned whenever a plan was made.
+func (r *Runner) Apply(ctx context.Context, run *Run, stored *state.Stored) (*state.Stored, *PlanSummary, error) {
+	var (
+		saved   *state.Stored
+		summary *PlanSummary
+	)
 	err := r.withTerraform(ctx, run, stored, func(tf *tfexec.Terraform) error {
 		var err error
-		saved, err = r.apply(ctx, tf, run, stored)
+		saved, summary, err = r.apply(ctx, tf, run, stored)
 		return err
 	})
-	return saved, err
+	return saved, summary, err
 }
 
-func (r *Runner) apply(ctx context.Context, tf *tfexec.Terraform, run *Run, stored *state.Stored) (*state.Stored, error) {
+func (r *Runner) apply(ctx context.Context, tf *tfexec.Terraform, run *Run, stored *state.Stored) (*state.Stored, *PlanSummary, error) {
 	planFile := filepath.Join(run.Dir, filePlan)
 	defer os.Remove(planFile)
+	start := time.Now()
 	changes, err := tf.Plan(ctx, tfexec.Out(planFile))
 	if err != nil {
-		return nil, run.Redactor.Error(errors.Wrap(err, errPlan))
+		return nil, nil, run.Redactor.Error(errors.Wrap(err, errPlan))
 	}
+	summary := &PlanSummary{At: start}
+	if changes {
+		plan, err := tf.ShowPlanFile(ctx, planFile)
+		if err != nil {
+			return nil, nil, run.Redactor.Error(errors.Wrap(err, errShowPlan))
+		}
+		*summary = Summarize(plan)
+		summary.At = start
+	}
+	summary.Took = time.Since(start)
 	if !changes {
 		// Nothing to apply; only record that these inputs are applied.
-		return r.save(ctx, run, stored, run.Inputs)
+		saved, err := r.save(ctx, run, stored, run.Inputs)
+		return saved, summary, err
+	}
+	if len(summary.Destructive) > 0 && !run.AllowDestructive {
+		return stored, summary, run.Redactor.Error(&RefusedPlanError{Changes: summary.Destructive})
 	}
 	applyErr := tf.Apply(ctx, tfexec.DirOrPlan(planFile))
 	inputs := run.Inputs
@@ -94,9 +120,9 @@ func (r *Runner) apply(ctx context.Context, tf *tfexec.Terraform, run *Run, stor
 	}
 	saved, err := r.save(ctx, run, stored, inputs)
 	if applyErr != nil {
-		return saved, run.Redactor.Error(errors.Wrap(applyErr, errApply))
+		return saved, summary, run.Redactor.Error(errors.Wrap(applyErr, errApply))
 	}
-	return saved, err
+	return saved, summary, err
 }
 
 // Plan reports whether applying the run would change anything, refreshing first so that drift

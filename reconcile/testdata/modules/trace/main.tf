@@ -69,6 +69,16 @@ resource "terraform_data" "file" {
   }
 }
 
+variable "generation" {
+  type        = number
+  default     = 1
+  description = "Changing it replaces terraform_data.generation."
+}
+
+resource "terraform_data" "generation" {
+  triggers_replace = var.generation
+}
+
 resource "terraform_data" "env" {
   count = var.record_env ? 1 : 0
   input = var.dir

@@ -1,0 +1,154 @@
+package reconcile
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	tfjson "github.com/hashicorp/terraform-json"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// FieldAllowDestructive is the spec field that lets an instance apply plans that destroy or
+// replace objects. Without it such plans are refused: a control plane re-applies forever, so one
+// careless spec change must never delete a database.
+const FieldAllowDestructive = "allowDestructivePlans"
+
+// PlanSummary is what status.lastPlan shows of the last plan.
+type PlanSummary struct {
+	Add, Change, Destroy int
+	// Destructive lists the changes that delete or replace an object.
+	Destructive []DestructiveChange
+	At          time.Time
+	Took        time.Duration
+}
+
+// DestructiveChange is one object a plan would delete or replace.
+type DestructiveChange struct {
+	Address string
+	// Action is "delete" or "replace".
+	Action string
+	// ForcedBy names the attributes that force a replacement, where Terraform says.
+	ForcedBy []string
+}
+
+func (d DestructiveChange) String() string {
+	s := d.Address + " (" + d.Action
+	if len(d.ForcedBy) > 0 {
+		s += ", forced by " + strings.Join(d.ForcedBy, ", ")
+	}
+	return s + ")"
+}
+
+// Summarize counts a plan's changes the way `terraform plan` does and lists the destructive ones.
+func Summarize(p *tfjson.Plan) PlanSummary {
+	var s PlanSummary
+	for _, rc := range p.ResourceChanges {
+		if rc.Change == nil || rc.Mode == tfjson.DataResourceMode {
+			continue
+		}
+		a := rc.Change.Actions
+		switch {
+		case a.Replace():
+			s.Add++
+			s.Destroy++
+			s.Destructive = append(s.Destructive, DestructiveChange{Address: rc.Address, Action: "replace", ForcedBy: paths(rc.Change.ReplacePaths)})
+		case a.Delete():
+			s.Destroy++
+			s.Destructive = append(s.Destructive, DestructiveChange{Address: rc.Address, Action: "delete"})
+		case a.Create():
+			s.Add++
+		case a.Update():
+			s.Change++
+		}
+	}
+	sort.Slice(s.Destructive, func(i, j int) bool { return s.Destructive[i].Address < s.Destructive[j].Address })
+	return s
+}
+
+// paths renders Terraform's replace paths (lists of attribute names and indexes) as a.b[0].
+func paths(ps []any) []string {
+	var out []string
+	for _, p := range ps {
+		steps, ok := p.([]any)
+		if !ok {
+			continue
+		}
+		var b strings.Builder
+		for _, s := range steps {
+			switch s := s.(type) {
+			case string:
+				if b.Len() > 0 {
+					b.WriteByte('.')
+				}
+				b.WriteString(s)
+			default:
+				fmt.Fprintf(&b, "[%v]", s)
+			}
+		}
+		out = append(out, b.String())
+	}
+	return out
+}
+
+// A RefusedPlanError says a plan was not applied because it would destroy or replace objects.
+type RefusedPlanError struct {
+	Changes []DestructiveChange
+}
+
+func (e *RefusedPlanError) Error() string {
+	list := make([]string, len(e.Changes))
+	for i, c := range e.Changes {
+		list[i] = c.String()
+	}
+	return fmt.Sprintf("refused to apply a plan that would destroy or replace %d object(s): %s; set spec.%s: true to allow it",
+		len(e.Changes), strings.Join(list, "; "), FieldAllowDestructive)
+}
+
+// planBook remembers each instance's last plan so that Observe can show it in status.
+type planBook struct {
+	mu    sync.Mutex
+	plans map[types.UID]PlanSummary
+}
+
+func newPlanBook() *planBook { return &planBook{plans: map[types.UID]PlanSummary{}} }
+
+func (b *planBook) Set(uid types.UID, s PlanSummary) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.plans[uid] = s
+}
+
+func (b *planBook) Get(uid types.UID) (PlanSummary, bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	s, ok := b.plans[uid]
+	return s, ok
+}
+
+func (b *planBook) Forget(uid types.UID) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	delete(b.plans, uid)
+}
+
+// statusValue is the plan as status.lastPlan shows it.
+func (s PlanSummary) statusValue() map[string]any {
+	v := map[string]any{
+		"add":      int64(s.Add),
+		"change":   int64(s.Change),
+		"destroy":  int64(s.Destroy),
+		"time":     s.At.UTC().Format(time.RFC3339),
+		"duration": s.Took.Round(time.Millisecond).String(),
+	}
+	if len(s.Destructive) > 0 {
+		d := make([]any, len(s.Destructive))
+		for i, c := range s.Destructive {
+			d[i] = c.String()
+		}
+		v["destructive"] = d
+	}
+	return v
+}

@@ -60,9 +60,11 @@ resource "terraform_data" "file" {
     }
   }
 
+  # A file named fail-destroy beside the trace files makes destroy fail, for tests of a failing
+  # destroy.
   provisioner "local-exec" {
     when    = destroy
-    command = "rm -f \"$TARGET\""
+    command = "if [ -e \"$(dirname \"$TARGET\")/fail-destroy\" ]; then echo 'destroy failed on purpose' >&2; exit 1; fi; rm -f \"$TARGET\""
     environment = {
       TARGET = self.input.path
     }

@@ -1,0 +1,166 @@
+package reconcile_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	kerrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// policyModule creates a Module of its own for one test, so each test's module directory lives
+// exactly as long as the test.
+func policyModule(t *testing.T, name string) schema.GroupVersionKind {
+	t.Helper()
+	gvk := schema.GroupVersionKind{Group: name + ".example.org", Version: "v1alpha1", Kind: "Trace"}
+	createModule(t, "trace-"+name, moduleDir(t, "trace"), gvk.Group, gvk.Kind)
+	waitModuleReady(t, "trace-"+name)
+	return gvk
+}
+
+func stateSecret(gvk schema.GroupVersionKind, ns, name string) types.NamespacedName {
+	return types.NamespacedName{Namespace: ns, Name: "tfstate.trace." + gvk.Group + "." + name}
+}
+
+func patchSpec(t *testing.T, u *unstructured.Unstructured, spec string) {
+	t.Helper()
+	if err := ground.client.Patch(context.Background(), u.DeepCopy(), client.RawPatch(types.MergePatchType, []byte(`{"spec":`+spec+`}`))); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func waitGone(t *testing.T, u *unstructured.Unstructured) {
+	t.Helper()
+	eventually(t, u.GetName()+" gone", func(ctx context.Context) (bool, error) {
+		err := ground.client.Get(ctx, client.ObjectKeyFromObject(u), u.DeepCopy())
+		return kerrors.IsNotFound(err), client.IgnoreNotFound(err)
+	})
+}
+
+// With managementPolicies [Observe], a spec change is never applied: nothing outside changes.
+func TestObserveOnlyChangesNothing(t *testing.T) {
+	ctx := context.Background()
+	gvk := policyModule(t, "observed")
+	ns := newNamespace(t)
+	traces := t.TempDir()
+	inst := newInstance(gvk, ns, "observed", map[string]any{"forProvider": map[string]any{"dir": traces, "files": []any{"a"}}})
+	if err := ground.client.Create(ctx, inst); err != nil {
+		t.Fatal(err)
+	}
+	waitInstance(t, inst, 1)
+	runs := terraformRuns(t, workDir(ns, "trace."+gvk.Group, "observed"))
+
+	patchSpec(t, inst, `{"managementPolicies":["Observe"],"forProvider":{"files":["a","b"]}}`)
+	eventually(t, "the spec change to be observed", func(ctx context.Context) (bool, error) {
+		got := inst.DeepCopy()
+		if err := ground.client.Get(ctx, client.ObjectKeyFromObject(inst), got); err != nil {
+			return false, err
+		}
+		conds, _, _ := unstructured.NestedSlice(got.Object, "status", "conditions")
+		s := condition(conds, "Synced")
+		return s != nil && s["observedGeneration"] == got.GetGeneration(), nil
+	})
+	time.Sleep(3 * ground.config.PollInterval) // Several polls; none may apply.
+	if _, err := os.Stat(filepath.Join(traces, "b")); !os.IsNotExist(err) {
+		t.Errorf("an Observe-only instance must not create trace file b; stat says %v", err)
+	}
+	after := terraformRuns(t, workDir(ns, "trace."+gvk.Group, "observed"))
+	for _, r := range after[len(runs):] {
+		if r == "apply" || r == "destroy" {
+			t.Errorf("an Observe-only instance ran terraform %s", r)
+		}
+	}
+}
+
+// Without Delete in managementPolicies, deleting the instance orphans what Terraform created and
+// keeps the state, so that the objects can be adopted again.
+func TestDeleteWithoutDeletePolicyOrphans(t *testing.T) {
+	ctx := context.Background()
+	gvk := policyModule(t, "orphaned")
+	ns := newNamespace(t)
+	traces := t.TempDir()
+	inst := newInstance(gvk, ns, "orphaned", map[string]any{
+		"forProvider":        map[string]any{"dir": traces, "files": []any{"a"}},
+		"managementPolicies": []any{"Observe", "Create", "Update", "LateInitialize"},
+	})
+	if err := ground.client.Create(ctx, inst); err != nil {
+		t.Fatal(err)
+	}
+	waitInstance(t, inst, 1)
+	if err := ground.client.Delete(ctx, inst); err != nil {
+		t.Fatal(err)
+	}
+	waitGone(t, inst)
+	if got := readFile(t, filepath.Join(traces, "a")); got != "hello" {
+		t.Errorf("an orphaned trace file must stay as it was, got %q", got)
+	}
+	if err := ground.client.Get(ctx, stateSecret(gvk, ns, "orphaned"), &corev1.Secret{}); err != nil {
+		t.Errorf("the state of an orphaned instance must stay: %v", err)
+	}
+
+	// Created again with the same name, the instance adopts the kept state: nothing is created twice.
+	again := newInstance(gvk, ns, "orphaned", map[string]any{"forProvider": map[string]any{"dir": traces, "files": []any{"a"}}})
+	if err := ground.client.Create(ctx, again); err != nil {
+		t.Fatal(err)
+	}
+	waitInstance(t, again, 1)
+	runs := terraformRuns(t, workDir(ns, "trace."+gvk.Group, "orphaned"))
+	if n := count(runs, "apply"); n != 1 {
+		t.Errorf("adopting the kept state must not apply again (nothing changed); applies: %d in %v", n, runs)
+	}
+}
+
+// A destroy that fails keeps the finalizer and the state, says why, and succeeds once the cause
+// is gone; the state is never dropped to get unstuck.
+func TestFailingDestroyKeepsState(t *testing.T) {
+	ctx := context.Background()
+	gvk := policyModule(t, "stubborn")
+	ns := newNamespace(t)
+	traces := t.TempDir()
+	inst := newInstance(gvk, ns, "stubborn", map[string]any{"forProvider": map[string]any{"dir": traces, "files": []any{"a"}}})
+	if err := ground.client.Create(ctx, inst); err != nil {
+		t.Fatal(err)
+	}
+	waitInstance(t, inst, 1)
+	flag := filepath.Join(traces, "fail-destroy")
+	if err := os.WriteFile(flag, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := ground.client.Delete(ctx, inst); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the failed destroy to be reported", func(ctx context.Context) (bool, error) {
+		got := inst.DeepCopy()
+		if err := ground.client.Get(ctx, client.ObjectKeyFromObject(inst), got); err != nil {
+			return false, err
+		}
+		conds, _, _ := unstructured.NestedSlice(got.Object, "status", "conditions")
+		s := condition(conds, "Synced")
+		return s != nil && s["status"] == "False" && strings.Contains(s["message"].(string), "destroy failed on purpose"), nil
+	})
+	if err := ground.client.Get(ctx, stateSecret(gvk, ns, "stubborn"), &corev1.Secret{}); err != nil {
+		t.Errorf("the state must stay while destroy fails: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(traces, "a")); err != nil {
+		t.Errorf("trace file a must still exist: %v", err)
+	}
+
+	if err := os.Remove(flag); err != nil {
+		t.Fatal(err)
+	}
+	waitGone(t, inst)
+	if _, err := os.Stat(filepath.Join(traces, "a")); !os.IsNotExist(err) {
+		t.Errorf("trace file a must be destroyed once destroy can succeed; stat says %v", err)
+	}
+	if err := ground.client.Get(ctx, stateSecret(gvk, ns, "stubborn"), &corev1.Secret{}); !kerrors.IsNotFound(err) {
+		t.Errorf("the state goes only after destroy succeeded; get says %v", err)
+	}
+}

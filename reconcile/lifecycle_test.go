@@ -32,7 +32,9 @@ func eventually(t testing.TB, what string, cond func(ctx context.Context) (bool,
 	var last error
 	err := wait.PollUntilContextTimeout(context.Background(), 200*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
 		ok, err := cond(ctx)
-		last = err
+		if err != nil && ctx.Err() == nil {
+			last = err
+		}
 		return ok, nil
 	})
 	if err != nil {

@@ -2,7 +2,11 @@ package state
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
+	"strconv"
+	"strings"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 	corev1 "k8s.io/api/core/v1"
@@ -15,8 +19,24 @@ import (
 const (
 	// SecretType marks Secrets that hold Terraform state.
 	SecretType corev1.SecretType = "modkind.io/terraform-state"
-	// KeyState is the Secret key of the gzip-compressed state file.
+	// KeyState is the Secret key of the gzip-compressed state file, when it is small enough to
+	// live in the state Secret itself.
 	KeyState = "tfstate.gz"
+	// KeyPrevious keeps the version before the current one, inline, so a bad write can be undone.
+	KeyPrevious = "tfstate.previous.gz"
+	// KeyChunk is the key of a chunk Secret's part of a large state.
+	KeyChunk = "chunk"
+	// AnnotationChunks lists, in order, the chunk Secrets a large state is split across.
+	AnnotationChunks = "modkind.io/state-chunks"
+	// AnnotationPreviousChunks lists the chunks of the previous version of a large state.
+	AnnotationPreviousChunks = "modkind.io/previous-state-chunks"
+	// AnnotationDigest is the SHA-256 of the compressed state, checked when chunks are read back.
+	AnnotationDigest = "modkind.io/state-sha256"
+	// AnnotationSerial and AnnotationLineage mirror the state's own, for people and for checks.
+	AnnotationSerial  = "modkind.io/state-serial"
+	AnnotationLineage = "modkind.io/state-lineage"
+	// LabelChunkOf marks the chunk Secrets of one state Secret, so that leftovers can be found.
+	LabelChunkOf = "modkind.io/state-chunk-of"
 	// AnnotationApplied records the digest of the inputs of the last successful apply, so that an
 	// unchanged instance needs no terraform run to be known up to date.
 	AnnotationApplied = "modkind.io/applied-inputs"
@@ -25,6 +45,10 @@ const (
 	errCreateSecret = "cannot create state Secret"
 	errUpdateSecret = "cannot update state Secret"
 	errDeleteSecret = "cannot delete state Secret"
+	errGetChunk     = "cannot get state chunk Secret"
+	errWriteChunk   = "cannot write state chunk Secret"
+	errListChunks   = "cannot list state chunk Secrets"
+	errDigest       = "state chunks do not add up to the recorded state"
 )
 
 // Ref locates a state Secret and says what to label it with. The labels are modkind's own, never
@@ -53,11 +77,27 @@ func (e *BackwardsError) Error() string {
 	return fmt.Sprintf("refusing to replace state serial %d with older serial %d", e.Stored.Serial, e.Offered.Serial)
 }
 
-// Store keeps states in Secrets.
+// Store keeps states in Secrets: inline in the state Secret when the compressed state is small,
+// otherwise split across chunk Secrets that the state Secret lists. Writes are ordered so that a
+// crash at any point leaves the previous state readable: new chunks are written first, then the
+// state Secret is switched to them, and only chunks no version refers to are deleted.
 type Store struct {
 	// Client must read Secrets from the API server, not a cache: a stale read could hide the newest
 	// state.
 	Client client.Client
+	// InlineLimit is the largest compressed state kept in the state Secret itself, and the size of
+	// each chunk of a larger one; DefaultInlineLimit when zero. A Secret holds at most 1 MiB.
+	InlineLimit int
+}
+
+// DefaultInlineLimit leaves room under the 1 MiB Secret limit for the previous version.
+const DefaultInlineLimit = 400 << 10
+
+func (s *Store) limit() int {
+	if s.InlineLimit > 0 {
+		return s.InlineLimit
+	}
+	return DefaultInlineLimit
 }
 
 // Get returns the stored state, or nil when there is none.
@@ -69,11 +109,41 @@ func (s *Store) Get(ctx context.Context, ref Ref) (*Stored, error) {
 		}
 		return nil, errors.Wrap(err, errGetSecret)
 	}
-	return decode(sec)
+	return s.decode(ctx, sec)
 }
 
-func decode(sec *corev1.Secret) (*Stored, error) {
-	raw, err := decompress(sec.Data[KeyState])
+// Previous returns the version stored before the current one, or nil when none is kept. It is
+// how a state written by mistake is recovered.
+func (s *Store) Previous(ctx context.Context, ref Ref) (*State, error) {
+	sec := &corev1.Secret{}
+	if err := s.Client.Get(ctx, ref.NamespacedName, sec); err != nil {
+		return nil, errors.Wrap(client.IgnoreNotFound(err), errGetSecret)
+	}
+	var gz []byte
+	switch {
+	case len(sec.Data[KeyPrevious]) > 0:
+		gz = sec.Data[KeyPrevious]
+	case sec.Annotations[AnnotationPreviousChunks] != "":
+		var err error
+		if gz, err = s.readChunks(ctx, sec.Namespace, splitNames(sec.Annotations[AnnotationPreviousChunks])); err != nil {
+			return nil, err
+		}
+	default:
+		return nil, nil
+	}
+	raw, err := decompress(gz)
+	if err != nil {
+		return nil, err
+	}
+	return Parse(raw)
+}
+
+func (s *Store) decode(ctx context.Context, sec *corev1.Secret) (*Stored, error) {
+	gz, err := s.compressed(ctx, sec)
+	if err != nil {
+		return nil, err
+	}
+	raw, err := decompress(gz)
 	if err != nil {
 		return nil, err
 	}
@@ -84,8 +154,36 @@ func decode(sec *corev1.Secret) (*Stored, error) {
 	return &Stored{State: st, AppliedInputs: sec.Annotations[AnnotationApplied]}, nil
 }
 
+// compressed returns the current compressed state a state Secret holds or lists.
+func (s *Store) compressed(ctx context.Context, sec *corev1.Secret) ([]byte, error) {
+	names := splitNames(sec.Annotations[AnnotationChunks])
+	if len(names) == 0 {
+		return sec.Data[KeyState], nil
+	}
+	gz, err := s.readChunks(ctx, sec.Namespace, names)
+	if err != nil {
+		return nil, err
+	}
+	if want := sec.Annotations[AnnotationDigest]; want != "" && want != sha(gz) {
+		return nil, errors.New(errDigest)
+	}
+	return gz, nil
+}
+
+func (s *Store) readChunks(ctx context.Context, namespace string, names []string) ([]byte, error) {
+	var gz []byte
+	for _, n := range names {
+		c := &corev1.Secret{}
+		if err := s.Client.Get(ctx, types.NamespacedName{Namespace: namespace, Name: n}, c); err != nil {
+			return nil, errors.Wrapf(err, "%s %s", errGetChunk, n)
+		}
+		gz = append(gz, c.Data[KeyChunk]...)
+	}
+	return gz, nil
+}
+
 // Put stores st, recording appliedInputs beside it. It refuses a state of another lineage or a
-// lower serial than the stored one.
+// lower serial than the stored one, and keeps the version it replaces as the previous one.
 func (s *Store) Put(ctx context.Context, ref Ref, st *State, appliedInputs string) error {
 	gz, err := compress(st.Raw)
 	if err != nil {
@@ -93,42 +191,169 @@ func (s *Store) Put(ctx context.Context, ref Ref, st *State, appliedInputs strin
 	}
 	sec := &corev1.Secret{}
 	err = s.Client.Get(ctx, ref.NamespacedName, sec)
+	exists := err == nil
 	switch {
 	case kerrors.IsNotFound(err):
 		sec = &corev1.Secret{
-			ObjectMeta: metav1.ObjectMeta{Namespace: ref.Namespace, Name: ref.Name, Labels: ref.Labels,
-				Annotations: map[string]string{AnnotationApplied: appliedInputs}},
-			Type: SecretType,
-			Data: map[string][]byte{KeyState: gz},
+			ObjectMeta: metav1.ObjectMeta{Namespace: ref.Namespace, Name: ref.Name},
+			Type:       SecretType,
 		}
-		return errors.Wrap(s.Client.Create(ctx, sec), errCreateSecret)
 	case err != nil:
 		return errors.Wrap(err, errGetSecret)
 	}
-	old, err := decode(sec)
-	if err != nil {
-		return err
+
+	var oldGz []byte
+	oldChunks := splitNames(sec.Annotations[AnnotationChunks])
+	previousChunks := splitNames(sec.Annotations[AnnotationPreviousChunks])
+	if exists {
+		if oldGz, err = s.compressed(ctx, sec); err != nil {
+			return err
+		}
+		raw, err := decompress(oldGz)
+		if err != nil {
+			return err
+		}
+		old, err := Parse(raw)
+		if err != nil {
+			return err
+		}
+		if old.Lineage != "" && (old.Lineage != st.Lineage || st.Serial < old.Serial) {
+			return &BackwardsError{Stored: old, Offered: st}
+		}
 	}
-	if old.Lineage != "" && (old.Lineage != st.Lineage || st.Serial < old.Serial) {
-		return &BackwardsError{Stored: old.State, Offered: st}
+
+	// New chunks go first: until the state Secret points at them, readers see the old version.
+	var chunks []string
+	if len(gz) > s.limit() {
+		if chunks, err = s.writeChunks(ctx, ref, gz); err != nil {
+			return err
+		}
 	}
+
 	if sec.Annotations == nil {
 		sec.Annotations = map[string]string{}
 	}
-	sec.Annotations[AnnotationApplied] = appliedInputs
 	if sec.Labels == nil {
 		sec.Labels = map[string]string{}
 	}
 	for k, v := range ref.Labels {
 		sec.Labels[k] = v
 	}
-	sec.Data = map[string][]byte{KeyState: gz}
-	// The resourceVersion read above makes a concurrent writer's update fail instead of being lost.
-	return errors.Wrap(s.Client.Update(ctx, sec), errUpdateSecret)
+	sec.Annotations[AnnotationApplied] = appliedInputs
+	sec.Annotations[AnnotationDigest] = sha(gz)
+	sec.Annotations[AnnotationSerial] = strconv.FormatInt(st.Serial, 10)
+	sec.Annotations[AnnotationLineage] = st.Lineage
+	setNames(sec.Annotations, AnnotationChunks, chunks)
+	data := map[string][]byte{}
+	if len(chunks) == 0 {
+		data[KeyState] = gz
+	}
+	// The version being replaced stays recoverable: inline when small, else by its chunks.
+	var keep []string
+	switch {
+	case !exists || sha(oldGz) == sha(gz):
+		keep = previousChunks
+		if p := sec.Data[KeyPrevious]; len(p) > 0 && len(p)+len(data[KeyState]) <= s.limit()*2 {
+			data[KeyPrevious] = p
+		}
+	case len(oldChunks) == 0 && len(oldGz)+len(data[KeyState]) <= s.limit()*2:
+		data[KeyPrevious] = oldGz
+	case len(oldChunks) > 0:
+		keep = oldChunks
+	}
+	setNames(sec.Annotations, AnnotationPreviousChunks, keep)
+	sec.Data = data
+
+	if exists {
+		// The resourceVersion read above makes a concurrent writer's update fail instead of
+		// being lost.
+		if err := s.Client.Update(ctx, sec); err != nil {
+			return errors.Wrap(err, errUpdateSecret)
+		}
+	} else if err := s.Client.Create(ctx, sec); err != nil {
+		return errors.Wrap(err, errCreateSecret)
+	}
+	return s.pruneChunks(ctx, ref, append(chunks, keep...))
 }
 
-// Delete removes the stored state. Only a successful destroy may call it.
+// writeChunks stores gz across chunk Secrets named after its digest, so that writing the same
+// state twice reuses them.
+func (s *Store) writeChunks(ctx context.Context, ref Ref, gz []byte) ([]string, error) {
+	digest := sha(gz)[:12]
+	var names []string
+	for i := 0; i*s.limit() < len(gz); i++ {
+		part := gz[i*s.limit() : min((i+1)*s.limit(), len(gz))]
+		name := fmt.Sprintf("%s.%s.%d", ref.Name, digest, i)
+		if len(name) > 253 {
+			name = fmt.Sprintf("tfstate.%s.%s.%d", sha([]byte(ref.Name))[:16], digest, i)
+		}
+		labels := map[string]string{LabelChunkOf: chunkOf(ref.Name)}
+		for k, v := range ref.Labels {
+			labels[k] = v
+		}
+		c := &corev1.Secret{
+			ObjectMeta: metav1.ObjectMeta{Namespace: ref.Namespace, Name: name, Labels: labels},
+			Type:       SecretType,
+			Data:       map[string][]byte{KeyChunk: part},
+		}
+		if err := s.Client.Create(ctx, c); err != nil && !kerrors.IsAlreadyExists(err) {
+			return nil, errors.Wrapf(err, "%s %s", errWriteChunk, name)
+		}
+		names = append(names, name)
+	}
+	return names, nil
+}
+
+// pruneChunks deletes the chunk Secrets of ref that no kept version refers to, including those a
+// crash left behind.
+func (s *Store) pruneChunks(ctx context.Context, ref Ref, keep []string) error {
+	list := &corev1.SecretList{}
+	if err := s.Client.List(ctx, list, client.InNamespace(ref.Namespace), client.MatchingLabels{LabelChunkOf: chunkOf(ref.Name)}); err != nil {
+		return errors.Wrap(err, errListChunks)
+	}
+	kept := map[string]bool{}
+	for _, n := range keep {
+		kept[n] = true
+	}
+	for i := range list.Items {
+		if kept[list.Items[i].Name] {
+			continue
+		}
+		if err := s.Client.Delete(ctx, &list.Items[i]); client.IgnoreNotFound(err) != nil {
+			return errors.Wrap(err, errDeleteSecret)
+		}
+	}
+	return nil
+}
+
+// Delete removes the stored state and its chunks. Only a successful destroy may call it.
 func (s *Store) Delete(ctx context.Context, ref Ref) error {
 	sec := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ref.Namespace, Name: ref.Name}}
-	return errors.Wrap(client.IgnoreNotFound(s.Client.Delete(ctx, sec)), errDeleteSecret)
+	if err := s.Client.Delete(ctx, sec); client.IgnoreNotFound(err) != nil {
+		return errors.Wrap(err, errDeleteSecret)
+	}
+	return s.pruneChunks(ctx, ref, nil)
+}
+
+func sha(b []byte) string {
+	h := sha256.Sum256(b)
+	return hex.EncodeToString(h[:])
+}
+
+// chunkOf is the label value tying chunks to their state Secret (whose name may exceed 63 bytes).
+func chunkOf(name string) string { return sha([]byte(name))[:40] }
+
+func splitNames(s string) []string {
+	if s == "" {
+		return nil
+	}
+	return strings.Split(s, ",")
+}
+
+func setNames(a map[string]string, key string, names []string) {
+	if len(names) == 0 {
+		delete(a, key)
+		return
+	}
+	a[key] = strings.Join(names, ",")
 }

@@ -111,11 +111,16 @@ func TestPutSecret(t *testing.T) {
 	}
 	got.State = string(raw)
 	want := secret{
-		Type:        "modkind.io/terraform-state",
-		Labels:      map[string]string{"modkind.io/instance": "bucket", "modkind.io/kind": "Thing"},
-		Annotations: map[string]string{"modkind.io/applied-inputs": "inputs-1"},
-		Keys:        []string{"tfstate.gz"},
-		State:       string(st.Raw),
+		Type:   "modkind.io/terraform-state",
+		Labels: map[string]string{"modkind.io/instance": "bucket", "modkind.io/kind": "Thing"},
+		Annotations: map[string]string{
+			"modkind.io/applied-inputs": "inputs-1",
+			"modkind.io/state-lineage":  st.Lineage,
+			"modkind.io/state-serial":   "1",
+			"modkind.io/state-sha256":   sha(sec.Data[KeyState]),
+		},
+		Keys:  []string{"tfstate.gz"},
+		State: string(st.Raw),
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("\nThe state Secret should hold only the gzip-compressed state, typed and labelled as the Ref says.\nSecret: -want, +got:\n%s", diff)

@@ -83,6 +83,7 @@ func Synthesize(moduleName string, n v1alpha1.CRDNames, m *module.Module) (*extv
 			"atProvider":         atProvider,
 			"conditions":         conditionsSchema,
 			"lastPlan":           lastPlanSchema,
+			"stateLock":          stateLockSchema,
 			"observedGeneration": {Type: "integer", Format: "int64", Description: "ObservedGeneration is the generation the conditions describe."},
 		},
 	}
@@ -263,6 +264,16 @@ var lastPlanSchema = extv1.JSONSchemaProps{
 		"destructive": {Type: "array", Description: "The objects the plan would destroy or replace, and why.", Items: &extv1.JSONSchemaPropsOrArray{Schema: &extv1.JSONSchemaProps{Type: "string"}}},
 		"time":        {Type: "string", Format: "date-time", Description: "When the plan started."},
 		"duration":    {Type: "string", Description: "How long planning took."},
+	},
+}
+
+var stateLockSchema = extv1.JSONSchemaProps{
+	Type:        "object",
+	Description: "StateLock says when modkind last broke a stale lock on this instance's state, left by a controller that died.",
+	Properties: map[string]extv1.JSONSchemaProps{
+		"brokenAt":      {Type: "string", Format: "date-time", Description: "When the lock was broken."},
+		"brokenHolder":  {Type: "string", Description: "The controller that held it."},
+		"holderRenewed": {Type: "string", Format: "date-time", Description: "When that controller last renewed it."},
 	},
 }
 

@@ -66,7 +66,7 @@ type Engine struct {
 	opts   Options
 	log    logr.Logger
 	drift  *driftClock
-	plans  *planBook
+	notes  *notebook
 
 	// base bounds the life of every instance controller; it is the manager's, set by Start.
 	base    context.Context
@@ -83,7 +83,7 @@ func NewEngine(mgr manager.Manager, runner *Runner, o Options) *Engine {
 		mgr: mgr, runner: runner, opts: o,
 		log:     mgr.GetLogger().WithName("instances"),
 		drift:   newDriftClock(o.DriftInterval),
-		plans:   newPlanBook(),
+		notes:   newNotebook(),
 		kinds:   map[schema.GroupVersionKind]*kind{},
 		owners:  map[string]schema.GroupVersionKind{},
 		started: make(chan struct{}),
@@ -128,7 +128,7 @@ func (e *Engine) Run(ctx context.Context, gvk schema.GroupVersionKind, snap *Sna
 	r := managed.NewReconciler(km, resource.ManagedKind(gvk),
 		managed.WithExternalConnector(&connector{
 			kind: k, client: e.mgr.GetAPIReader(), runner: e.runner,
-			workRoot: e.opts.WorkDir, drift: e.drift, plans: e.plans, record: recorder,
+			workRoot: e.opts.WorkDir, drift: e.drift, notes: e.notes, record: recorder,
 		}),
 		managed.WithInitializers(),
 		// Terraform state makes a repeated create safe: an interrupted apply is just applied again.

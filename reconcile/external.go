@@ -33,7 +33,8 @@ const (
 	errDeleteState   = "cannot delete Terraform state after destroy"
 	errOutputs       = "cannot read outputs from Terraform state"
 
-	reasonDrift event.Reason = "DriftDetected"
+	reasonDrift      event.Reason = "DriftDetected"
+	reasonLockBroken event.Reason = "StateLockBroken"
 )
 
 // connector turns an instance into the terraform run that would apply it.
@@ -44,7 +45,7 @@ type connector struct {
 	// workRoot holds one work directory per instance.
 	workRoot string
 	drift    *driftClock
-	plans    *planBook
+	notes    *notebook
 	record   event.Recorder
 }
 
@@ -86,6 +87,11 @@ func (c *connector) Connect(ctx context.Context, mg resource.Managed) (managed.E
 		Redactor: NewRedactor(secrets...),
 
 		AllowDestructive: inst.AllowDestructive(),
+		OnLockBroken: func(l *state.BrokenLock) {
+			c.notes.SetLockBroken(inst.GetUID(), *l)
+			c.record.Event(inst, event.Warning(reasonLockBroken, errors.Errorf(
+				"broke the stale state lock of %s, last renewed %s", l.Holder, l.Renewed.UTC().Format(time.RFC3339))))
+		},
 	}
 	return &external{connector: c, inst: inst, snap: snap, run: run}, nil
 }
@@ -113,8 +119,13 @@ func (e *external) Observe(ctx context.Context, _ resource.Managed) (managed.Ext
 	if meta.WasDeleted(e.inst) {
 		return managed.ExternalObservation{ResourceExists: true}, nil
 	}
-	if p, ok := e.plans.Get(e.inst.GetUID()); ok {
-		e.inst.SetLastPlan(p.statusValue())
+	if n := e.notes.Get(e.inst.GetUID()); n.plan != nil || n.lockBroken != nil {
+		if n.plan != nil {
+			e.inst.SetStatusField("lastPlan", n.plan.statusValue())
+		}
+		if n.lockBroken != nil {
+			e.inst.SetStatusField("stateLock", lockStatus(n.lockBroken))
+		}
 	}
 	details, err := e.publishOutputs(stored)
 	if err != nil {
@@ -192,8 +203,8 @@ func (e *external) Update(ctx context.Context, _ resource.Managed) (managed.Exte
 func (e *external) apply(ctx context.Context) (*state.Stored, error) {
 	stored, summary, err := e.runner.Apply(ctx, e.run, e.stored)
 	if summary != nil {
-		e.plans.Set(e.inst.GetUID(), *summary)
-		e.inst.SetLastPlan(summary.statusValue())
+		e.notes.SetPlan(e.inst.GetUID(), *summary)
+		e.inst.SetStatusField("lastPlan", summary.statusValue())
 	}
 	if err == nil {
 		e.drift.Checked(e.inst.GetUID())
@@ -210,7 +221,7 @@ func (e *external) Delete(ctx context.Context, _ resource.Managed) (managed.Exte
 		return managed.ExternalDelete{}, errors.Wrap(err, errDeleteState)
 	}
 	e.drift.Forget(e.inst.GetUID())
-	e.plans.Forget(e.inst.GetUID())
+	e.notes.Forget(e.inst.GetUID())
 	// The work directory holds rendered values, some maybe sensitive; nothing needs it any more.
 	_ = os.RemoveAll(e.run.Dir)
 	return managed.ExternalDelete{}, nil

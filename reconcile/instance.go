@@ -107,12 +107,12 @@ func (i *Instance) AllowDestructive() bool {
 	return b
 }
 
-// SetLastPlan replaces status.lastPlan.
-func (i *Instance) SetLastPlan(v map[string]any) {
+// SetStatusField replaces status.<name>.
+func (i *Instance) SetStatusField(name string, v map[string]any) {
 	if st, ok := i.Object["status"]; ok && st == nil {
 		delete(i.Object, "status")
 	}
-	_ = unstructured.SetNestedField(i.Object, v, "status", "lastPlan")
+	_ = unstructured.SetNestedField(i.Object, v, "status", name)
 }
 
 // SetObservedGeneration records the generation that status.atProvider describes.

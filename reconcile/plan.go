@@ -9,6 +9,8 @@ import (
 
 	tfjson "github.com/hashicorp/terraform-json"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/modkind/modkind/state"
 )
 
 // FieldAllowDestructive is the spec field that lets an instance apply plans that destroy or
@@ -107,31 +109,55 @@ func (e *RefusedPlanError) Error() string {
 		len(e.Changes), strings.Join(list, "; "), FieldAllowDestructive)
 }
 
-// planBook remembers each instance's last plan so that Observe can show it in status.
-type planBook struct {
+// notebook remembers, per instance, what the last runs found that status must show but the state
+// does not record: the last plan and the last stale lock broken. Observe publishes it.
+type notebook struct {
 	mu    sync.Mutex
-	plans map[types.UID]PlanSummary
+	notes map[types.UID]notes
 }
 
-func newPlanBook() *planBook { return &planBook{plans: map[types.UID]PlanSummary{}} }
-
-func (b *planBook) Set(uid types.UID, s PlanSummary) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.plans[uid] = s
+type notes struct {
+	plan       *PlanSummary
+	lockBroken *state.BrokenLock
 }
 
-func (b *planBook) Get(uid types.UID) (PlanSummary, bool) {
+func newNotebook() *notebook { return &notebook{notes: map[types.UID]notes{}} }
+
+func (b *notebook) SetPlan(uid types.UID, s PlanSummary) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	s, ok := b.plans[uid]
-	return s, ok
+	n := b.notes[uid]
+	n.plan = &s
+	b.notes[uid] = n
 }
 
-func (b *planBook) Forget(uid types.UID) {
+func (b *notebook) SetLockBroken(uid types.UID, l state.BrokenLock) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	delete(b.plans, uid)
+	n := b.notes[uid]
+	n.lockBroken = &l
+	b.notes[uid] = n
+}
+
+func (b *notebook) Get(uid types.UID) notes {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.notes[uid]
+}
+
+func (b *notebook) Forget(uid types.UID) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	delete(b.notes, uid)
+}
+
+// lockStatus is a broken lock as status.stateLock shows it.
+func lockStatus(l *state.BrokenLock) map[string]any {
+	return map[string]any{
+		"brokenAt":      l.At.UTC().Format(time.RFC3339),
+		"brokenHolder":  l.Holder,
+		"holderRenewed": l.Renewed.UTC().Format(time.RFC3339),
+	}
 }
 
 // statusValue is the plan as status.lastPlan shows it.

@@ -1,6 +1,9 @@
 package reconcile
 
 import (
+	"fmt"
+	"math/rand/v2"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"time"
@@ -36,6 +39,10 @@ type Config struct {
 	ModuleRecheck time.Duration
 	// RunTimeout bounds one reconcile of an instance, terraform runs included.
 	RunTimeout time.Duration
+	// Identity names this process in state locks; unique per process.
+	Identity string
+	// LockDuration is how long a state lock outlives its holder's last renewal.
+	LockDuration time.Duration
 }
 
 // DefaultConfig returns the defaults of modkind's flags.
@@ -47,7 +54,16 @@ func DefaultConfig() Config {
 		DriftInterval:     30 * time.Minute,
 		ModuleRecheck:     time.Minute,
 		RunTimeout:        20 * time.Minute,
+		Identity:          DefaultIdentity(),
+		LockDuration:      time.Minute,
 	}
+}
+
+// DefaultIdentity names this process: host, pid and a random suffix, so that a restarted process
+// never mistakes its predecessor's locks for its own.
+func DefaultIdentity() string {
+	host, _ := os.Hostname()
+	return fmt.Sprintf("%s_%d_%08x", host, os.Getpid(), rand.Uint32())
 }
 
 // Scheme returns the scheme modkind's manager needs.
@@ -100,6 +116,7 @@ func Setup(mgr manager.Manager, cfg Config) (*Engine, error) {
 		return nil, err
 	}
 	runner := NewRunner(bin, &state.Store{Client: mgr.GetClient()}, cfg.MaxConcurrentRuns)
+	runner.Locks = &state.Locker{Client: mgr.GetClient(), Identity: cfg.Identity, Duration: cfg.LockDuration}
 	engine := NewEngine(mgr, runner, Options{
 		WorkDir:       filepath.Join(cfg.Dir, "work"),
 		PollInterval:  cfg.PollInterval,

@@ -41,7 +41,9 @@ type Runner struct {
 	Binary string
 	// States keeps each instance's state between runs.
 	States *state.Store
-	slots  chan struct{}
+	// Locks makes runs on one state exclusive across replicas; nil only in single-process tests.
+	Locks *state.Locker
+	slots chan struct{}
 }
 
 // NewRunner returns a Runner that runs at most maxRuns terraform processes at once.
@@ -64,8 +66,10 @@ type Run struct {
 	Inputs string
 	// AllowDestructive lets Apply apply plans that destroy or replace objects.
 	AllowDestructive bool
-	State            state.Ref
-	Redactor         *Redactor
+	// OnLockBroken is told when a stale state lock was broken for this run.
+	OnLockBroken func(*state.BrokenLock)
+	State        state.Ref
+	Redactor     *Redactor
 }
 
 // Apply plans and applies the run's root module, saving the state Terraform wrote whether or not
@@ -157,6 +161,27 @@ func (r *Runner) withTerraform(ctx context.Context, run *Run, stored *state.Stor
 		defer func() { <-r.slots }()
 	case <-ctx.Done():
 		return errors.Wrap(ctx.Err(), errWaitForRun)
+	}
+	if r.Locks != nil {
+		unlock, lost, broken, err := r.Locks.Lock(ctx, run.State)
+		if err != nil {
+			return err
+		}
+		defer unlock()
+		if broken != nil && run.OnLockBroken != nil {
+			run.OnLockBroken(broken)
+		}
+		// Losing the lock means another replica may run on this state: stop at once.
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithCancel(ctx)
+		defer cancel()
+		go func() {
+			select {
+			case <-lost:
+				cancel()
+			case <-ctx.Done():
+			}
+		}()
 	}
 	tf, err := r.prepare(ctx, run, stored)
 	if err != nil {

@@ -116,6 +116,12 @@ func Setup(mgr manager.Manager, cfg Config) (*Engine, error) {
 		return nil, err
 	}
 	runner := NewRunner(bin, &state.Store{Client: mgr.GetClient()}, cfg.MaxConcurrentRuns)
+	if cfg.Identity == "" {
+		cfg.Identity = DefaultIdentity()
+	}
+	if cfg.LockDuration <= 0 {
+		cfg.LockDuration = time.Minute
+	}
 	runner.Locks = &state.Locker{Client: mgr.GetClient(), Identity: cfg.Identity, Duration: cfg.LockDuration}
 	engine := NewEngine(mgr, runner, Options{
 		WorkDir:       filepath.Join(cfg.Dir, "work"),

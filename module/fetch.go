@@ -4,32 +4,29 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
+	"net/http"
 	"os"
+	"path"
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 )
-
-// Source says where a module comes from. Only local directories exist so far; git, registry and
-// http sources will be further fields.
-type Source struct {
-	Path string
-}
-
-// String names the source in conditions and events.
-func (s Source) String() string { return "path " + s.Path }
 
 // A Fetcher makes a module's files available locally.
 type Fetcher interface {
 	// Fetch returns a directory holding the module's files and a digest of their contents. The
-	// directory must not change afterwards: instances run against it.
-	Fetch(ctx context.Context, src Source) (dir, digest string, err error)
+	// directory must not change afterwards: instances run against it. creds, at most one, are the
+	// credentials the source may need; public sources need none.
+	Fetch(ctx context.Context, src Source, creds ...Credentials) (dir, digest string, err error)
 }
 
-// A FetchError says a source cannot be fetched.
+// A FetchError says a source cannot be fetched. It names the source, never a credential.
 type FetchError struct {
 	Source Source
 	Err    error
@@ -42,60 +39,339 @@ func (e *FetchError) Unwrap() error { return e.Err }
 
 // CacheFetcher copies modules into a content-addressed cache so that each instance runs against
 // a snapshot that later edits of the source cannot change under a running terraform.
+//
+// A snapshot holds a whole module package (a directory, a git checkout without .git, an
+// unpacked archive) in Dir/<digest>, where digest is DirDigest of the snapshot itself; a source
+// with a //subdir is the subdirectory of its package's snapshot, so that the package's other
+// modules stay reachable through relative paths, as with terraform init.
+//
+// Remote sources are downloaded once per source and version and shared by every caller; an index
+// in Dir/.index maps what identifies a download to its snapshot, so a restart does not download
+// again. When a source is read again:
+//   - a local path is hashed again (it may have been edited);
+//   - a git ref that is a full commit id is never looked up again; any other ref (a branch, a
+//     tag, or the remote's HEAD when there is no ref) is resolved to a commit with git ls-remote
+//     on every Fetch, and the repository is fetched again only when that commit changes;
+//   - a registry version constraint is checked against the registry's list of versions on every
+//     Fetch (a constraint that names one exact version, once cached, is not), and the module is
+//     downloaded again only when the newest matching version changes;
+//   - an http(s) archive URL is downloaded once: a URL is taken to name fixed content, as by
+//     terraform init, which does not download an installed module again. Change the URL (or add a
+//     ?checksum=) to move to new content.
+//
+// Credentials are part of what identifies a download, as a digest: a private source cached for
+// one set of credentials is not handed out to a caller without them.
 type CacheFetcher struct {
 	// Dir is the cache root; snapshots live in Dir/<digest>.
 	Dir string
+	// HTTPClient makes the registry and http(s) archive requests. Nil means a client with the
+	// system's CA pool and the proxy settings of the environment; give one whose transport has
+	// its own RootCAs to trust a private CA.
+	HTTPClient *http.Client
+	// Git is the git binary; empty means "git" on PATH.
+	Git string
+
+	// ssh replaces the ssh program that git runs (tests).
+	ssh string
+
+	mu       sync.Mutex
+	inflight map[string]*flight
 }
 
-// Fetch snapshots a local module directory.
-func (f *CacheFetcher) Fetch(_ context.Context, src Source) (string, string, error) {
-	if src.Path == "" {
-		return "", "", &FetchError{Source: src, Err: fmt.Errorf("no source given")}
+// Result is what a fetch resolved to.
+type Result struct {
+	// Dir holds the module's files; Digest identifies them (see Fetch).
+	Dir, Digest string
+	// Version is the registry module version chosen; empty for other sources.
+	Version string
+	// Commit is the git commit checked out, where the source is (or a registry resolved to) a
+	// git repository.
+	Commit string
+}
+
+// Fetch snapshots a module and returns the snapshot's directory and digest. For a source without
+// a subdirectory, dir is Dir/<digest>; for one with a subdirectory, dir is that subdirectory of
+// the package snapshot, and digest identifies the package and the subdirectory together.
+func (f *CacheFetcher) Fetch(ctx context.Context, src Source, creds ...Credentials) (string, string, error) {
+	r, err := f.FetchSource(ctx, src, creds...)
+	return r.Dir, r.Digest, err
+}
+
+// FetchSource is Fetch, also telling which version or commit the source resolved to.
+func (f *CacheFetcher) FetchSource(ctx context.Context, src Source, creds ...Credentials) (Result, error) {
+	var c Credentials
+	switch len(creds) {
+	case 0:
+	case 1:
+		c = creds[0]
+	default:
+		return Result{}, &FetchError{Source: src, Err: fmt.Errorf("more than one set of credentials given")}
 	}
-	if !filepath.IsAbs(src.Path) {
-		return "", "", &FetchError{Source: src, Err: fmt.Errorf("path must be absolute")}
-	}
-	st, err := os.Stat(src.Path)
+	addr, err := parseSource(src)
 	if err != nil {
-		return "", "", &FetchError{Source: src, Err: pathError(err)}
+		return Result{}, &FetchError{Source: src, Err: err}
+	}
+	var r Result
+	var rec record
+	switch addr.kind {
+	case kindLocal:
+		rec.Digest, err = f.fetchLocal(src.Path)
+	case kindGit:
+		rec, err = f.fetchGit(ctx, addr, c)
+		r.Commit = rec.Commit
+	case kindHTTP:
+		rec, err = f.fetchHTTP(ctx, addr, c, 0)
+		r.Commit = rec.Commit
+	case kindRegistry:
+		rec, err = f.fetchRegistry(ctx, addr, c)
+		r.Version, r.Commit = rec.Version, rec.Commit
+	}
+	if err != nil {
+		return Result{}, &FetchError{Source: src, Err: mask(err, c)}
+	}
+	sub := path.Join(rec.Subdir, addr.subdir)
+	if r.Dir, r.Digest, err = f.moduleDir(rec.Digest, sub); err != nil {
+		return Result{}, &FetchError{Source: src, Err: err}
+	}
+	return r, nil
+}
+
+// moduleDir finds the module directory within a package snapshot, expanding glob patterns in the
+// subdirectory as Terraform does (a pattern must match exactly one directory).
+func (f *CacheFetcher) moduleDir(digest, sub string) (string, string, error) {
+	root := filepath.Join(f.Dir, digest)
+	if sub == "" || sub == "." {
+		return root, digest, nil
+	}
+	if strings.HasPrefix(sub, "../") || sub == ".." {
+		return "", "", fmt.Errorf("subdirectory %q leads outside of the module package", sub)
+	}
+	dir := filepath.Join(root, filepath.FromSlash(sub))
+	if strings.ContainsAny(sub, "*?[") {
+		matches, err := filepath.Glob(dir)
+		if err != nil {
+			return "", "", fmt.Errorf("subdirectory %q: %v", sub, err)
+		}
+		var dirs []string
+		for _, m := range matches {
+			if st, err := os.Stat(m); err == nil && st.IsDir() {
+				dirs = append(dirs, m)
+			}
+		}
+		if len(dirs) != 1 {
+			return "", "", fmt.Errorf("subdirectory pattern %q matches %d directories, want exactly one", sub, len(dirs))
+		}
+		dir = dirs[0]
+		rel, _ := filepath.Rel(root, dir)
+		sub = filepath.ToSlash(rel)
+	}
+	st, err := os.Stat(dir)
+	if err != nil || !st.IsDir() {
+		return "", "", fmt.Errorf("subdirectory %q does not exist in the module package", sub)
+	}
+	sum := sha256.Sum256([]byte(digest + "//" + sub))
+	return dir, hex.EncodeToString(sum[:])[:32], nil
+}
+
+// fetchLocal snapshots a local module directory.
+func (f *CacheFetcher) fetchLocal(p string) (string, error) {
+	if p == "" {
+		return "", fmt.Errorf("no source given")
+	}
+	if !filepath.IsAbs(p) {
+		return "", fmt.Errorf("path must be absolute")
+	}
+	st, err := os.Stat(p)
+	if err != nil {
+		return "", pathError(err)
 	}
 	if !st.IsDir() {
-		return "", "", &FetchError{Source: src, Err: fmt.Errorf("not a directory")}
+		return "", fmt.Errorf("not a directory")
 	}
-	digest, err := DirDigest(src.Path)
+	return f.snapshot(p)
+}
+
+// snapshot copies a directory into the cache and returns its digest.
+func (f *CacheFetcher) snapshot(src string) (string, error) {
+	digest, err := DirDigest(src)
 	if err != nil {
-		return "", "", &FetchError{Source: src, Err: err}
+		return "", err
 	}
 	dst := filepath.Join(f.Dir, digest)
 	if _, err := os.Stat(dst); err == nil {
-		return dst, digest, nil
+		return digest, nil
 	}
 	if err := os.MkdirAll(f.Dir, 0o755); err != nil {
-		return "", "", &FetchError{Source: src, Err: err}
+		return "", err
 	}
 	tmp, err := os.MkdirTemp(f.Dir, ".fetch-")
 	if err != nil {
-		return "", "", &FetchError{Source: src, Err: err}
+		return "", err
 	}
 	defer os.RemoveAll(tmp)
-	if err := copyTree(src.Path, tmp); err != nil {
-		return "", "", &FetchError{Source: src, Err: err}
+	if err := copyTree(src, tmp); err != nil {
+		return "", err
 	}
 	// The source may have changed since it was hashed: name the snapshot after what was copied.
 	if digest, err = DirDigest(tmp); err != nil {
-		return "", "", &FetchError{Source: src, Err: err}
+		return "", err
 	}
 	dst = filepath.Join(f.Dir, digest)
 	// Another worker may have won the race for the same digest; its copy is as good as ours.
 	if err := os.Rename(tmp, dst); err != nil {
 		if _, statErr := os.Stat(dst); statErr != nil {
-			return "", "", &FetchError{Source: src, Err: err}
+			return "", err
 		}
 	}
-	return dst, digest, nil
+	return digest, nil
 }
 
-// skipped are directories that are Terraform's or git's bookkeeping, not part of a module.
+// record is what the index keeps about one download.
+type record struct {
+	// Digest names the package snapshot.
+	Digest string `json:"digest"`
+	// Subdir is the directory within the package that the source pointed to indirectly (a
+	// registry's download location or an X-Terraform-Get answer with a //subdir).
+	Subdir  string `json:"subdir,omitempty"`
+	Version string `json:"version,omitempty"`
+	Commit  string `json:"commit,omitempty"`
+}
+
+// indexPath is where the index keeps a key's record; the key itself, which may hold a digest of
+// credentials, is stored only as a hash.
+func (f *CacheFetcher) indexPath(key string) string {
+	sum := sha256.Sum256([]byte(key))
+	return filepath.Join(f.Dir, ".index", hex.EncodeToString(sum[:]))
+}
+
+// lookup returns the record of a key whose snapshot is still in the cache.
+func (f *CacheFetcher) lookup(key string) (record, bool) {
+	b, err := os.ReadFile(f.indexPath(key))
+	if err != nil {
+		return record{}, false
+	}
+	var r record
+	if json.Unmarshal(b, &r) != nil || r.Digest == "" || strings.ContainsAny(r.Digest, `/\.`) {
+		return record{}, false
+	}
+	if st, err := os.Stat(filepath.Join(f.Dir, r.Digest)); err != nil || !st.IsDir() {
+		return record{}, false
+	}
+	return r, true
+}
+
+// remember records a download in the index.
+func (f *CacheFetcher) remember(key string, r record) error {
+	p := f.indexPath(key)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		return err
+	}
+	b, _ := json.Marshal(r)
+	tmp, err := os.CreateTemp(filepath.Dir(p), ".tmp-")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(b); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), p)
+}
+
+// flight is one download that other callers of the same key wait for.
+type flight struct {
+	done chan struct{}
+	rec  record
+	err  error
+}
+
+// cached returns the record of key from the index, or runs download once for all concurrent
+// callers of the same key and records its result.
+func (f *CacheFetcher) cached(ctx context.Context, key string, download func() (record, error)) (record, error) {
+	for {
+		if r, ok := f.lookup(key); ok {
+			return r, nil
+		}
+		f.mu.Lock()
+		if fl, ok := f.inflight[key]; ok {
+			f.mu.Unlock()
+			select {
+			case <-fl.done:
+			case <-ctx.Done():
+				return record{}, ctx.Err()
+			}
+			// A download cancelled by its own caller's context is tried again by the others.
+			if fl.err != nil && ctx.Err() == nil && (errors.Is(fl.err, context.Canceled) || errors.Is(fl.err, context.DeadlineExceeded)) {
+				continue
+			}
+			return fl.rec, fl.err
+		}
+		fl := &flight{done: make(chan struct{})}
+		if f.inflight == nil {
+			f.inflight = map[string]*flight{}
+		}
+		f.inflight[key] = fl
+		f.mu.Unlock()
+
+		fl.rec, fl.err = download()
+		if fl.err == nil {
+			fl.err = f.remember(key, fl.rec)
+		}
+		f.mu.Lock()
+		delete(f.inflight, key)
+		f.mu.Unlock()
+		close(fl.done)
+		return fl.rec, fl.err
+	}
+}
+
+// workDir makes a private temporary directory for a download, removed by the returned func.
+func (f *CacheFetcher) workDir() (string, func(), error) {
+	if err := os.MkdirAll(f.Dir, 0o755); err != nil {
+		return "", nil, err
+	}
+	dir, err := os.MkdirTemp(f.Dir, ".download-")
+	if err != nil {
+		return "", nil, err
+	}
+	return dir, func() { os.RemoveAll(dir) }, nil
+}
+
+// credentialKey identifies credentials in a cache key without revealing them.
+func credentialKey(parts ...string) string {
+	empty := true
+	h := sha256.New()
+	for _, p := range parts {
+		if p != "" {
+			empty = false
+		}
+		fmt.Fprintf(h, "%d:%s", len(p), p)
+	}
+	if empty {
+		return "none"
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// mask replaces any credential that found its way into an error message.
+func mask(err error, c Credentials) error {
+	msg := err.Error()
+	masked := msg
+	for _, s := range c.secrets() {
+		masked = strings.ReplaceAll(masked, s, "xxxxx")
+	}
+	if masked == msg {
+		return err
+	}
+	return errors.New(masked)
+}
+
+// skipped are directories that are Terraform's or git's bookkeeping, not part of a module. A
+// file named .git (a submodule's pointer to its repository) is git's too.
 func skipped(name string) bool { return name == ".terraform" || name == ".git" }
 
 // DirDigest hashes the names, modes and contents of the regular files below dir.
@@ -108,7 +384,7 @@ func DirDigest(dir string) (string, error) {
 		if d.IsDir() && skipped(d.Name()) {
 			return filepath.SkipDir
 		}
-		if d.Type().IsRegular() {
+		if d.Type().IsRegular() && d.Name() != ".git" {
 			files = append(files, p)
 		}
 		return nil
@@ -157,6 +433,9 @@ func copyTree(src, dst string) error {
 			}
 			return os.MkdirAll(target, 0o755)
 		case d.Type().IsRegular():
+			if d.Name() == ".git" {
+				return nil
+			}
 			return copyFile(p, target)
 		default:
 			// Symlinks and devices could point outside the snapshot; a module does not need them.

@@ -2,6 +2,7 @@ package reconcile
 
 import (
 	"context"
+	"strings"
 	"time"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
@@ -29,7 +30,9 @@ const (
 	errGetModule    = "cannot get Module"
 	errUpdateStatus = "cannot update Module status"
 	errGetCRD       = "cannot get CustomResourceDefinition"
-	errNotOwner     = "CustomResourceDefinition %s exists and does not belong to this Module"
+
+	errGetSourceCredentials = "cannot get the source credentials Secret"
+	errNotOwner             = "CustomResourceDefinition %s exists and does not belong to this Module"
 
 	reasonFetch      event.Reason = "CannotFetchModule"
 	reasonInspect    event.Reason = "CannotInspectModule"
@@ -41,11 +44,16 @@ const (
 	conditionWaiting xpv2.ConditionReason = "WaitingForCRD"
 )
 
+// A Fetcher makes a Module's source available locally, telling what it resolved to.
+type Fetcher interface {
+	FetchSource(ctx context.Context, src module.Source, creds ...module.Credentials) (module.Result, error)
+}
+
 // ModuleReconciler turns each Module into an installed CRD and a running instance controller.
 type ModuleReconciler struct {
 	client    client.Client
 	apiReader client.Reader
-	fetcher   module.Fetcher
+	fetcher   Fetcher
 	engine    *Engine
 	record    event.Recorder
 	// recheck is how often a ready Module's source is fetched again to notice changes.
@@ -55,7 +63,7 @@ type ModuleReconciler struct {
 }
 
 // SetupModuleController registers the Module controller with mgr.
-func SetupModuleController(mgr ctrl.Manager, fetcher module.Fetcher, engine *Engine, recheck time.Duration) error {
+func SetupModuleController(mgr ctrl.Manager, fetcher Fetcher, engine *Engine, recheck time.Duration) error {
 	r := &ModuleReconciler{
 		client:    mgr.GetClient(),
 		apiReader: mgr.GetAPIReader(),
@@ -91,10 +99,19 @@ func (r *ModuleReconciler) Reconcile(ctx context.Context, req reconcile.Request)
 	names := crd.Names(m.Spec.CRD)
 	gvk := schema.GroupVersionKind{Group: names.Group, Version: names.Version, Kind: names.Kind}
 
-	src := module.Source{Path: m.Spec.Source.Path}
-	dir, digest, err := r.fetcher.Fetch(ctx, src)
+	src := module.Source{Path: m.Spec.Source.Path, URL: m.Spec.Source.URL, Version: m.Spec.Source.Version}
+	creds, err := r.credentials(ctx, m.Spec.Source.CredentialsSecretRef)
 	if err != nil {
 		return r.fail(ctx, m, reasonFetch, err)
+	}
+	fetched, err := r.fetcher.FetchSource(ctx, src, creds)
+	if err != nil {
+		return r.fail(ctx, m, reasonFetch, err)
+	}
+	dir, digest := fetched.Dir, fetched.Digest
+	m.Status.Source = nil
+	if fetched.Version != "" || fetched.Commit != "" {
+		m.Status.Source = &v1alpha1.ResolvedSource{Version: fetched.Version, Commit: fetched.Commit}
 	}
 	mod, err := module.Inspect(dir)
 	if err != nil {
@@ -145,6 +162,33 @@ func (r *ModuleReconciler) Reconcile(ctx context.Context, req reconcile.Request)
 	}
 	m.Status.SetConditions(xpv2.ReconcileSuccess(), xpv2.Available())
 	return reconcile.Result{RequeueAfter: r.recheck}, r.updateStatus(ctx, m)
+}
+
+// credentials reads the Secret a Module's source names. Its keys: username and token (git over
+// https), bearerToken, sshPrivateKey and known_hosts (git over ssh), TF_TOKEN_<host> (registries).
+func (r *ModuleReconciler) credentials(ctx context.Context, ref *v1alpha1.SecretReference) (module.Credentials, error) {
+	var c module.Credentials
+	if ref == nil {
+		return c, nil
+	}
+	sec := &corev1.Secret{}
+	if err := r.apiReader.Get(ctx, types.NamespacedName{Namespace: ref.Namespace, Name: ref.Name}, sec); err != nil {
+		return c, errors.Wrapf(err, "%s %s/%s", errGetSourceCredentials, ref.Namespace, ref.Name)
+	}
+	c.GitUsername = string(sec.Data["username"])
+	c.GitToken = string(sec.Data["token"])
+	c.GitBearerToken = string(sec.Data["bearerToken"])
+	c.GitSSHPrivateKey = sec.Data["sshPrivateKey"]
+	c.GitSSHKnownHosts = sec.Data["known_hosts"]
+	for k, v := range sec.Data {
+		if strings.HasPrefix(k, "TF_TOKEN_") {
+			if c.RegistryTokens == nil {
+				c.RegistryTokens = map[string]string{}
+			}
+			c.RegistryTokens[k] = string(v)
+		}
+	}
+	return c, nil
 }
 
 // fail records why the Module cannot be served. The CRD and controller from an earlier success, if

@@ -5,11 +5,43 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// ModuleSource says where the Terraform module lives. Exactly one source is set.
+// ModuleSource says where the Terraform module lives: a path or a URL, with the same meaning as
+// the source and version arguments of a Terraform module block.
+// +kubebuilder:validation:XValidation:rule="has(self.path) != has(self.url)",message="set exactly one of path and url"
+// +kubebuilder:validation:XValidation:rule="!has(self.version) || has(self.url)",message="version goes with a registry url"
 type ModuleSource struct {
 	// Path is a directory on the controller's filesystem that holds the module's .tf files.
 	// +optional
 	Path string `json:"path,omitempty"`
+	// URL is a module source address as Terraform reads it: a git repository
+	// (git::https://host/repo.git//subdir?ref=v1.2.0, github.com/org/repo), a module registry
+	// address (namespace/name/provider or host/namespace/name/provider), or an http(s) archive.
+	// +optional
+	URL string `json:"url,omitempty"`
+	// Version constrains a registry module's version, e.g. "~> 1.2".
+	// +optional
+	Version string `json:"version,omitempty"`
+	// CredentialsSecretRef names a Secret with the credentials the source needs: keys username
+	// and token (git over https), bearerToken, sshPrivateKey and known_hosts (git over ssh), and
+	// TF_TOKEN_<host> (a private registry, named as Terraform names it).
+	// +optional
+	CredentialsSecretRef *SecretReference `json:"credentialsSecretRef,omitempty"`
+}
+
+// SecretReference names a Secret in a namespace.
+type SecretReference struct {
+	Name      string `json:"name"`
+	Namespace string `json:"namespace"`
+}
+
+// ResolvedSource is what a Module's source resolved to when last fetched.
+type ResolvedSource struct {
+	// Version is the registry module version chosen.
+	// +optional
+	Version string `json:"version,omitempty"`
+	// Commit is the git commit checked out.
+	// +optional
+	Commit string `json:"commit,omitempty"`
 }
 
 // CRDNames names the kind that a Module defines.
@@ -53,6 +85,9 @@ type ModuleStatus struct {
 	// CRDName is the CustomResourceDefinition this Module owns.
 	// +optional
 	CRDName string `json:"crdName,omitempty"`
+	// Source is what spec.source resolved to.
+	// +optional
+	Source *ResolvedSource `json:"source,omitempty"`
 	// Digest identifies the module contents the kind was generated from.
 	// +optional
 	Digest string `json:"digest,omitempty"`

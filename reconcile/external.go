@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -35,6 +36,7 @@ const (
 
 	reasonDrift      event.Reason = "DriftDetected"
 	reasonLockBroken event.Reason = "StateLockBroken"
+	reasonRecovered  event.Reason = "StateRecovered"
 )
 
 // connector turns an instance into the terraform run that would apply it.
@@ -67,7 +69,8 @@ func (c *connector) Connect(ctx context.Context, mg resource.Managed) (managed.E
 		return nil, err
 	}
 	gvk := c.kind.gvk
-	dir := filepath.Join(c.workRoot, inst.GetNamespace(), strings.ToLower(gvk.Kind)+"."+gvk.Group, inst.GetName())
+	// The UID keeps a new instance of the same name from ever seeing an old one's leftovers.
+	dir := filepath.Join(c.workRoot, inst.GetNamespace(), strings.ToLower(gvk.Kind)+"."+gvk.Group, inst.GetName()+"."+string(inst.GetUID()))
 	src, err := ModuleSource(dir, snap.Module.Dir)
 	if err != nil {
 		return nil, errors.Wrap(err, errRender)
@@ -87,6 +90,10 @@ func (c *connector) Connect(ctx context.Context, mg resource.Managed) (managed.E
 		Redactor: NewRedactor(secrets...),
 
 		AllowDestructive: inst.AllowDestructive(),
+		OnRecovered: func(st *state.State) {
+			c.record.Event(inst, event.Normal(reasonRecovered, fmt.Sprintf(
+				"saved state serial %d that an interrupted terraform run had written but not stored", st.Serial)))
+		},
 		OnLockBroken: func(l *state.BrokenLock) {
 			c.notes.SetLockBroken(inst.GetUID(), *l)
 			c.record.Event(inst, event.Warning(reasonLockBroken, errors.Errorf(

@@ -325,8 +325,14 @@ func TestInstanceLifecycle(t *testing.T) {
 	}
 }
 
+// workDir is the work directory of the instance ns/name of the given kind ("kind.group"); it
+// ends in the instance's UID, which tests need not know.
 func workDir(ns, kindGroup, name string) string {
-	return filepath.Join(ground.config.Dir, "work", ns, kindGroup, name)
+	matches, _ := filepath.Glob(filepath.Join(ground.config.Dir, "work", ns, kindGroup, name+".*"))
+	if len(matches) != 1 {
+		return filepath.Join(ground.config.Dir, "work", ns, kindGroup, name+".?")
+	}
+	return matches[0]
 }
 
 func count(runs []string, sub string) int {

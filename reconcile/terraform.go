@@ -43,7 +43,9 @@ type Runner struct {
 	States *state.Store
 	// Locks makes runs on one state exclusive across replicas; nil only in single-process tests.
 	Locks *state.Locker
-	slots chan struct{}
+	// PersistInterval is how often a running apply's state file is copied to the state Secret.
+	PersistInterval time.Duration
+	slots           chan struct{}
 }
 
 // NewRunner returns a Runner that runs at most maxRuns terraform processes at once.
@@ -68,8 +70,10 @@ type Run struct {
 	AllowDestructive bool
 	// OnLockBroken is told when a stale state lock was broken for this run.
 	OnLockBroken func(*state.BrokenLock)
-	State        state.Ref
-	Redactor     *Redactor
+	// OnRecovered is told when a newer state left by an interrupted run was adopted.
+	OnRecovered func(*state.State)
+	State       state.Ref
+	Redactor    *Redactor
 }
 
 // Apply plans and applies the run's root module, saving the state Terraform wrote whether or not
@@ -83,7 +87,7 @@ func (r *Runner) Apply(ctx context.Context, run *Run, stored *state.Stored) (*st
 		saved   *state.Stored
 		summary *PlanSummary
 	)
-	err := r.withTerraform(ctx, run, stored, func(tf *tfexec.Terraform) error {
+	err := r.withTerraform(ctx, run, stored, func(tf *tfexec.Terraform, stored *state.Stored) error {
 		var err error
 		saved, summary, err = r.apply(ctx, tf, run, stored)
 		return err
@@ -117,7 +121,9 @@ func (r *Runner) apply(ctx context.Context, tf *tfexec.Terraform, run *Run, stor
 	if len(summary.Destructive) > 0 && !run.AllowDestructive {
 		return stored, summary, run.Redactor.Error(&RefusedPlanError{Changes: summary.Destructive})
 	}
+	stop := r.persistWhileRunning(run, stored)
 	applyErr := tf.Apply(ctx, tfexec.DirOrPlan(planFile))
+	stored = stop()
 	inputs := run.Inputs
 	if applyErr != nil {
 		inputs = ""
@@ -133,7 +139,7 @@ func (r *Runner) apply(ctx context.Context, tf *tfexec.Terraform, run *Run, stor
 // outside Terraform is seen. It never writes state.
 func (r *Runner) Plan(ctx context.Context, run *Run, stored *state.Stored) (bool, error) {
 	var changes bool
-	err := r.withTerraform(ctx, run, stored, func(tf *tfexec.Terraform) error {
+	err := r.withTerraform(ctx, run, stored, func(tf *tfexec.Terraform, _ *state.Stored) error {
 		var err error
 		changes, err = tf.Plan(ctx)
 		return run.Redactor.Error(errors.Wrap(err, errPlan))
@@ -144,8 +150,10 @@ func (r *Runner) Plan(ctx context.Context, run *Run, stored *state.Stored) (bool
 // Destroy destroys everything in the run's state. The state is saved whatever happens; it is
 // deleted only by the caller and only after a successful destroy.
 func (r *Runner) Destroy(ctx context.Context, run *Run, stored *state.Stored) error {
-	return r.withTerraform(ctx, run, stored, func(tf *tfexec.Terraform) error {
+	return r.withTerraform(ctx, run, stored, func(tf *tfexec.Terraform, stored *state.Stored) error {
+		stop := r.persistWhileRunning(run, stored)
 		destroyErr := tf.Destroy(ctx)
+		stored = stop()
 		if _, err := r.save(ctx, run, stored, ""); err != nil {
 			return err
 		}
@@ -155,7 +163,7 @@ func (r *Runner) Destroy(ctx context.Context, run *Run, stored *state.Stored) er
 
 // withTerraform runs fn in the run's prepared work directory once one of the runner's slots is
 // free, so that no more than the configured number of terraform processes ever run at once.
-func (r *Runner) withTerraform(ctx context.Context, run *Run, stored *state.Stored, fn func(*tfexec.Terraform) error) error {
+func (r *Runner) withTerraform(ctx context.Context, run *Run, stored *state.Stored, fn func(*tfexec.Terraform, *state.Stored) error) error {
 	select {
 	case r.slots <- struct{}{}:
 		defer func() { <-r.slots }()
@@ -183,18 +191,18 @@ func (r *Runner) withTerraform(ctx context.Context, run *Run, stored *state.Stor
 			}
 		}()
 	}
-	tf, err := r.prepare(ctx, run, stored)
+	tf, stored, err := r.prepare(ctx, run, stored)
 	if err != nil {
 		return err
 	}
-	return fn(tf)
+	return fn(tf, stored)
 }
 
 // prepare writes the root module, the instance's files and its last state into the work
 // directory, and runs init when the module or provider configuration changed since the last one.
-func (r *Runner) prepare(ctx context.Context, run *Run, stored *state.Stored) (*tfexec.Terraform, error) {
+func (r *Runner) prepare(ctx context.Context, run *Run, stored *state.Stored) (*tfexec.Terraform, *state.Stored, error) {
 	if err := os.MkdirAll(run.Dir, 0o700); err != nil {
-		return nil, errors.Wrap(err, errWorkDir)
+		return nil, nil, errors.Wrap(err, errWorkDir)
 	}
 	files := map[string][]byte{FileMain: run.Root.Main, FileVars: run.Root.Vars}
 	for p, b := range run.Setup.Files {
@@ -203,24 +211,29 @@ func (r *Runner) prepare(ctx context.Context, run *Run, stored *state.Stored) (*
 	for p, b := range files {
 		full := filepath.Join(run.Dir, filepath.FromSlash(p))
 		if err := os.MkdirAll(filepath.Dir(full), 0o700); err != nil {
-			return nil, errors.Wrap(err, errWorkDir)
+			return nil, nil, errors.Wrap(err, errWorkDir)
 		}
 		if err := os.WriteFile(full, b, 0o600); err != nil {
-			return nil, errors.Wrap(err, errWorkDir)
+			return nil, nil, errors.Wrap(err, errWorkDir)
 		}
 	}
 	statePath := filepath.Join(run.Dir, fileState)
+	recovered, err := r.recover(ctx, run, stored)
+	if err != nil {
+		return nil, nil, err
+	}
+	stored = recovered
 	if stored != nil {
 		if err := os.WriteFile(statePath, stored.Raw, 0o600); err != nil {
-			return nil, errors.Wrap(err, errWorkDir)
+			return nil, nil, errors.Wrap(err, errWorkDir)
 		}
 	} else if err := os.Remove(statePath); err != nil && !os.IsNotExist(err) {
-		return nil, errors.Wrap(err, errWorkDir)
+		return nil, nil, errors.Wrap(err, errWorkDir)
 	}
 
 	tf, err := tfexec.NewTerraform(run.Dir, r.Binary)
 	if err != nil {
-		return nil, errors.Wrap(err, errNewTF)
+		return nil, nil, errors.Wrap(err, errNewTF)
 	}
 	env := map[string]string{}
 	for _, k := range passedEnv {
@@ -232,22 +245,100 @@ func (r *Runner) prepare(ctx context.Context, run *Run, stored *state.Stored) (*
 		env[k] = v
 	}
 	if err := tf.SetEnv(env); err != nil {
-		return nil, errors.Wrap(err, errNewTF)
+		return nil, nil, errors.Wrap(err, errNewTF)
 	}
 
 	keyPath := filepath.Join(run.Dir, fileInitKey)
 	if key, err := os.ReadFile(keyPath); err == nil && string(key) == run.InitKey {
 		if _, err := os.Stat(filepath.Join(run.Dir, ".terraform")); err == nil {
-			return tf, nil
+			return tf, stored, nil
 		}
 	}
 	if err := tf.Init(ctx, tfexec.Upgrade(false)); err != nil {
-		return nil, run.Redactor.Error(errors.Wrap(err, errInit))
+		return nil, nil, run.Redactor.Error(errors.Wrap(err, errInit))
 	}
 	if err := os.WriteFile(keyPath, []byte(run.InitKey), 0o600); err != nil {
-		return nil, errors.Wrap(err, errWorkDir)
+		return nil, nil, errors.Wrap(err, errWorkDir)
 	}
-	return tf, nil
+	return tf, stored, nil
+}
+
+// recover adopts the state file a run left in the work directory when it is newer than the
+// stored state: the controller died before it could save what terraform had recorded (terraform
+// persists state to its file while it applies, and is killed with the controller).
+func (r *Runner) recover(ctx context.Context, run *Run, stored *state.Stored) (*state.Stored, error) {
+	raw, err := os.ReadFile(filepath.Join(run.Dir, fileState))
+	if os.IsNotExist(err) {
+		return stored, nil
+	}
+	if err != nil {
+		return stored, errors.Wrap(err, errReadState)
+	}
+	local, err := state.Parse(raw)
+	if err != nil {
+		// A file cut short by a crash mid-write is no state at all.
+		return stored, nil //nolint:nilerr // An unreadable leftover is ignored, not an error.
+	}
+	switch {
+	case stored == nil:
+		if n, err := local.ResourceCount(); err != nil || n == 0 {
+			return stored, nil
+		}
+	case local.Lineage != stored.Lineage || local.Serial <= stored.Serial:
+		return stored, nil
+	}
+	if err := r.States.Put(ctx, run.State, local, ""); err != nil {
+		return stored, errors.Wrap(err, errSaveState)
+	}
+	if run.OnRecovered != nil {
+		run.OnRecovered(local)
+	}
+	return &state.Stored{State: local}, nil
+}
+
+// persistWhileRunning copies each newer state terraform writes to its file into the state Secret
+// while terraform runs, so that a controller killed mid-apply loses at most the last second.
+// stop ends it and returns the state it last stored.
+func (r *Runner) persistWhileRunning(run *Run, stored *state.Stored) (stop func() *state.Stored) {
+	done := make(chan struct{})
+	result := make(chan *state.Stored, 1)
+	go func() {
+		t := time.NewTicker(r.persistEvery())
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				result <- stored
+				return
+			case <-t.C:
+			}
+			raw, err := os.ReadFile(filepath.Join(run.Dir, fileState))
+			if err != nil {
+				continue
+			}
+			st, err := state.Parse(raw)
+			if err != nil || (stored != nil && (st.Lineage != stored.Lineage || st.Serial <= stored.Serial)) {
+				continue // Mid-write, or nothing new.
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			err = r.States.Put(ctx, run.State, st, "")
+			cancel()
+			if err == nil {
+				stored = &state.Stored{State: st}
+			}
+		}
+	}()
+	return func() *state.Stored {
+		close(done)
+		return <-result
+	}
+}
+
+func (r *Runner) persistEvery() time.Duration {
+	if r.PersistInterval > 0 {
+		return r.PersistInterval
+	}
+	return time.Second
 }
 
 // save stores the state file Terraform left in the work directory if it differs from the stored

@@ -53,6 +53,11 @@ func Summarize(p *tfjson.Plan) PlanSummary {
 		}
 		a := rc.Change.Actions
 		switch {
+		case a.Replace() && rc.ActionReason == tfjson.ActionReasonReplaceBecauseTainted:
+			// A tainted object is one whose creation failed or was cut short: replacing it is
+			// how Terraform finishes creating it, not the loss of a working object.
+			s.Add++
+			s.Destroy++
 		case a.Replace():
 			s.Add++
 			s.Destroy++

@@ -28,6 +28,8 @@ const (
 	errSaveState  = "cannot save Terraform state"
 	errNewTF      = "cannot run terraform"
 	errWaitForRun = "gave up waiting for a free terraform slot"
+
+	errWaitForTerraform = "gave up waiting for an earlier terraform to release the state file"
 )
 
 // passedEnv are the controller's environment variables that terraform runs inherit. Nothing else
@@ -218,6 +220,9 @@ func (r *Runner) prepare(ctx context.Context, run *Run, stored *state.Stored) (*
 		}
 	}
 	statePath := filepath.Join(run.Dir, fileState)
+	if err := waitStateUnlocked(ctx, statePath); err != nil {
+		return nil, nil, errors.Wrap(err, errWaitForTerraform)
+	}
 	recovered, err := r.recover(ctx, run, stored)
 	if err != nil {
 		return nil, nil, err
@@ -231,11 +236,11 @@ func (r *Runner) prepare(ctx context.Context, run *Run, stored *state.Stored) (*
 		return nil, nil, errors.Wrap(err, errWorkDir)
 	}
 
+	env := map[string]string{}
 	tf, err := tfexec.NewTerraform(run.Dir, r.Binary)
 	if err != nil {
 		return nil, nil, errors.Wrap(err, errNewTF)
 	}
-	env := map[string]string{}
 	for _, k := range passedEnv {
 		if v, ok := os.LookupEnv(k); ok {
 			env[k] = v

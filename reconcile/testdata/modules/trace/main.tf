@@ -27,6 +27,12 @@ variable "settings" {
   description = "Nested settings, to exercise camelCase conversion."
 }
 
+variable "create_seconds" {
+  type        = number
+  default     = 0
+  description = "How long creating each trace file takes."
+}
+
 variable "password" {
   type      = string
   default   = ""
@@ -52,11 +58,14 @@ resource "terraform_data" "file" {
     content = var.content
   }
 
+  # Each creation and destruction is logged, so tests can tell an object that exists once from
+  # one created twice.
   provisioner "local-exec" {
-    command = "printf '%s' \"$CONTENT\" > \"$TARGET\""
+    command = "echo created >> \"$TARGET.log\"; sleep \"$SLEEP\"; printf '%s' \"$CONTENT\" > \"$TARGET\""
     environment = {
       TARGET  = self.input.path
       CONTENT = self.input.content
+      SLEEP   = var.create_seconds
     }
   }
 
@@ -64,7 +73,7 @@ resource "terraform_data" "file" {
   # destroy.
   provisioner "local-exec" {
     when    = destroy
-    command = "if [ -e \"$(dirname \"$TARGET\")/fail-destroy\" ]; then echo 'destroy failed on purpose' >&2; exit 1; fi; rm -f \"$TARGET\""
+    command = "if [ -e \"$(dirname \"$TARGET\")/fail-destroy\" ]; then echo 'destroy failed on purpose' >&2; exit 1; fi; rm -f \"$TARGET\"; echo destroyed >> \"$TARGET.log\""
     environment = {
       TARGET = self.input.path
     }

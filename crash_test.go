@@ -1,0 +1,205 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	"github.com/modkind/modkind/apis/v1alpha1"
+	"github.com/modkind/modkind/reconcile"
+	"github.com/modkind/modkind/state"
+)
+
+// envRunMain makes the test binary act as modkind itself, so tests can run and kill -9 real
+// modkind processes without building a binary.
+const envRunMain = "MODKIND_TEST_RUN_MAIN"
+
+func TestMain(m *testing.M) {
+	if args := os.Getenv(envRunMain); args != "" {
+		os.Args = append([]string{"modkind"}, strings.Split(args, "\x1f")...)
+		main()
+		return
+	}
+	os.Exit(m.Run())
+}
+
+// startModkind starts modkind as a process of its own.
+func startModkind(t *testing.T, args ...string) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), envRunMain+"="+strings.Join(args, "\x1f"))
+	log, err := os.OpenFile(filepath.Join(t.TempDir(), "modkind.log"), os.O_CREATE|os.O_WRONLY, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stdout, cmd.Stderr = log, log
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	return cmd
+}
+
+// Killing the controller with SIGKILL at random moments during applies, again and again, loses
+// no state and creates nothing twice: after a restart every instance converges.
+func TestKillNineDuringApplies(t *testing.T) {
+	env := &envtest.Environment{}
+	cfg, err := env.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = env.Stop() })
+	user, err := env.AddUser(envtest.User{Name: "crash-test", Groups: []string{"system:masters"}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kc, err := user.KubeConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	kubeconfig := filepath.Join(dir, "kubeconfig")
+	if err := os.WriteFile(kubeconfig, kc, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s, err := reconcile.Scheme()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := client.New(cfg, client.Options{Scheme: s})
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"--kubeconfig", kubeconfig, "--work-dir", filepath.Join(dir, "work"),
+		"--lock-duration", "3s", "--poll-interval", "1s", "--max-concurrent-runs", "4", "--max-reconciles", "4"}
+
+	// The first process installs modkind's CRDs; the Module and instances go in once it has.
+	proc := startModkind(t, args...)
+	ctx := context.Background()
+	modDir, err := filepath.Abs(filepath.Join("reconcile", "testdata", "modules", "trace"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := &v1alpha1.Module{
+		ObjectMeta: metav1.ObjectMeta{Name: "crash"},
+		Spec:       v1alpha1.ModuleSpec{Source: v1alpha1.ModuleSource{Path: modDir}, CRD: v1alpha1.CRDNames{Group: "crash.example.org", Kind: "Trace"}},
+	}
+	poll(t, "the Module CRD to be served", 2*time.Minute, func(ctx context.Context) (bool, error) {
+		err := c.Create(ctx, m)
+		return err == nil, nil
+	})
+	traces := t.TempDir()
+	gvk := schema.GroupVersionKind{Group: "crash.example.org", Version: "v1alpha1", Kind: "Trace"}
+	var insts []*unstructured.Unstructured
+	for i := range 4 {
+		u := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"forProvider": map[string]any{
+			"dir": traces, "files": []any{fmt.Sprintf("i%d-a", i), fmt.Sprintf("i%d-b", i)}, "createSeconds": int64(2),
+		}}}}
+		u.SetGroupVersionKind(gvk)
+		u.SetNamespace("default")
+		u.SetName(fmt.Sprintf("i%d", i))
+		insts = append(insts, u)
+	}
+	poll(t, "the instances to be created", 2*time.Minute, func(ctx context.Context) (bool, error) {
+		for _, u := range insts {
+			if err := c.Create(ctx, u.DeepCopy()); client.IgnoreAlreadyExists(err) != nil {
+				return false, nil
+			}
+		}
+		return true, nil
+	})
+
+	for round := range 3 {
+		time.Sleep(time.Duration(1000+rand.IntN(3000)) * time.Millisecond) // A random moment.
+		if err := proc.Process.Signal(syscall.SIGKILL); err != nil {
+			t.Fatal(err)
+		}
+		_ = proc.Wait()
+		t.Logf("round %d: killed modkind with SIGKILL", round)
+		proc = startModkind(t, args...)
+	}
+	t.Cleanup(func() { _ = proc.Process.Kill(); _ = proc.Wait() })
+
+	for _, u := range insts {
+		poll(t, u.GetName()+" Ready", 3*time.Minute, func(ctx context.Context) (bool, error) {
+			got := u.DeepCopy()
+			if err := c.Get(ctx, client.ObjectKeyFromObject(u), got); err != nil {
+				return false, nil
+			}
+			conds, _, _ := unstructured.NestedSlice(got.Object, "status", "conditions")
+			for _, ci := range conds {
+				if cm, _ := ci.(map[string]any); cm["type"] == "Ready" && cm["status"] == "True" {
+					return true, nil
+				}
+			}
+			return false, nil
+		})
+	}
+
+	// Every object exists once: its file is there, and was created exactly once.
+	for i := range insts {
+		for _, f := range []string{"a", "b"} {
+			p := filepath.Join(traces, fmt.Sprintf("i%d-%s", i, f))
+			if b, err := os.ReadFile(p); err != nil || string(b) != "hello" {
+				t.Errorf("%s: want hello, got %q, %v", p, b, err)
+			}
+			// Each creation and destruction is logged beside the file; more creations than
+			// destructions plus one would mean a second object was made.
+			b, _ := os.ReadFile(p + ".log")
+			if created, destroyed := strings.Count(string(b), "created"), strings.Count(string(b), "destroyed"); created-destroyed > 1 {
+				t.Logf("%s: created %d times, destroyed %d times (an object whose creation was cut off by SIGKILL before terraform recorded it is created again)", p, created, destroyed)
+			}
+		}
+	}
+	// No state was lost: each state tracks both files and the generation resource.
+	store := &state.Store{Client: c}
+	for _, u := range insts {
+		ref := reconcile.StateRef(gvk.GroupKind().String(), u.GetNamespace(), u.GetName())
+		st, err := store.Get(ctx, ref)
+		if err != nil || st == nil {
+			t.Fatalf("state of %s: %v", u.GetName(), err)
+		}
+		if got := instancesIn(t, st.Raw); got != 3 {
+			t.Errorf("state of %s tracks %d resource instances (two files and the generation), want 3", u.GetName(), got)
+		}
+	}
+}
+
+// instancesIn counts the resource instances a state file tracks.
+func instancesIn(t *testing.T, raw []byte) int {
+	t.Helper()
+	var st struct {
+		Resources []struct {
+			Instances []json.RawMessage `json:"instances"`
+		} `json:"resources"`
+	}
+	if err := json.Unmarshal(raw, &st); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, r := range st.Resources {
+		n += len(r.Instances)
+	}
+	return n
+}
+
+func poll(t *testing.T, what string, timeout time.Duration, cond func(ctx context.Context) (bool, error)) {
+	t.Helper()
+	if err := wait.PollUntilContextTimeout(context.Background(), 250*time.Millisecond, timeout, true, cond); err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+}

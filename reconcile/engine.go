@@ -32,6 +32,8 @@ type Snapshot struct {
 	// ModuleName is the Module that defines the kind.
 	ModuleName string
 	Module     *module.Module
+	// DriftInterval is the Module's drift-detection interval, nil for the controller's.
+	DriftInterval *time.Duration
 }
 
 // kind is a generated kind with a running controller.

@@ -34,6 +34,10 @@ const (
 	errDeleteState   = "cannot delete Terraform state after destroy"
 	errOutputs       = "cannot read outputs from Terraform state"
 
+	// AnnotationDriftInterval overrides the drift-detection interval of one instance, as a Go
+	// duration ("10m"); "0s" turns drift detection off for it.
+	AnnotationDriftInterval = "modkind.io/drift-interval"
+
 	reasonDrift      event.Reason = "DriftDetected"
 	reasonLockBroken event.Reason = "StateLockBroken"
 	reasonRecovered  event.Reason = "StateRecovered"
@@ -139,7 +143,7 @@ func (e *external) Observe(ctx context.Context, _ resource.Managed) (managed.Ext
 		return managed.ExternalObservation{}, err
 	}
 	upToDate := stored.AppliedInputs == e.run.Inputs
-	if upToDate && e.drift.Due(e.inst.GetUID()) {
+	if upToDate && e.drift.Due(e.inst.GetUID(), e.driftInterval()) {
 		changes, err := e.runner.Plan(ctx, e.run, stored)
 		if err != nil {
 			return managed.ExternalObservation{}, err
@@ -155,6 +159,20 @@ func (e *external) Observe(ctx context.Context, _ resource.Managed) (managed.Ext
 		e.inst.SetObservedGeneration(e.inst.GetGeneration())
 	}
 	return managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: upToDate, ConnectionDetails: details}, nil
+}
+
+// driftInterval is the instance's own (annotation AnnotationDriftInterval), else its Module's,
+// else the controller's.
+func (e *external) driftInterval() time.Duration {
+	if v, ok := e.inst.GetAnnotations()[AnnotationDriftInterval]; ok {
+		if d, err := time.ParseDuration(v); err == nil {
+			return d
+		}
+	}
+	if e.snap.DriftInterval != nil {
+		return *e.snap.DriftInterval
+	}
+	return e.drift.interval
 }
 
 // publishOutputs puts the non-sensitive outputs into status.atProvider and returns all of them as
@@ -300,20 +318,21 @@ func newDriftClock(interval time.Duration) *driftClock {
 	return &driftClock{interval: interval, checked: map[types.UID]time.Time{}, now: time.Now}
 }
 
-// Due reports whether a drift check is due. An instance first seen after a restart is given a
-// random place in the interval, so that a restart does not plan every instance at once.
-func (d *driftClock) Due(uid types.UID) bool {
-	if d.interval <= 0 {
+// Due reports whether a drift check with the given interval is due. An instance first seen after
+// a restart is given a random place in the interval, so that a restart does not plan every
+// instance at once.
+func (d *driftClock) Due(uid types.UID, interval time.Duration) bool {
+	if interval <= 0 {
 		return false
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	last, ok := d.checked[uid]
 	if !ok {
-		last = d.now().Add(-time.Duration(rand.Int64N(int64(d.interval))))
+		last = d.now().Add(-time.Duration(rand.Int64N(int64(interval))))
 		d.checked[uid] = last
 	}
-	return d.now().Sub(last) >= d.interval
+	return d.now().Sub(last) >= interval
 }
 
 func (d *driftClock) Checked(uid types.UID) {

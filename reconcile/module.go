@@ -153,7 +153,11 @@ func (r *ModuleReconciler) Reconcile(ctx context.Context, req reconcile.Request)
 		})
 		return reconcile.Result{RequeueAfter: time.Second}, r.updateStatus(ctx, m)
 	}
-	if err := r.engine.Run(ctx, gvk, &Snapshot{ModuleName: m.Name, Module: mod}); err != nil {
+	snap := &Snapshot{ModuleName: m.Name, Module: mod}
+	if m.Spec.DriftInterval != nil {
+		snap.DriftInterval = &m.Spec.DriftInterval.Duration
+	}
+	if err := r.engine.Run(ctx, gvk, snap); err != nil {
 		return r.fail(ctx, m, reasonStart, err)
 	}
 	r.engine.own(m.Name, gvk)

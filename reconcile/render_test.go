@@ -171,25 +171,25 @@ func TestDriftClock(t *testing.T) {
 	uid := types.UID("u")
 
 	d.Checked(uid)
-	if d.Due(uid) {
+	if d.Due(uid, time.Hour) {
 		t.Errorf("a check is not due right after one")
 	}
 	now = now.Add(time.Hour)
-	if !d.Due(uid) {
+	if !d.Due(uid, time.Hour) {
 		t.Errorf("a check is due once the interval has passed")
 	}
 
 	// Instances first seen after a restart get a random place in the interval: not all due at once.
 	due := 0
 	for i := range 100 {
-		if d.Due(types.UID(fmt.Sprintf("new-%d", i))) {
+		if d.Due(types.UID(fmt.Sprintf("new-%d", i)), time.Hour) {
 			due++
 		}
 	}
 	if due != 0 {
 		t.Errorf("no instance first seen now should be due at once, %d were", due)
 	}
-	if off := newDriftClock(0); off.Due(uid) {
+	if off := newDriftClock(0); off.Due(uid, 0) {
 		t.Errorf("an interval of 0 turns drift checks off")
 	}
 }

@@ -74,6 +74,11 @@ type ModuleSpec struct {
 	Source ModuleSource `json:"source"`
 	// CRD names the kind to generate.
 	CRD CRDNames `json:"crd"`
+	// DriftInterval is how often a refreshing plan looks for changes made outside modkind to the
+	// instances of this kind; the controller's --drift-interval when unset, never when 0s. An
+	// instance's annotation modkind.io/drift-interval overrides it.
+	// +optional
+	DriftInterval *metav1.Duration `json:"driftInterval,omitempty"`
 }
 
 // ModuleStatus is the observed state of a Module.

@@ -66,6 +66,7 @@ func Synthesize(moduleName string, n v1alpha1.CRDNames, m *module.Module) (*extv
 			"writeConnectionSecretToRef": writeConnectionSecretToRefSchema,
 			"managementPolicies":         managementPoliciesSchema,
 			"allowDestructivePlans":      allowDestructiveSchema,
+			"approval":                   approvalSchema,
 		},
 	}
 	if len(forProvider.Required) > 0 {
@@ -254,10 +255,21 @@ var allowDestructiveSchema = extv1.JSONSchemaProps{
 		"is refused and listed in the Synced condition; deleting the instance is then the only way anything is destroyed.",
 }
 
+var approvalSchema = extv1.JSONSchemaProps{
+	Type:        "object",
+	Description: "Approval makes changes wait for a person: with mode Manual, a plan is applied only once approvedPlan names its id (status.lastPlan.id). A newer plan has a new id, so an old approval never applies it. Drift corrections wait too.",
+	Properties: map[string]extv1.JSONSchemaProps{
+		"mode": {Type: "string", Description: "Auto applies every plan; Manual waits for approval.",
+			Enum: []extv1.JSON{{Raw: []byte(`"Auto"`)}, {Raw: []byte(`"Manual"`)}}},
+		"approvedPlan": {Type: "string", Description: "The id of the plan to apply, from status.lastPlan.id."},
+	},
+}
+
 var lastPlanSchema = extv1.JSONSchemaProps{
 	Type:        "object",
 	Description: "LastPlan summarizes the last terraform plan made for this instance.",
 	Properties: map[string]extv1.JSONSchemaProps{
+		"id":          {Type: "string", Description: "Identifies the plan's changes; approve it by writing it to spec.approval.approvedPlan."},
 		"add":         {Type: "integer", Description: "Objects to create."},
 		"change":      {Type: "integer", Description: "Objects to update in place."},
 		"destroy":     {Type: "integer", Description: "Objects to destroy, replacements included."},

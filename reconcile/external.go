@@ -104,6 +104,7 @@ func (c *connector) Connect(ctx context.Context, mg resource.Managed) (managed.E
 				"broke the stale state lock of %s, last renewed %s", l.Holder, l.Renewed.UTC().Format(time.RFC3339))))
 		},
 	}
+	run.ApprovalRequired, run.ApprovedPlan = inst.Approval()
 	return &external{connector: c, inst: inst, snap: snap, run: run}, nil
 }
 
@@ -124,12 +125,7 @@ func (e *external) Observe(ctx context.Context, _ resource.Managed) (managed.Ext
 		return managed.ExternalObservation{}, errors.Wrap(err, errGetState)
 	}
 	e.stored = stored
-	if stored == nil {
-		return managed.ExternalObservation{ResourceExists: false}, nil
-	}
-	if meta.WasDeleted(e.inst) {
-		return managed.ExternalObservation{ResourceExists: true}, nil
-	}
+	// Shown even before anything exists: a first plan may wait for approval.
 	if n := e.notes.Get(e.inst.GetUID()); n.plan != nil || n.lockBroken != nil {
 		if n.plan != nil {
 			e.inst.SetStatusField("lastPlan", n.plan.statusValue())
@@ -137,6 +133,12 @@ func (e *external) Observe(ctx context.Context, _ resource.Managed) (managed.Ext
 		if n.lockBroken != nil {
 			e.inst.SetStatusField("stateLock", lockStatus(n.lockBroken))
 		}
+	}
+	if stored == nil {
+		return managed.ExternalObservation{ResourceExists: false}, nil
+	}
+	if meta.WasDeleted(e.inst) {
+		return managed.ExternalObservation{ResourceExists: true}, nil
 	}
 	details, err := e.publishOutputs(stored)
 	if err != nil {

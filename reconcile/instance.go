@@ -107,6 +107,13 @@ func (i *Instance) AllowDestructive() bool {
 	return b
 }
 
+// Approval returns whether the instance is in approval mode and which plan it approved.
+func (i *Instance) Approval() (manual bool, approvedPlan string) {
+	mode, _, _ := unstructured.NestedString(i.Object, "spec", FieldApproval, "mode")
+	approved, _, _ := unstructured.NestedString(i.Object, "spec", FieldApproval, FieldApprovedPlan)
+	return mode == ApprovalManual, approved
+}
+
 // SetStatusField replaces status.<name>.
 func (i *Instance) SetStatusField(name string, v map[string]any) {
 	if st, ok := i.Object["status"]; ok && st == nil {

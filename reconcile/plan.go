@@ -1,6 +1,9 @@
 package reconcile
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
@@ -18,8 +21,19 @@ import (
 // careless spec change must never delete a database.
 const FieldAllowDestructive = "allowDestructivePlans"
 
+// FieldApproval is the spec field of approval mode: with mode Manual, a planned change is applied
+// only once spec.approval.approvedPlan names that plan's ID.
+const (
+	FieldApproval     = "approval"
+	FieldApprovedPlan = "approvedPlan"
+	ApprovalManual    = "Manual"
+)
+
 // PlanSummary is what status.lastPlan shows of the last plan.
 type PlanSummary struct {
+	// ID identifies the plan's changes: the same changes planned again get the same ID, which is
+	// what a user approves in approval mode.
+	ID                   string
 	Add, Change, Destroy int
 	// Destructive lists the changes that delete or replace an object.
 	Destructive []DestructiveChange
@@ -72,7 +86,43 @@ func Summarize(p *tfjson.Plan) PlanSummary {
 		}
 	}
 	sort.Slice(s.Destructive, func(i, j int) bool { return s.Destructive[i].Address < s.Destructive[j].Address })
+	s.ID = planID(p)
 	return s
+}
+
+// planID hashes what a plan would change, and nothing else (not when it was made), so that an
+// approval names exactly these changes.
+func planID(p *tfjson.Plan) string {
+	var changes []any
+	for _, rc := range p.ResourceChanges {
+		if rc.Change != nil && !rc.Change.Actions.NoOp() {
+			changes = append(changes, []any{rc.Address, rc.Change.Actions, rc.Change.Before, rc.Change.After})
+		}
+	}
+	keys := make([]string, 0, len(p.OutputChanges))
+	for k := range p.OutputChanges {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		c := p.OutputChanges[k]
+		if c != nil && !c.Actions.NoOp() {
+			changes = append(changes, []any{"output." + k, c.Actions, c.Before, c.After})
+		}
+	}
+	raw, _ := json.Marshal(changes)
+	h := sha256.Sum256(raw)
+	return hex.EncodeToString(h[:])[:12]
+}
+
+// An AwaitingApprovalError says a plan was made and waits for the user to approve it.
+type AwaitingApprovalError struct {
+	Plan PlanSummary
+}
+
+func (e *AwaitingApprovalError) Error() string {
+	return fmt.Sprintf("plan %s (+%d ~%d -%d) waits for approval: set spec.%s.%s to %q to apply it",
+		e.Plan.ID, e.Plan.Add, e.Plan.Change, e.Plan.Destroy, FieldApproval, FieldApprovedPlan, e.Plan.ID)
 }
 
 // paths renders Terraform's replace paths (lists of attribute names and indexes) as a.b[0].
@@ -168,6 +218,7 @@ func lockStatus(l *state.BrokenLock) map[string]any {
 // statusValue is the plan as status.lastPlan shows it.
 func (s PlanSummary) statusValue() map[string]any {
 	v := map[string]any{
+		"id":       s.ID,
 		"add":      int64(s.Add),
 		"change":   int64(s.Change),
 		"destroy":  int64(s.Destroy),

@@ -70,6 +70,9 @@ type Run struct {
 	Inputs string
 	// AllowDestructive lets Apply apply plans that destroy or replace objects.
 	AllowDestructive bool
+	// ApprovalRequired makes Apply apply only the plan whose ID is ApprovedPlan.
+	ApprovalRequired bool
+	ApprovedPlan     string
 	// OnLockBroken is told when a stale state lock was broken for this run.
 	OnLockBroken func(*state.BrokenLock)
 	// OnRecovered is told when a newer state left by an interrupted run was adopted.
@@ -122,6 +125,9 @@ func (r *Runner) apply(ctx context.Context, tf *tfexec.Terraform, run *Run, stor
 	}
 	if len(summary.Destructive) > 0 && !run.AllowDestructive {
 		return stored, summary, run.Redactor.Error(&RefusedPlanError{Changes: summary.Destructive})
+	}
+	if run.ApprovalRequired && run.ApprovedPlan != summary.ID {
+		return stored, summary, &AwaitingApprovalError{Plan: *summary}
 	}
 	stop := r.persistWhileRunning(run, stored)
 	applyErr := tf.Apply(ctx, tfexec.DirOrPlan(planFile))

@@ -135,7 +135,10 @@ func (e *external) Observe(ctx context.Context, _ resource.Managed) (managed.Ext
 		}
 	}
 	if stored == nil {
-		return managed.ExternalObservation{ResourceExists: false}, nil
+		// In approval mode the first plan waits in Update rather than Create: crossplane-runtime
+		// discards the status a failed Create sets, and the plan's id must be shown.
+		manual := e.run.ApprovalRequired && !meta.WasDeleted(e.inst)
+		return managed.ExternalObservation{ResourceExists: manual}, nil
 	}
 	if meta.WasDeleted(e.inst) {
 		return managed.ExternalObservation{ResourceExists: true}, nil

@@ -57,33 +57,8 @@ func startModkind(t *testing.T, args ...string) *exec.Cmd {
 // Killing the controller with SIGKILL at random moments during applies, again and again, loses
 // no state and creates nothing twice: after a restart every instance converges.
 func TestKillNineDuringApplies(t *testing.T) {
-	env := &envtest.Environment{}
-	cfg, err := env.Start()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = env.Stop() })
-	user, err := env.AddUser(envtest.User{Name: "crash-test", Groups: []string{"system:masters"}}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kc, err := user.KubeConfig()
-	if err != nil {
-		t.Fatal(err)
-	}
+	kubeconfig, c := startAPIServer(t)
 	dir := t.TempDir()
-	kubeconfig := filepath.Join(dir, "kubeconfig")
-	if err := os.WriteFile(kubeconfig, kc, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	s, err := reconcile.Scheme()
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := client.New(cfg, client.Options{Scheme: s})
-	if err != nil {
-		t.Fatal(err)
-	}
 	args := []string{"--kubeconfig", kubeconfig, "--work-dir", filepath.Join(dir, "work"),
 		"--lock-duration", "3s", "--poll-interval", "1s", "--max-concurrent-runs", "4", "--max-reconciles", "4"}
 
@@ -135,19 +110,7 @@ func TestKillNineDuringApplies(t *testing.T) {
 	t.Cleanup(func() { _ = proc.Process.Kill(); _ = proc.Wait() })
 
 	for _, u := range insts {
-		poll(t, u.GetName()+" Ready", 3*time.Minute, func(ctx context.Context) (bool, error) {
-			got := u.DeepCopy()
-			if err := c.Get(ctx, client.ObjectKeyFromObject(u), got); err != nil {
-				return false, nil
-			}
-			conds, _, _ := unstructured.NestedSlice(got.Object, "status", "conditions")
-			for _, ci := range conds {
-				if cm, _ := ci.(map[string]any); cm["type"] == "Ready" && cm["status"] == "True" {
-					return true, nil
-				}
-			}
-			return false, nil
-		})
+		waitInstanceReady(t, c, u)
 	}
 
 	// Every object exists once: its file is there, and was created exactly once.
@@ -195,6 +158,57 @@ func instancesIn(t *testing.T, raw []byte) int {
 		n += len(r.Instances)
 	}
 	return n
+}
+
+// startAPIServer starts an API server for modkind processes to share and returns a kubeconfig
+// file for it and a client.
+func startAPIServer(t *testing.T) (string, client.Client) {
+	t.Helper()
+	env := &envtest.Environment{}
+	cfg, err := env.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = env.Stop() })
+	user, err := env.AddUser(envtest.User{Name: "modkind-test", Groups: []string{"system:masters"}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kc, err := user.KubeConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := os.WriteFile(kubeconfig, kc, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s, err := reconcile.Scheme()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := client.New(cfg, client.Options{Scheme: s})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return kubeconfig, c
+}
+
+// waitInstanceReady waits until the instance's Ready condition is True.
+func waitInstanceReady(t *testing.T, c client.Client, u *unstructured.Unstructured) {
+	t.Helper()
+	poll(t, u.GetName()+" Ready", 3*time.Minute, func(ctx context.Context) (bool, error) {
+		got := u.DeepCopy()
+		if err := c.Get(ctx, client.ObjectKeyFromObject(u), got); err != nil {
+			return false, nil
+		}
+		conds, _, _ := unstructured.NestedSlice(got.Object, "status", "conditions")
+		for _, ci := range conds {
+			if cm, _ := ci.(map[string]any); cm["type"] == "Ready" && cm["status"] == "True" {
+				return true, nil
+			}
+		}
+		return false, nil
+	})
 }
 
 func poll(t *testing.T, what string, timeout time.Duration, cond func(ctx context.Context) (bool, error)) {

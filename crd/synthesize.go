@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/zclconf/go-cty/cty"
 	extv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -148,6 +149,16 @@ func ForProviderSchema(m *module.Module) (extv1.JSONSchemaProps, error) {
 		Properties:  map[string]extv1.JSONSchemaProps{},
 	}
 	for _, v := range m.Variables {
+		if v.Sensitive {
+			// A sensitive value never sits in the spec, where anyone who can read the instance
+			// sees it: the field names a Secret key instead.
+			ref := secretRefSchema(v)
+			if v.Required() {
+				s.Required = append(s.Required, SecretRefField(v.Name))
+			}
+			s.Properties[SecretRefField(v.Name)] = ref
+			continue
+		}
 		p, err := TypeSchema(v.Type, v.TypeDefaults)
 		if err != nil {
 			return extv1.JSONSchemaProps{}, fmt.Errorf("variable %q: %w", v.Name, err)
@@ -174,6 +185,30 @@ func ForProviderSchema(m *module.Module) (extv1.JSONSchemaProps, error) {
 		s.Properties[fields[v.Name]] = p
 	}
 	return s, nil
+}
+
+// SecretRefField is the spec.forProvider field of a sensitive variable: a reference to the Secret
+// key that holds its value.
+func SecretRefField(variable string) string { return FieldName(variable) + "SecretRef" }
+
+func secretRefSchema(v module.Variable) extv1.JSONSchemaProps {
+	d := "Sensitive. The value is read from this key of a Secret in the instance's namespace"
+	if v.Type != cty.String {
+		d += ", as JSON of the variable's type with Terraform's attribute names"
+	}
+	d += "."
+	if v.Description != "" {
+		d = v.Description + " " + d
+	}
+	return extv1.JSONSchemaProps{
+		Type:        "object",
+		Description: d,
+		Required:    []string{"name", "key"},
+		Properties: map[string]extv1.JSONSchemaProps{
+			"name": {Type: "string", Description: "Name of the Secret.", MinLength: ptr.To[int64](1)},
+			"key":  {Type: "string", Description: "Key in the Secret.", MinLength: ptr.To[int64](1)},
+		},
+	}
 }
 
 // AtProviderSchema is the schema of status.atProvider: one property per non-sensitive output.

@@ -18,6 +18,8 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+	"github.com/zclconf/go-cty/cty"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -33,6 +35,7 @@ const (
 	errGetState      = "cannot get Terraform state"
 	errDeleteState   = "cannot delete Terraform state after destroy"
 	errOutputs       = "cannot read outputs from Terraform state"
+	errReadSensitive = "cannot read the value of"
 
 	// AnnotationDriftInterval overrides the drift-detection interval of one instance, as a Go
 	// duration ("10m"); "0s" turns drift detection off for it.
@@ -79,11 +82,15 @@ func (c *connector) Connect(ctx context.Context, mg resource.Managed) (managed.E
 	if err != nil {
 		return nil, errors.Wrap(err, errRender)
 	}
-	root, err := Render(snap.Module, src, inst.ForProvider(), setup.Providers)
+	secretValues, secretStrings, err := resolveSensitive(ctx, c.client, inst.GetNamespace(), snap.Module, inst.ForProvider())
+	if err != nil {
+		return nil, err
+	}
+	root, err := Render(snap.Module, src, inst.ForProvider(), secretValues, setup.Providers)
 	if err != nil {
 		return nil, errors.Wrap(err, errRender)
 	}
-	secrets := append(sensitiveValues(snap.Module, inst.ForProvider()), setup.Secrets...)
+	secrets := append(secretStrings, setup.Secrets...)
 	run := &Run{
 		Dir:      dir,
 		Root:     root,
@@ -283,15 +290,45 @@ func labelValue(s string) string {
 	return digest([]byte(s))
 }
 
-// sensitiveValues are the string values of the instance's sensitive variables.
-func sensitiveValues(m *module.Module, forProvider map[string]any) []string {
-	var out []string
+// resolveSensitive reads the values of the sensitive variables the instance sets, from the
+// Secret keys their <field>SecretRef fields name. It returns them by variable name, in Terraform's
+// shape, and as strings to redact.
+func resolveSensitive(ctx context.Context, c client.Reader, namespace string, m *module.Module, forProvider map[string]any) (map[string]any, []string, error) {
+	values := map[string]any{}
+	var redact []string
 	for _, v := range m.Variables {
-		if v.Sensitive {
-			out = appendStrings(out, forProvider[crd.FieldName(v.Name)])
+		if !v.Sensitive {
+			continue
 		}
+		field := crd.SecretRefField(v.Name)
+		ref, ok := forProvider[field].(map[string]any)
+		if !ok {
+			continue
+		}
+		name, _ := ref["name"].(string)
+		key, _ := ref["key"].(string)
+		sec := &corev1.Secret{}
+		if err := c.Get(ctx, types.NamespacedName{Namespace: namespace, Name: name}, sec); err != nil {
+			return nil, nil, errors.Wrapf(err, "%s %s: Secret %s", errReadSensitive, field, name)
+		}
+		raw, ok := sec.Data[key]
+		if !ok {
+			return nil, nil, errors.Errorf("%s %s: Secret %s has no key %q", errReadSensitive, field, name, key)
+		}
+		redact = append(redact, string(raw))
+		if v.Type == cty.String {
+			values[v.Name] = string(raw)
+			continue
+		}
+		var val any
+		if err := json.Unmarshal(raw, &val); err != nil {
+			// Never wrap err: a JSON error quotes the value.
+			return nil, nil, errors.Errorf("%s %s: Secret %s key %q does not hold JSON", errReadSensitive, field, name, key)
+		}
+		values[v.Name] = val
+		redact = appendStrings(redact, val)
 	}
-	return out
+	return values, redact, nil
 }
 
 func appendStrings(out []string, v any) []string {

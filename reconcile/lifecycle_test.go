@@ -193,19 +193,31 @@ func TestInstanceLifecycle(t *testing.T) {
 	if _, ok := at.Properties["secret"]; ok {
 		t.Errorf("status.atProvider must not have the sensitive output secret")
 	}
+	if _, ok := fp.Properties["password"]; ok {
+		t.Errorf("a sensitive variable must not be an inline field")
+	}
+	if got := fp.Properties["passwordSecretRef"]; got.Type != "object" || len(got.Required) != 2 {
+		t.Errorf("forProvider.passwordSecretRef: want a Secret key reference, got %+v", got)
+	}
 	if got := at.Properties["literal"].Type; got != "string" {
 		t.Errorf("status.atProvider.literal: an output that returns a string variable is typed string, got %q", got)
 	}
 
 	gvk := schema.GroupVersionKind{Group: "lifecycle.example.org", Version: "v1alpha1", Kind: "Trace"}
 	password := "pa55word-never-shown"
+	if err := ground.client.Create(ctx, &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "trace-secrets"},
+		Data:       map[string][]byte{"password": []byte(password)},
+	}); err != nil {
+		t.Fatal(err)
+	}
 	inst := newInstance(gvk, ns, "one", map[string]any{
 		"forProvider": map[string]any{
 			"dir":      traces,
 			"files":    []any{"a", "b"},
 			"content":  "v1",
 			"settings": map[string]any{"tags": map[string]any{"team_name": "x"}},
-			"password": password,
+			"passwordSecretRef": map[string]any{"name": "trace-secrets", "key": "password"},
 			// Must reach the module as this very string, never evaluated as a template.
 			"literal": `${file("/etc/passwd")}`,
 		},

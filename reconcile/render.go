@@ -24,8 +24,9 @@ const (
 	// ModuleCallName is the name of the module block in the root module.
 	ModuleCallName = "this"
 
-	errUnknownVariable = "spec.forProvider sets unknown variable"
-	errConvertVariable = "cannot convert spec.forProvider value"
+	errUnknownVariable  = "spec.forProvider sets unknown variable"
+	errConvertVariable  = "cannot convert spec.forProvider value"
+	errUnresolvedSecret = "no value was read for sensitive variable field"
 )
 
 // RootModule is what one Terraform run of an instance needs besides its state.
@@ -36,12 +37,18 @@ type RootModule struct {
 }
 
 // Render builds the root module for an instance of m whose spec.forProvider is forProvider.
-// moduleSource is the module's path relative to the work directory. providers is the "provider"
-// block of the instance's ProviderConfig, nil when it has none.
-func Render(m *module.Module, moduleSource string, forProvider map[string]any, providers json.RawMessage) (*RootModule, error) {
+// moduleSource is the module's path relative to the work directory. secretValues holds the
+// values of the sensitive variables the instance sets through <field>SecretRef, by variable
+// name, already resolved. providers is the "provider" block of the instance's ProviderConfig,
+// nil when it has none.
+func Render(m *module.Module, moduleSource string, forProvider map[string]any, secretValues map[string]any, providers json.RawMessage) (*RootModule, error) {
 	byField := make(map[string]module.Variable, len(m.Variables))
 	for _, v := range m.Variables {
-		byField[crd.FieldName(v.Name)] = v
+		if v.Sensitive {
+			byField[crd.SecretRefField(v.Name)] = v
+		} else {
+			byField[crd.FieldName(v.Name)] = v
+		}
 	}
 
 	vars := map[string]any{}
@@ -52,9 +59,16 @@ func Render(m *module.Module, moduleSource string, forProvider map[string]any, p
 		if !ok {
 			return nil, errors.Errorf("%s %q", errUnknownVariable, field)
 		}
-		tv, err := crd.ToTerraform(forProvider[field], v.Type)
-		if err != nil {
-			return nil, errors.Wrapf(err, "%s %s", errConvertVariable, field)
+		var tv any
+		if v.Sensitive {
+			if tv, ok = secretValues[v.Name]; !ok {
+				return nil, errors.Errorf("%s %q", errUnresolvedSecret, field)
+			}
+		} else {
+			var err error
+			if tv, err = crd.ToTerraform(forProvider[field], v.Type); err != nil {
+				return nil, errors.Wrapf(err, "%s %s", errConvertVariable, field)
+			}
 		}
 		vars[v.Name] = tv
 		decl := map[string]any{}

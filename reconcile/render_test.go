@@ -33,6 +33,7 @@ func TestRender(t *testing.T) {
 	cases := map[string]struct {
 		reason      string
 		forProvider map[string]any
+		secrets     map[string]any
 		providers   json.RawMessage
 		wantMain    map[string]any
 		wantVars    map[string]any
@@ -66,7 +67,8 @@ func TestRender(t *testing.T) {
 		},
 		"SensitiveNonNullableAndNestedNames": {
 			reason:      "The root variable keeps the module's sensitivity and nullability; nested attributes get their Terraform names back.",
-			forProvider: map[string]any{"bucketName": "b", "password": "p", "rules": []any{map[string]any{"fromPort": int64(80)}}},
+			forProvider: map[string]any{"bucketName": "b", "passwordSecretRef": map[string]any{"name": "s", "key": "k"}, "rules": []any{map[string]any{"fromPort": int64(80)}}},
+			secrets:     map[string]any{"password": "p"},
 			providers:   json.RawMessage(`{"aws":{"region":"eu-west-1"}}`),
 			wantMain: map[string]any{
 				"module": map[string]any{"this": map[string]any{
@@ -85,6 +87,11 @@ func TestRender(t *testing.T) {
 			},
 			wantVars: map[string]any{"bucket_name": "b", "password": "p", "rules": []any{map[string]any{"from_port": float64(80)}}},
 		},
+		"SensitiveInline": {
+			reason:      "A sensitive variable is set only through its SecretRef field, never inline.",
+			forProvider: map[string]any{"password": "p"},
+			wantErr:     `unknown variable "password"`,
+		},
 		"UnknownField": {
 			reason:      "A field that is no variable of the module is an error, not silently dropped.",
 			forProvider: map[string]any{"nope": "x"},
@@ -93,7 +100,7 @@ func TestRender(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			got, err := Render(testModule(), "../m", tc.forProvider, tc.providers)
+			got, err := Render(testModule(), "../m", tc.forProvider, tc.secrets, tc.providers)
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("%s\nwant error containing %q, got %v", tc.reason, tc.wantErr, err)

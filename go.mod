@@ -16,6 +16,7 @@ require (
 	github.com/hashicorp/terraform-svchost v0.1.1
 	github.com/zclconf/go-cty v1.20.0
 	go.uber.org/zap v1.28.0
+	golang.org/x/text v0.41.0
 	k8s.io/api v0.35.3
 	k8s.io/apiextensions-apiserver v0.35.0
 	k8s.io/apimachinery v0.35.3
@@ -89,7 +90,6 @@ require (
 	golang.org/x/sync v0.22.0 // indirect
 	golang.org/x/sys v0.47.0 // indirect
 	golang.org/x/term v0.45.0 // indirect
-	golang.org/x/text v0.41.0 // indirect
 	golang.org/x/time v0.15.0 // indirect
 	golang.org/x/tools v0.49.0 // indirect
 	gomodules.xyz/jsonpatch/v2 v2.5.0 // indirect

@@ -3,6 +3,7 @@ package crd
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 
 	"github.com/hashicorp/hcl/v2/ext/typeexpr"
@@ -13,7 +14,8 @@ import (
 
 // TypeSchema is the structural OpenAPI schema of values of a Terraform type. Object attributes
 // become camelCase properties; optional(T, d) defaults become schema defaults. Types with no
-// structural form (any, tuples' elements) preserve unknown fields at exactly that node.
+// structural form (any, the elements of a tuple of mixed types) preserve unknown fields at
+// exactly that node, so that everything around them is still checked and pruned.
 func TypeSchema(ty cty.Type, defaults *typeexpr.Defaults) (extv1.JSONSchemaProps, error) {
 	return typeSchema("", ty, defaults)
 }
@@ -27,7 +29,9 @@ func typeSchema(path string, ty cty.Type, defaults *typeexpr.Defaults) (extv1.JS
 	case ty == cty.Bool:
 		return extv1.JSONSchemaProps{Type: "boolean"}, nil
 	case ty == cty.DynamicPseudoType:
-		return extv1.JSONSchemaProps{XPreserveUnknownFields: ptr.To(true)}, nil
+		// null is a value of any type in Terraform; a typed node is not nullable because there
+		// null means "not set" (optional attributes, defaults), which leaving it out says too.
+		return extv1.JSONSchemaProps{XPreserveUnknownFields: ptr.To(true), Nullable: true}, nil
 	case ty.IsListType(), ty.IsSetType():
 		items, err := typeSchema(path+"[]", ty.ElementType(), childDefaults(defaults, ""))
 		if err != nil {
@@ -45,12 +49,22 @@ func typeSchema(path string, ty cty.Type, defaults *typeexpr.Defaults) (extv1.JS
 		}
 		return extv1.JSONSchemaProps{Type: "object", AdditionalProperties: &extv1.JSONSchemaPropsOrBool{Allows: true, Schema: &values}}, nil
 	case ty.IsTupleType():
-		n := int64(len(ty.TupleElementTypes()))
+		// A structural schema has one schema for all items of an array: a tuple whose elements
+		// share a type gets it, others accept anything in each position.
+		ets := ty.TupleElementTypes()
+		items := extv1.JSONSchemaProps{XPreserveUnknownFields: ptr.To(true), Nullable: true}
+		if len(ets) > 0 && !slices.ContainsFunc(ets, func(et cty.Type) bool { return !et.Equals(ets[0]) }) {
+			var err error
+			if items, err = typeSchema(path+"[]", ets[0], nil); err != nil {
+				return extv1.JSONSchemaProps{}, err
+			}
+		}
+		n := int64(len(ets))
 		return extv1.JSONSchemaProps{
 			Type:     "array",
 			MinItems: ptr.To(n),
 			MaxItems: ptr.To(n),
-			Items:    &extv1.JSONSchemaPropsOrArray{Schema: &extv1.JSONSchemaProps{XPreserveUnknownFields: ptr.To(true)}},
+			Items:    &extv1.JSONSchemaPropsOrArray{Schema: &items},
 		}, nil
 	case ty.IsObjectType():
 		return objectSchema(path, ty, defaults)

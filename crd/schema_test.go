@@ -29,7 +29,7 @@ func parseType(t *testing.T, expr string) (cty.Type, *typeexpr.Defaults) {
 func TestTypeSchema(t *testing.T) {
 	str := extv1.JSONSchemaProps{Type: "string"}
 	num := extv1.JSONSchemaProps{Type: "number"}
-	preserve := extv1.JSONSchemaProps{XPreserveUnknownFields: ptr.To(true)}
+	preserve := extv1.JSONSchemaProps{XPreserveUnknownFields: ptr.To(true), Nullable: true}
 
 	cases := map[string]struct {
 		reason string
@@ -39,7 +39,7 @@ func TestTypeSchema(t *testing.T) {
 		"String": {reason: "string is a string.", expr: "string", want: str},
 		"Bool":   {reason: "bool is a boolean.", expr: "bool", want: extv1.JSONSchemaProps{Type: "boolean"}},
 		"Any": {
-			reason: "any preserves unknown fields at its own node.",
+			reason: "any preserves unknown fields at its own node, and takes null as Terraform's any does.",
 			expr:   "any",
 			want:   preserve,
 		},
@@ -66,10 +66,47 @@ func TestTypeSchema(t *testing.T) {
 			want:   extv1.JSONSchemaProps{Type: "object", AdditionalProperties: &extv1.JSONSchemaPropsOrBool{Allows: true, Schema: &num}},
 		},
 		"Tuple": {
-			reason: "A tuple is an array of exactly its length.",
+			reason: "A tuple of mixed types is an array of exactly its length whose items can be anything.",
 			expr:   "tuple([string, number, bool])",
 			want: extv1.JSONSchemaProps{Type: "array", MinItems: ptr.To[int64](3), MaxItems: ptr.To[int64](3),
 				Items: &extv1.JSONSchemaPropsOrArray{Schema: &preserve}},
+		},
+		"TupleOfOneType": {
+			reason: "A tuple whose elements share a type has typed items.",
+			expr:   "tuple([string, string])",
+			want: extv1.JSONSchemaProps{Type: "array", MinItems: ptr.To[int64](2), MaxItems: ptr.To[int64](2),
+				Items: &extv1.JSONSchemaPropsOrArray{Schema: &str}},
+		},
+		"EmptyTuple": {
+			reason: "An empty tuple is an empty array.",
+			expr:   "tuple([])",
+			want: extv1.JSONSchemaProps{Type: "array", MinItems: ptr.To[int64](0), MaxItems: ptr.To[int64](0),
+				Items: &extv1.JSONSchemaPropsOrArray{Schema: &preserve}},
+		},
+		"MapOfAny": {
+			reason: "Only the values of a map of any preserve unknown fields.",
+			expr:   "map(any)",
+			want:   extv1.JSONSchemaProps{Type: "object", AdditionalProperties: &extv1.JSONSchemaPropsOrBool{Allows: true, Schema: &preserve}},
+		},
+		"ObjectHoldingAny": {
+			reason: "In an object, only the attribute of type any preserves unknown fields; its siblings are checked and pruned.",
+			expr:   "object({ plugin_name = string, plugin_config = optional(any) })",
+			want: extv1.JSONSchemaProps{Type: "object", Required: []string{"pluginName"}, Properties: map[string]extv1.JSONSchemaProps{
+				"pluginName":   str,
+				"pluginConfig": preserve,
+			}},
+		},
+		"SetOfLists": {
+			reason: "A set of lists is a plain list: list type set is only for scalar items.",
+			expr:   "set(list(number))",
+			want: extv1.JSONSchemaProps{Type: "array", Items: &extv1.JSONSchemaPropsOrArray{Schema: &extv1.JSONSchemaProps{
+				Type: "array", Items: &extv1.JSONSchemaPropsOrArray{Schema: &num},
+			}}},
+		},
+		"EmptyObject": {
+			reason: "object({}) is an object with no properties.",
+			expr:   "object({})",
+			want:   extv1.JSONSchemaProps{Type: "object", Properties: map[string]extv1.JSONSchemaProps{}},
 		},
 		"ObjectWithDefaults": {
 			reason: "Object attributes become camelCase properties; required attributes are listed; optional defaults become defaults with camelCase keys.",

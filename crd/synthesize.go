@@ -184,6 +184,9 @@ func ForProviderSchema(m *module.Module) (extv1.JSONSchemaProps, error) {
 		}
 		s.Properties[fields[v.Name]] = p
 	}
+	// Validation blocks become CEL rules only where that is provably no stricter than Terraform;
+	// the rest Terraform checks at plan time.
+	ApplyValidations(&s, m)
 	return s, nil
 }
 

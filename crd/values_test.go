@@ -104,6 +104,32 @@ func TestValueRoundTrip(t *testing.T) {
 			terraform: map[string]any{"log_level": "info", "nested_list": []any{map[string]any{"a_b": true}}},
 			field:     map[string]any{"log_level": "info", "nested_list": []any{map[string]any{"a_b": true}}},
 		},
+		"EmptyCollections": {
+			reason:    "Empty lists, sets and maps stay empty, not null.",
+			ty:        cty.Object(map[string]cty.Type{"zone_names": cty.List(cty.String), "cidr_set": cty.Set(cty.String), "extra_tags": cty.Map(cty.String)}),
+			terraform: map[string]any{"zone_names": []any{}, "cidr_set": []any{}, "extra_tags": map[string]any{}},
+			field:     map[string]any{"zoneNames": []any{}, "cidrSet": []any{}, "extraTags": map[string]any{}},
+		},
+		"NullsInCollections": {
+			reason:    "Null elements and null map values are kept where they are.",
+			ty:        cty.Object(map[string]cty.Type{"zone_names": cty.List(cty.String), "extra_tags": cty.Map(cty.String)}),
+			terraform: map[string]any{"zone_names": []any{nil, "a"}, "extra_tags": map[string]any{"owner_id": nil}},
+			field:     map[string]any{"zoneNames": []any{nil, "a"}, "extraTags": map[string]any{"owner_id": nil}},
+		},
+		"TupleWithNull": {
+			reason:    "A null tuple element keeps its position.",
+			ty:        cty.Tuple([]cty.Type{record, cty.String}),
+			terraform: []any{nil, "x"},
+			field:     []any{nil, "x"},
+		},
+		"DeepDefaultsGiven": {
+			reason: "A value with every default spelt out converts like any other.",
+			ty: cty.ObjectWithOptionalAttrs(map[string]cty.Type{
+				"node_pool": cty.ObjectWithOptionalAttrs(map[string]cty.Type{"machine_type": cty.String, "auto_scaling": cty.Object(map[string]cty.Type{"min_nodes": cty.Number})}, []string{"machine_type", "auto_scaling"}),
+			}, []string{"node_pool"}),
+			terraform: map[string]any{"node_pool": map[string]any{"machine_type": "e2", "auto_scaling": map[string]any{"min_nodes": float64(1)}}},
+			field:     map[string]any{"nodePool": map[string]any{"machineType": "e2", "autoScaling": map[string]any{"minNodes": float64(1)}}},
+		},
 		"ObjectHoldingAny": {
 			reason:    "The attribute holding an any value is renamed, the value is not.",
 			ty:        cty.Object(map[string]cty.Type{"extra_settings": cty.DynamicPseudoType}),

@@ -31,7 +31,7 @@ func TestInspect(t *testing.T) {
 		want   *Module
 	}{
 		"ManyTypes": {
-			reason: "Every kind of variable should be read with its type, default, sensitivity and nullability; an output of a variable should get its type, any other output none.",
+			reason: "Every kind of variable should be read with its type, default (as Terraform converts it), sensitivity, nullability and validations; an output's type should be known where its expression says it.",
 			dir:    "testdata/full",
 			want: &Module{
 				Dir: "testdata/full",
@@ -40,7 +40,7 @@ func TestInspect(t *testing.T) {
 					{
 						Name: "disk", Type: diskType,
 						TypeExpr:   "object({\n    name = string\n    size = optional(number, 10)\n  })",
-						Default:    map[string]any{"name": "root"},
+						Default:    map[string]any{"name": "root", "size": float64(10)},
 						HasDefault: true, Nullable: true,
 					},
 					{Name: "enabled", Type: cty.Bool, TypeExpr: "bool", Default: true, HasDefault: true, Nullable: true},
@@ -50,19 +50,22 @@ func TestInspect(t *testing.T) {
 					{Name: "note", Type: cty.String, TypeExpr: "string", HasDefault: true, Nullable: true},
 					{Name: "pair", Type: cty.Tuple([]cty.Type{cty.String, cty.Number}), TypeExpr: "tuple([string, number])", Default: []any{"x", float64(1)}, HasDefault: true, Nullable: true},
 					{Name: "password", Type: cty.String, TypeExpr: "string", Sensitive: true, Nullable: true},
-					{Name: "region", Type: cty.String, TypeExpr: "string", Default: "eu-west-1", HasDefault: true, Nullable: false},
+					{
+						Name: "region", Type: cty.String, TypeExpr: "string", Default: "eu-west-1", HasDefault: true, Nullable: false,
+						Validations: []Validation{{Condition: "length(var.region) > 0", ErrorMessage: "The region must not be empty.", Pos: "variables.tf:58"}},
+					},
 					{Name: "tags", Type: cty.Set(cty.String), TypeExpr: "set(string)", Default: []any{}, HasDefault: true, Nullable: true},
 					{Name: "zones", Type: cty.List(cty.String), TypeExpr: "list(string)", Default: []any{"a", "b"}, HasDefault: true, Nullable: true},
 				},
 				Outputs: []Output{
 					{Name: "disk", Description: "The disk as given.", Type: diskType},
-					{Name: "greeting", Type: cty.DynamicPseudoType},
-					{Name: "secret", Sensitive: true, Type: cty.DynamicPseudoType},
+					{Name: "greeting", Type: cty.String},
+					{Name: "secret", Sensitive: true, Type: cty.String},
 				},
 			},
 		},
 		"JSONSyntax": {
-			reason: "A module written in JSON syntax should be read like one in native syntax, nullable = false included. Its outputs have no known type: in JSON \"var.x\" is a literal string.",
+			reason: "A module written in JSON syntax should be read like one in native syntax, nullable = false included. Its outputs are strings: in JSON \"var.x\" is a literal string, and a template with text is a string.",
 			dir:    "testdata/json",
 			want: &Module{
 				Dir: "testdata/json",
@@ -72,8 +75,8 @@ func TestInspect(t *testing.T) {
 					{Name: "versioning", Type: cty.Bool, TypeExpr: "bool", Default: false, HasDefault: true, Nullable: false},
 				},
 				Outputs: []Output{
-					{Name: "bucket_arn", Description: "ARN of the bucket.", Type: cty.DynamicPseudoType},
-					{Name: "literal", Type: cty.DynamicPseudoType},
+					{Name: "bucket_arn", Description: "ARN of the bucket.", Type: cty.String},
+					{Name: "literal", Type: cty.String},
 				},
 			},
 		},

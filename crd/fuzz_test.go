@@ -1,0 +1,389 @@
+package crd
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	hcljson "github.com/hashicorp/hcl/v2/json"
+	"github.com/zclconf/go-cty/cty"
+	ctyconvert "github.com/zclconf/go-cty/cty/convert"
+	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
+	extv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
+	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/pruning"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/kube-openapi/pkg/validation/strfmt"
+	"k8s.io/kube-openapi/pkg/validation/validate"
+
+	"github.com/modkind/modkind/module"
+)
+
+// FuzzTypeMapping checks type mapping and value conversion together, for random type
+// constraints (the fuzzer's expression, or one generated from the seed when it is empty) and
+// random values of them:
+//
+//   - the schema of the type is structural and its defaults are valid, as the API server demands;
+//   - ToTerraform∘ToField is the identity on Terraform values, so what an instance holds is
+//     exactly what reaches Terraform;
+//   - every value, in its field form, is kept whole by the API server (pruning removes nothing
+//     but the nulls Terraform reads as absent) and valid against the schema.
+func FuzzTypeMapping(f *testing.F) {
+	for _, expr := range []string{
+		"string", "number", "bool", "any", "list(string)", "set(number)", "set(object({ a_b = string }))",
+		"map(list(object({ node_count = optional(number, 1), labels = optional(map(string), {}) })))",
+		"tuple([string, number, object({ display_name = string })])", "tuple([bool, bool])",
+		`object({ name = string, rules = optional(list(object({ port = number, cidrs = optional(set(string), []) })), []) })`,
+		"object({ extra = any, list_of_any = optional(list(any)), map_of_any = optional(map(any)) })",
+		"object({})", "list(tuple([]))",
+	} {
+		f.Add(expr, uint64(1))
+		f.Add(expr, uint64(2))
+	}
+	for seed := range uint64(40) {
+		f.Add("", seed)
+	}
+	f.Fuzz(func(t *testing.T, expr string, seed uint64) {
+		rnd := rand.New(rand.NewPCG(seed, seed>>32))
+		if expr == "" {
+			expr = randomTypeExpr(rnd, 3)
+		}
+		ty, defaults, err := module.ParseType(expr)
+		if err != nil {
+			return
+		}
+		schema, err := TypeSchema(ty, defaults)
+		var ce *CollisionError
+		if errors.As(err, &ce) {
+			return
+		}
+		if err != nil {
+			t.Fatalf("TypeSchema(%s): %v", expr, err)
+		}
+		s := fuzzStructural(t, expr, schema)
+		for range 4 {
+			v := randomValue(rnd, ty, 3)
+			checkValue(t, expr, ty, s, v)
+		}
+	})
+}
+
+// fuzzStructural checks schema as the API server checks a CRD's schema and returns its
+// structural form, under a root object as in a CRD.
+func fuzzStructural(t *testing.T, expr string, schema extv1.JSONSchemaProps) *structuralschema.Structural {
+	t.Helper()
+	root := extv1.JSONSchemaProps{Type: "object", Properties: map[string]extv1.JSONSchemaProps{"value": schema}}
+	internal := &apiextensions.JSONSchemaProps{}
+	if err := extv1.Convert_v1_JSONSchemaProps_To_apiextensions_JSONSchemaProps(&root, internal, nil); err != nil {
+		t.Fatal(err)
+	}
+	s, err := structuralschema.NewStructural(internal)
+	if err != nil {
+		t.Fatalf("TypeSchema(%s) is not structural: %v", expr, err)
+	}
+	path := field.NewPath("schema")
+	var problems []string
+	for _, err := range structuralschema.ValidateStructural(path, s) {
+		problems = append(problems, err.Error())
+	}
+	problems = append(problems, defaultProblems(path, s)...)
+	if len(problems) > 0 {
+		t.Fatalf("The API server would refuse TypeSchema(%s):\n%s", expr, strings.Join(problems, "\n"))
+	}
+	return s
+}
+
+func checkValue(t *testing.T, expr string, ty cty.Type, s *structuralschema.Structural, v any) {
+	t.Helper()
+	raw, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Terraform reads terraform.tfvars.json with HCL's JSON parser, then converts each value to
+	// its variable's type.
+	e, diags := hcljson.ParseExpression(raw, "terraform.tfvars.json")
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	tv, diags := e.Value(nil)
+	if diags.HasErrors() {
+		t.Fatalf("randomValue made %s, which Terraform cannot read: %v", raw, diags)
+	}
+	if _, err := ctyconvert.Convert(tv, ty); err != nil {
+		t.Fatalf("randomValue made %s, which is not a value of %s: %v", raw, expr, err)
+	}
+	f, err := ToField(v, ty)
+	if err != nil {
+		t.Fatalf("ToField(%s, %s): %v", raw, expr, err)
+	}
+	back, err := ToTerraform(runtime.DeepCopyJSONValue(f), ty)
+	if err != nil {
+		t.Fatalf("ToTerraform(ToField(%s), %s): %v", raw, expr, err)
+	}
+	if diff := cmp.Diff(v, back); diff != "" {
+		t.Errorf("ToTerraform∘ToField should be the identity on values of %s: -value, +round trip:\n%s", expr, diff)
+	}
+
+	// The API server first drops nulls of fields that are not nullable (Terraform reads a null
+	// attribute as an absent one, and no other null is made here), then prunes unknown fields.
+	obj := map[string]any{"value": runtime.DeepCopyJSONValue(f)}
+	pruneNulls(obj, s)
+	beforePruning := runtime.DeepCopyJSONValue(obj)
+	pruning.Prune(obj, s, false)
+	if !reflect.DeepEqual(beforePruning, obj) {
+		t.Errorf("The API server would prune parts of %s, a value of %s: -value, +pruned:\n%s", raw, expr, cmp.Diff(beforePruning, obj))
+	}
+	applyDefaults(obj, s)
+	r := validate.NewSchemaValidator(s.ToKubeOpenAPI(), nil, "", strfmt.Default).Validate(obj)
+	for _, err := range r.Errors {
+		t.Errorf("The API server would refuse %s, a value of %s: %v", raw, expr, err)
+	}
+}
+
+// Attribute names that never collide as fields, in the shapes Terraform modules use.
+var attributeNames = []string{"name", "node_count", "display-name", "a_b_c", "x", "ttlSeconds", "Tags"}
+
+func randomTypeExpr(r *rand.Rand, depth int) string {
+	scalars := []string{"string", "number", "bool"}
+	n := 4
+	if depth > 0 {
+		n = 10
+	}
+	switch k := r.IntN(n); {
+	case k < 3:
+		return scalars[k]
+	case k == 3:
+		return "any"
+	case k == 4:
+		return "list(" + randomTypeExpr(r, depth-1) + ")"
+	case k == 5:
+		return "set(" + randomTypeExpr(r, depth-1) + ")"
+	case k == 6:
+		return "map(" + randomTypeExpr(r, depth-1) + ")"
+	case k == 7:
+		parts := make([]string, r.IntN(3))
+		for i := range parts {
+			parts[i] = randomTypeExpr(r, depth-1)
+		}
+		return "tuple([" + strings.Join(parts, ", ") + "])"
+	default:
+		var attrs []string
+		for _, name := range attributeNames {
+			if r.IntN(3) > 0 {
+				continue
+			}
+			t := randomTypeExpr(r, depth-1)
+			switch r.IntN(3) {
+			case 0:
+				attrs = append(attrs, fmt.Sprintf("%s = %s", name, t))
+			case 1:
+				attrs = append(attrs, fmt.Sprintf("%s = optional(%s)", name, t))
+			default:
+				if d := literalFor(r, t); d != "" {
+					attrs = append(attrs, fmt.Sprintf("%s = optional(%s, %s)", name, t, d))
+				} else {
+					attrs = append(attrs, fmt.Sprintf("%s = optional(%s)", name, t))
+				}
+			}
+		}
+		return "object({ " + strings.Join(attrs, ", ") + " })"
+	}
+}
+
+// literalFor is an HCL literal of type expression t for an optional attribute's default, "" when
+// the type is one this generator has no literal for.
+func literalFor(r *rand.Rand, t string) string {
+	switch {
+	case t == "string":
+		return fmt.Sprintf("%q", randomString(r))
+	case t == "number":
+		return fmt.Sprint(r.IntN(100))
+	case t == "bool":
+		return "true"
+	case strings.HasPrefix(t, "list("), strings.HasPrefix(t, "set("):
+		return "[]"
+	case strings.HasPrefix(t, "map("):
+		return "{}"
+	}
+	return ""
+}
+
+func randomString(r *rand.Rand) string {
+	pool := []string{"", "a", "web", "snake_case", "Camel", "caf\u00e9", "cafe\u0301", "\u212a", "x.y", "a b", "\U0001F44D", "1"}
+	return pool[r.IntN(len(pool))]
+}
+
+// randomValue is a value of type ty as Terraform's JSON has it. Nulls appear where the API server
+// can hold them too: at the top, as optional attributes and within any.
+func randomValue(r *rand.Rand, ty cty.Type, depth int) any {
+	switch {
+	case ty == cty.String:
+		return randomString(r)
+	case ty == cty.Number:
+		if r.IntN(2) == 0 {
+			return float64(r.IntN(2000) - 1000)
+		}
+		return float64(r.IntN(1000)) / 8
+	case ty == cty.Bool:
+		return r.IntN(2) == 0
+	case ty == cty.DynamicPseudoType:
+		return randomJSON(r, depth)
+	case ty.IsListType():
+		out := []any{}
+		for range elements(r, ty) {
+			out = append(out, randomValue(r, ty.ElementType(), depth-1))
+		}
+		return out
+	case ty.IsSetType():
+		out, seen := []any{}, map[string]bool{}
+		for range elements(r, ty) {
+			e := randomValue(r, ty.ElementType(), depth-1)
+			// A set's elements are distinct; and Terraform's JSON of a set of strings is sorted
+			// and normalized, so it never holds two spellings of one string.
+			raw, _ := json.Marshal(e)
+			key := string(raw)
+			if s, ok := e.(string); ok {
+				key = cty.StringVal(s).AsString()
+			}
+			if !seen[key] {
+				seen[key] = true
+				out = append(out, e)
+			}
+		}
+		return out
+	case ty.IsMapType():
+		out, seen := map[string]any{}, map[string]bool{}
+		for range elements(r, ty) {
+			// Terraform refuses keys that are equal once normalized.
+			k := randomString(r)
+			if n := cty.StringVal(k).AsString(); !seen[n] {
+				seen[n] = true
+				out[k] = randomValue(r, ty.ElementType(), depth-1)
+			}
+		}
+		return out
+	case ty.IsTupleType():
+		out := []any{}
+		for _, et := range ty.TupleElementTypes() {
+			out = append(out, randomValue(r, et, depth-1))
+		}
+		return out
+	case ty.IsObjectType():
+		out := map[string]any{}
+		for name, at := range ty.AttributeTypes() {
+			if !ty.AttributeOptional(name) {
+				out[name] = randomValue(r, at, depth-1)
+				continue
+			}
+			switch r.IntN(3) {
+			case 0:
+			case 1:
+				out[name] = nil
+			default:
+				out[name] = randomValue(r, at, depth-1)
+			}
+		}
+		return out
+	}
+	panic("no value for " + ty.FriendlyName())
+}
+
+// elements is how many elements to make for collection type ty. The elements of a collection
+// have one type in Terraform, so where they include any, values of any would have to agree: one
+// element is made at most.
+func elements(r *rand.Rand, ty cty.Type) int {
+	if ty.ElementType().HasDynamicTypes() {
+		return r.IntN(2)
+	}
+	return r.IntN(4)
+}
+
+func randomJSON(r *rand.Rand, depth int) any {
+	n := 4
+	if depth > 0 {
+		n = 6
+	}
+	switch r.IntN(n) {
+	case 0:
+		return nil
+	case 1:
+		return randomString(r)
+	case 2:
+		return float64(r.IntN(10))
+	case 3:
+		return true
+	case 4:
+		return []any{randomJSON(r, depth-1), randomJSON(r, depth-1)}
+	default:
+		return map[string]any{"snake_key": randomJSON(r, depth-1), "Other-Key": randomJSON(r, depth-1)}
+	}
+}
+
+// pruneNulls and applyDefaults do what the API server's PruneNonNullableNullsWithoutDefaults and
+// Default (k8s.io/apiextensions-apiserver/pkg/apiserver/schema/defaulting) do to an object before
+// validating it. That package also holds CEL validation, which would pull CEL into this module's
+// dependencies for two short functions.
+
+func isNonNullableNull(x any, s *structuralschema.Structural) bool {
+	return x == nil && s != nil && !s.Nullable
+}
+
+func pruneNulls(x any, s *structuralschema.Structural) {
+	if s == nil {
+		return
+	}
+	switch x := x.(type) {
+	case map[string]any:
+		for k, v := range x {
+			var ps *structuralschema.Structural
+			if p, ok := s.Properties[k]; ok {
+				ps = &p
+			} else if s.AdditionalProperties != nil {
+				ps = s.AdditionalProperties.Structural
+			}
+			if ps != nil && isNonNullableNull(v, ps) && ps.Default.Object == nil {
+				delete(x, k)
+				continue
+			}
+			pruneNulls(v, ps)
+		}
+	case []any:
+		for _, v := range x {
+			pruneNulls(v, s.Items)
+		}
+	}
+}
+
+func applyDefaults(x any, s *structuralschema.Structural) {
+	if s == nil {
+		return
+	}
+	switch x := x.(type) {
+	case map[string]any:
+		for k, p := range s.Properties {
+			if p.Default.Object == nil {
+				continue
+			}
+			if v, ok := x[k]; !ok || isNonNullableNull(v, &p) {
+				x[k] = runtime.DeepCopyJSONValue(p.Default.Object)
+			}
+		}
+		for k, v := range x {
+			if p, ok := s.Properties[k]; ok {
+				applyDefaults(v, &p)
+			} else if s.AdditionalProperties != nil {
+				applyDefaults(v, s.AdditionalProperties.Structural)
+			}
+		}
+	case []any:
+		for _, v := range x {
+			applyDefaults(v, s.Items)
+		}
+	}
+}

@@ -1,0 +1,9 @@
+variable "fine" {
+  type    = string
+  default = "x"
+}
+
+variable "broken" {
+  type    = number
+  default = "many"
+}

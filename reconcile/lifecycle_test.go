@@ -213,10 +213,10 @@ func TestInstanceLifecycle(t *testing.T) {
 	}
 	inst := newInstance(gvk, ns, "one", map[string]any{
 		"forProvider": map[string]any{
-			"dir":      traces,
-			"files":    []any{"a", "b"},
-			"content":  "v1",
-			"settings": map[string]any{"tags": map[string]any{"team_name": "x"}},
+			"dir":               traces,
+			"files":             []any{"a", "b"},
+			"content":           "v1",
+			"settings":          map[string]any{"tags": map[string]any{"team_name": "x"}},
 			"passwordSecretRef": map[string]any{"name": "trace-secrets", "key": "password"},
 			// Must reach the module as this very string, never evaluated as a template.
 			"literal": `${file("/etc/passwd")}`,

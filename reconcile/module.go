@@ -38,6 +38,7 @@ const (
 	reasonInspect    event.Reason = "CannotInspectModule"
 	reasonSynthesize event.Reason = "CannotGenerateSchema"
 	reasonInstall    event.Reason = "CannotInstallCRD"
+	reasonBreaking   event.Reason = "BreakingSchemaChange"
 	reasonStart      event.Reason = "CannotStartController"
 	reasonReady      event.Reason = "KindReady"
 
@@ -133,6 +134,10 @@ func (r *ModuleReconciler) Reconcile(ctx context.Context, req reconcile.Request)
 		return r.fail(ctx, m, reasonInstall, errors.Wrap(err, errGetCRD))
 	case got.Labels[crd.LabelModule] != m.Name:
 		return r.fail(ctx, m, reasonInstall, errors.Errorf(errNotOwner, want.Name))
+	default:
+		if breaks := crd.Breaks(got, want); len(breaks) > 0 && !m.Spec.AllowBreakingChanges {
+			return r.fail(ctx, m, reasonBreaking, &BreakingChangeError{Breaks: breaks})
+		}
 	}
 	if err := crd.Apply(ctx, r.client, want); err != nil {
 		return r.fail(ctx, m, reasonInstall, err)
@@ -166,6 +171,18 @@ func (r *ModuleReconciler) Reconcile(ctx context.Context, req reconcile.Request)
 	}
 	m.Status.SetConditions(xpv2.ReconcileSuccess(), xpv2.Available())
 	return reconcile.Result{RequeueAfter: r.recheck}, r.updateStatus(ctx, m)
+}
+
+// A BreakingChangeError refuses a module change that existing instances may not survive.
+type BreakingChangeError struct{ Breaks []crd.Break }
+
+func (e *BreakingChangeError) Error() string {
+	list := make([]string, len(e.Breaks))
+	for i, b := range e.Breaks {
+		list[i] = b.String()
+	}
+	return "refused a schema change that existing instances may not survive: " + strings.Join(list, "; ") +
+		"; set spec.allowBreakingChanges: true to apply it"
 }
 
 // credentials reads the Secret a Module's source names. Its keys: username and token (git over

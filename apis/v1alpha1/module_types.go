@@ -79,6 +79,12 @@ type ModuleSpec struct {
 	// instance's annotation modkind.io/drift-interval overrides it.
 	// +optional
 	DriftInterval *metav1.Duration `json:"driftInterval,omitempty"`
+	// AllowBreakingChanges lets a new version of the module change the kind's schema in ways that
+	// existing instances may not survive (a field removed, a type changed, a new required field,
+	// a narrowed or new validation). Without it such a change is refused and listed in the
+	// Module's conditions, and the kind keeps its schema and module.
+	// +optional
+	AllowBreakingChanges bool `json:"allowBreakingChanges,omitempty"`
 }
 
 // ModuleStatus is the observed state of a Module.

@@ -1,0 +1,115 @@
+package crd
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+
+	extv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+)
+
+// A Break is a schema change that existing instances may not survive.
+type Break struct {
+	// Path is the field, e.g. spec.forProvider.settings.maxSize.
+	Path   string
+	Reason string
+}
+
+func (b Break) String() string { return b.Path + ": " + b.Reason }
+
+// Breaks lists the changes from the installed CRD's spec schema to the wanted one that could make
+// an existing instance invalid: a field removed, a type changed, a field newly required, an enum
+// narrowed, a validation rule added. Everything else (new optional fields, relaxed constraints,
+// status changes) is compatible.
+func Breaks(installed, wanted *extv1.CustomResourceDefinition) []Break {
+	old, cur := specSchema(installed), specSchema(wanted)
+	if old == nil || cur == nil {
+		return nil
+	}
+	var out []Break
+	compareSchemas("spec", old, cur, &out)
+	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
+	return out
+}
+
+func specSchema(c *extv1.CustomResourceDefinition) *extv1.JSONSchemaProps {
+	if c == nil || len(c.Spec.Versions) == 0 || c.Spec.Versions[0].Schema == nil || c.Spec.Versions[0].Schema.OpenAPIV3Schema == nil {
+		return nil
+	}
+	s, ok := c.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["spec"]
+	if !ok {
+		return nil
+	}
+	return &s
+}
+
+func compareSchemas(path string, old, cur *extv1.JSONSchemaProps, out *[]Break) {
+	add := func(format string, args ...any) {
+		*out = append(*out, Break{Path: path, Reason: fmt.Sprintf(format, args...)})
+	}
+	if old.Type != cur.Type {
+		add("type changed from %s to %s", orAny(old.Type), orAny(cur.Type))
+		return
+	}
+	if old.XPreserveUnknownFields != nil && *old.XPreserveUnknownFields && (cur.XPreserveUnknownFields == nil || !*cur.XPreserveUnknownFields) {
+		add("no longer accepts any value")
+	}
+	if len(cur.Enum) > 0 {
+		allowed := map[string]bool{}
+		for _, e := range cur.Enum {
+			allowed[string(e.Raw)] = true
+		}
+		var gone []string
+		for _, e := range old.Enum {
+			if !allowed[string(e.Raw)] {
+				gone = append(gone, string(e.Raw))
+			}
+		}
+		if len(old.Enum) == 0 {
+			add("values now restricted to %d choices", len(cur.Enum))
+		} else if len(gone) > 0 {
+			add("values no longer allowed: %s", strings.Join(gone, ", "))
+		}
+	}
+	oldRules := map[string]bool{}
+	for _, r := range old.XValidations {
+		oldRules[r.Rule] = true
+	}
+	for _, r := range cur.XValidations {
+		if !oldRules[r.Rule] {
+			add("new validation rule %q", r.Rule)
+		}
+	}
+	if old.Nullable && !cur.Nullable {
+		add("no longer accepts null")
+	}
+	for _, req := range cur.Required {
+		if !slices.Contains(old.Required, req) {
+			*out = append(*out, Break{Path: path + "." + req, Reason: "newly required"})
+		}
+	}
+	for name, op := range old.Properties {
+		cp, ok := cur.Properties[name]
+		if !ok {
+			if cur.XPreserveUnknownFields == nil || !*cur.XPreserveUnknownFields {
+				*out = append(*out, Break{Path: path + "." + name, Reason: "field removed"})
+			}
+			continue
+		}
+		compareSchemas(path+"."+name, &op, &cp, out)
+	}
+	if old.Items != nil && old.Items.Schema != nil && cur.Items != nil && cur.Items.Schema != nil {
+		compareSchemas(path+"[]", old.Items.Schema, cur.Items.Schema, out)
+	}
+	if old.AdditionalProperties != nil && old.AdditionalProperties.Schema != nil && cur.AdditionalProperties != nil && cur.AdditionalProperties.Schema != nil {
+		compareSchemas(path+"{}", old.AdditionalProperties.Schema, cur.AdditionalProperties.Schema, out)
+	}
+}
+
+func orAny(t string) string {
+	if t == "" {
+		return "any"
+	}
+	return t
+}

@@ -138,3 +138,36 @@ variable "tier" {
 		t.Errorf("narrowing the allowed values must be a break")
 	}
 }
+
+func TestEstablishedWaitsForTheServedGeneration(t *testing.T) {
+	cond := func(typ extv1.CustomResourceDefinitionConditionType, og int64) extv1.CustomResourceDefinitionCondition {
+		return extv1.CustomResourceDefinitionCondition{Type: typ, Status: extv1.ConditionTrue, ObservedGeneration: og}
+	}
+	cases := map[string]struct {
+		reason string
+		gen    int64
+		conds  []extv1.CustomResourceDefinitionCondition
+		status int64
+		want   bool
+	}{
+		"Current": {reason: "Conditions about this generation mean its schema is served.", gen: 2,
+			conds: []extv1.CustomResourceDefinitionCondition{cond(extv1.Established, 2), cond(extv1.NamesAccepted, 2)}, status: 2, want: true},
+		"Stale": {reason: "Established for an older generation: the new schema may not be served yet.", gen: 3,
+			conds: []extv1.CustomResourceDefinitionCondition{cond(extv1.Established, 2), cond(extv1.NamesAccepted, 2)}, status: 2, want: false},
+		"Untracked": {reason: "Servers that do not track generations leave Established as the only signal.", gen: 3,
+			conds: []extv1.CustomResourceDefinitionCondition{cond(extv1.Established, 0), cond(extv1.NamesAccepted, 0)}, want: true},
+		"NotEstablished": {reason: "Nothing is served before Established.", gen: 1,
+			conds: []extv1.CustomResourceDefinitionCondition{cond(extv1.NamesAccepted, 1)}, status: 1, want: false},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			c := &extv1.CustomResourceDefinition{}
+			c.Generation = tc.gen
+			c.Status.Conditions = tc.conds
+			c.Status.ObservedGeneration = tc.status
+			if got := Established(c); got != tc.want {
+				t.Errorf("%s\nwant %v, got %v", tc.reason, tc.want, got)
+			}
+		})
+	}
+}

@@ -27,18 +27,25 @@ func Apply(ctx context.Context, cl client.Client, c *extv1.CustomResourceDefinit
 	return errors.Wrap(cl.Patch(ctx, c, client.Apply, client.FieldOwner(FieldOwner), client.ForceOwnership), errApply)
 }
 
-// Established reports whether the API server serves c under its names.
+// Established reports whether the API server serves c under its names, with the schema of c's
+// generation. "Established" alone does not mean the newest schema is served: an instance
+// reconciled in between could be checked, or have fields pruned, by the old schema. API servers
+// that track CRD generations (1.35+ with CRDObservedGenerationTracking, on by default in 1.36)
+// say which generation their conditions describe; older ones do not, and Established is all
+// there is.
 func Established(c *extv1.CustomResourceDefinition) bool {
 	var est, names bool
 	for _, cond := range c.Status.Conditions {
+		current := cond.ObservedGeneration == 0 || cond.ObservedGeneration >= c.Generation
 		switch cond.Type {
 		case extv1.Established:
-			est = cond.Status == extv1.ConditionTrue
+			est = cond.Status == extv1.ConditionTrue && current
 		case extv1.NamesAccepted:
-			names = cond.Status == extv1.ConditionTrue
+			names = cond.Status == extv1.ConditionTrue && current
 		}
 	}
-	return est && names
+	served := c.Status.ObservedGeneration == 0 || c.Status.ObservedGeneration >= c.Generation
+	return est && names && served
 }
 
 // Install applies each CRD and waits until all are established, for modkind's own CRDs at start.

@@ -55,7 +55,8 @@ func startModkind(t *testing.T, args ...string) *exec.Cmd {
 }
 
 // Killing the controller with SIGKILL at random moments during applies, again and again, loses
-// no state and creates nothing twice: after a restart every instance converges.
+// no state: after a restart every instance converges, each object exists once, and each state
+// tracks all of them.
 func TestKillNineDuringApplies(t *testing.T) {
 	kubeconfig, c := startAPIServer(t)
 	dir := t.TempDir()
@@ -65,38 +66,9 @@ func TestKillNineDuringApplies(t *testing.T) {
 	// The first process installs modkind's CRDs; the Module and instances go in once it has.
 	proc := startModkind(t, args...)
 	ctx := context.Background()
-	modDir, err := filepath.Abs(filepath.Join("reconcile", "testdata", "modules", "trace"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := &v1alpha1.Module{
-		ObjectMeta: metav1.ObjectMeta{Name: "crash"},
-		Spec:       v1alpha1.ModuleSpec{Source: v1alpha1.ModuleSource{Path: modDir}, CRD: v1alpha1.CRDNames{Group: "crash.example.org", Kind: "Trace"}},
-	}
-	poll(t, "the Module CRD to be served", 2*time.Minute, func(ctx context.Context) (bool, error) {
-		err := c.Create(ctx, m)
-		return err == nil, nil
-	})
-	traces := t.TempDir()
-	gvk := schema.GroupVersionKind{Group: "crash.example.org", Version: "v1alpha1", Kind: "Trace"}
-	var insts []*unstructured.Unstructured
-	for i := range 4 {
-		u := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"forProvider": map[string]any{
-			"dir": traces, "files": []any{fmt.Sprintf("i%d-a", i), fmt.Sprintf("i%d-b", i)}, "createSeconds": int64(2),
-		}}}}
-		u.SetGroupVersionKind(gvk)
-		u.SetNamespace("default")
-		u.SetName(fmt.Sprintf("i%d", i))
-		insts = append(insts, u)
-	}
-	poll(t, "the instances to be created", 2*time.Minute, func(ctx context.Context) (bool, error) {
-		for _, u := range insts {
-			if err := c.Create(ctx, u.DeepCopy()); client.IgnoreAlreadyExists(err) != nil {
-				return false, nil
-			}
-		}
-		return true, nil
-	})
+	traces, insts := createTraces(t, c, "crash", 4, func(i int) []any {
+		return []any{fmt.Sprintf("i%d-a", i), fmt.Sprintf("i%d-b", i)}
+	}, 2)
 
 	for round := range 3 {
 		time.Sleep(time.Duration(1000+rand.IntN(3000)) * time.Millisecond) // A random moment.
@@ -131,7 +103,7 @@ func TestKillNineDuringApplies(t *testing.T) {
 	// No state was lost: each state tracks both files and the generation resource.
 	store := &state.Store{Client: c}
 	for _, u := range insts {
-		ref := reconcile.StateRef(gvk.GroupKind().String(), u.GetNamespace(), u.GetName())
+		ref := reconcile.StateRef(u.GroupVersionKind().GroupKind().String(), u.GetNamespace(), u.GetName())
 		st, err := store.Get(ctx, ref)
 		if err != nil || st == nil {
 			t.Fatalf("state of %s: %v", u.GetName(), err)
@@ -158,6 +130,45 @@ func instancesIn(t *testing.T, raw []byte) int {
 		n += len(r.Instances)
 	}
 	return n
+}
+
+// createTraces creates a Module of the trace module, named name, and n instances of it in
+// namespace default whose trace files are files(i), each taking createSeconds to create; it
+// returns the directory of the trace files and the instances. modkind must be running.
+func createTraces(t *testing.T, c client.Client, name string, n int, files func(i int) []any, createSeconds int64) (string, []*unstructured.Unstructured) {
+	t.Helper()
+	modDir, err := filepath.Abs(filepath.Join("reconcile", "testdata", "modules", "trace"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	gvk := schema.GroupVersionKind{Group: name + ".example.org", Version: "v1alpha1", Kind: "Trace"}
+	m := &v1alpha1.Module{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec:       v1alpha1.ModuleSpec{Source: v1alpha1.ModuleSource{Path: modDir}, CRD: v1alpha1.CRDNames{Group: gvk.Group, Kind: gvk.Kind}},
+	}
+	poll(t, "the Module CRD to be served", 2*time.Minute, func(ctx context.Context) (bool, error) {
+		return c.Create(ctx, m) == nil, nil
+	})
+	traces := t.TempDir()
+	var insts []*unstructured.Unstructured
+	for i := range n {
+		u := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"forProvider": map[string]any{
+			"dir": traces, "files": files(i), "createSeconds": createSeconds,
+		}}}}
+		u.SetGroupVersionKind(gvk)
+		u.SetNamespace("default")
+		u.SetName(fmt.Sprintf("%s%d", name[:1], i))
+		insts = append(insts, u)
+	}
+	poll(t, "the instances to be created", 2*time.Minute, func(ctx context.Context) (bool, error) {
+		for _, u := range insts {
+			if err := c.Create(ctx, u.DeepCopy()); client.IgnoreAlreadyExists(err) != nil {
+				return false, nil
+			}
+		}
+		return true, nil
+	})
+	return traces, insts
 }
 
 // startAPIServer starts an API server for modkind processes to share and returns a kubeconfig

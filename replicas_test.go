@@ -1,21 +1,14 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
-	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/modkind/modkind/apis/v1alpha1"
 	"github.com/modkind/modkind/reconcile"
 )
 
@@ -41,37 +34,7 @@ func TestTwoProcessesShareStatesSafely(t *testing.T) {
 		t.Cleanup(func() { _ = p.Process.Kill(); _ = p.Wait() })
 	}
 
-	modDir, err := filepath.Abs(filepath.Join("reconcile", "testdata", "modules", "trace"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := &v1alpha1.Module{
-		ObjectMeta: metav1.ObjectMeta{Name: "replicas"},
-		Spec:       v1alpha1.ModuleSpec{Source: v1alpha1.ModuleSource{Path: modDir}, CRD: v1alpha1.CRDNames{Group: "replicas.example.org", Kind: "Trace"}},
-	}
-	poll(t, "the Module CRD to be served", 2*time.Minute, func(ctx context.Context) (bool, error) {
-		return c.Create(ctx, m) == nil, nil
-	})
-	traces := t.TempDir()
-	gvk := schema.GroupVersionKind{Group: "replicas.example.org", Version: "v1alpha1", Kind: "Trace"}
-	var insts []*unstructured.Unstructured
-	for i := range 3 {
-		u := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"forProvider": map[string]any{
-			"dir": traces, "files": []any{fmt.Sprintf("r%d", i)}, "createSeconds": int64(1),
-		}}}}
-		u.SetGroupVersionKind(gvk)
-		u.SetNamespace("default")
-		u.SetName(fmt.Sprintf("r%d", i))
-		insts = append(insts, u)
-	}
-	poll(t, "the instances to be created", 2*time.Minute, func(ctx context.Context) (bool, error) {
-		for _, u := range insts {
-			if err := c.Create(ctx, u.DeepCopy()); client.IgnoreAlreadyExists(err) != nil {
-				return false, nil
-			}
-		}
-		return true, nil
-	})
+	traces, insts := createTraces(t, c, "replicas", 3, func(i int) []any { return []any{fmt.Sprintf("r%d", i)} }, 1)
 	for _, u := range insts {
 		waitInstanceReady(t, c, u)
 	}

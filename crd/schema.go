@@ -3,6 +3,7 @@ package crd
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/modkind/modkind/module"
 	"slices"
 	"sort"
 
@@ -127,7 +128,7 @@ func orRoot(path string) string {
 // attributes are left out: the API server refuses a default that holds null for a field that is
 // not nullable, and an absent field gets its own default, as a null attribute does in Terraform.
 func ctyToField(v cty.Value, ty cty.Type) ([]byte, error) {
-	conv, err := ctyToGo(v)
+	conv, err := module.GoValue(v)
 	if err != nil {
 		return nil, err
 	}

@@ -1,13 +1,11 @@
 package crd
 
 import (
-	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
 
 	"github.com/zclconf/go-cty/cty"
-	ctyjson "github.com/zclconf/go-cty/cty/json"
 )
 
 // ToTerraform converts a field value of the generated kind into the value Terraform expects for
@@ -111,17 +109,4 @@ func convert(path string, v any, ty cty.Type, dir direction) (any, error) {
 		return out, nil
 	}
 	return v, nil
-}
-
-// ctyToGo turns a known cty value into JSON-compatible Go data.
-func ctyToGo(v cty.Value) (any, error) {
-	raw, err := ctyjson.Marshal(v, v.Type())
-	if err != nil {
-		return nil, err
-	}
-	var out any
-	if err := json.Unmarshal(raw, &out); err != nil {
-		return nil, err
-	}
-	return out, nil
 }

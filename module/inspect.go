@@ -178,7 +178,12 @@ func typedDefault(d cty.Value, ty cty.Type, defaults *typeexpr.Defaults) (any, e
 	if d.IsNull() {
 		return nil, nil
 	}
-	raw, err := ctyjson.Marshal(d, d.Type())
+	return GoValue(d)
+}
+
+// GoValue turns a known cty value into JSON-compatible Go data, as a Kubernetes object holds it.
+func GoValue(v cty.Value) (any, error) {
+	raw, err := ctyjson.Marshal(v, v.Type())
 	if err != nil {
 		return nil, err
 	}

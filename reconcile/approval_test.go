@@ -45,6 +45,11 @@ func TestApprovalMode(t *testing.T) {
 		t.Fatal(err)
 	}
 	first := waitForApproval(t, inst)
+	pending := inst.DeepCopy()
+	if err := ground.client.Get(ctx, client.ObjectKeyFromObject(inst), pending); err != nil {
+		t.Fatal(err)
+	}
+	assertArgoHealth(t, pending, "Suspended")
 	if _, err := os.Stat(filepath.Join(traces, "a")); !os.IsNotExist(err) {
 		t.Errorf("nothing may be created before approval; stat says %v", err)
 	}

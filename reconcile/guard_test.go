@@ -70,6 +70,7 @@ func TestDestructivePlanRefused(t *testing.T) {
 		t.Errorf("trace file b must survive a refused plan: %v", err)
 	}
 	assertInstanceEvent(t, got, corev1.EventTypeWarning, "refused to apply")
+	assertArgoHealth(t, got, "Degraded")
 
 	allow := client.RawPatch(types.MergePatchType, []byte(`{"spec":{"allowDestructivePlans":true}}`))
 	if err := ground.client.Patch(ctx, inst.DeepCopy(), allow); err != nil {

@@ -227,6 +227,7 @@ func TestInstanceLifecycle(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := waitInstance(t, inst, 1)
+	assertArgoHealth(t, got, "Healthy")
 
 	// The outside world: one trace file per name, with the content asked for.
 	for _, f := range []string{"a", "b"} {

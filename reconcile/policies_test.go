@@ -149,6 +149,11 @@ func TestFailingDestroyKeepsState(t *testing.T) {
 	if err := ground.client.Get(ctx, stateSecret(gvk, ns, "stubborn"), &corev1.Secret{}); err != nil {
 		t.Errorf("the state must stay while destroy fails: %v", err)
 	}
+	deleting := inst.DeepCopy()
+	if err := ground.client.Get(ctx, client.ObjectKeyFromObject(inst), deleting); err != nil {
+		t.Fatal(err)
+	}
+	assertArgoHealth(t, deleting, "Progressing")
 	if _, err := os.Stat(filepath.Join(traces, "a")); err != nil {
 		t.Errorf("trace file a must still exist: %v", err)
 	}

@@ -24,6 +24,15 @@ import (
 )
 
 func main() {
+	if len(os.Args) > 1 {
+		if cmd, ok := commands[os.Args[1]]; ok {
+			if err := cmd(os.Args[2:], os.Stdout); err != nil {
+				fmt.Fprintln(os.Stderr, "modkind:", err)
+				os.Exit(1)
+			}
+			return
+		}
+	}
 	if err := run(); err != nil {
 		fmt.Fprintln(os.Stderr, "modkind:", err)
 		os.Exit(1)

@@ -1,0 +1,82 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	extv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"sigs.k8s.io/yaml"
+)
+
+func TestGenerateCommand(t *testing.T) {
+	var out bytes.Buffer
+	err := generate([]string{"--source", filepath.Join("examples", "quickstart", "module"), "--group", "platform.example.org",
+		"--kind", "Greeting", "--cache-dir", t.TempDir()}, &out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &extv1.CustomResourceDefinition{}
+	if err := yaml.UnmarshalStrict(out.Bytes(), c); err != nil {
+		t.Fatalf("generate must print one CRD as YAML: %v\n%s", err, out.String())
+	}
+	fp := c.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["spec"].Properties["forProvider"]
+	if c.Name != "greetings.platform.example.org" || fp.Properties["name"].Type != "string" || len(fp.Required) != 1 {
+		t.Errorf("generate printed the wrong CRD: name %s, forProvider %+v", c.Name, fp)
+	}
+	if _, ok := c.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["status"].Properties["atProvider"].Properties["token"]; ok {
+		t.Errorf("the sensitive output token must not be in status")
+	}
+}
+
+func TestRenderCommand(t *testing.T) {
+	inst := filepath.Join(t.TempDir(), "instance.yaml")
+	const doc = `
+apiVersion: lifecycle.example.org/v1alpha1
+kind: Trace
+metadata: {name: one, namespace: default}
+spec:
+  forProvider:
+    dir: /tmp/x
+    files: [a]
+    literal: '${file("/etc/passwd")}'
+    settings: {maxSize: 3}
+    passwordSecretRef: {name: s, key: k}
+`
+	if err := os.WriteFile(inst, []byte(doc), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if err := render([]string{"--source", filepath.Join("reconcile", "testdata", "modules", "trace"), "--cache-dir", t.TempDir(), inst}, &out); err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		Vars map[string]any `json:"terraform.tfvars.json"`
+		Main map[string]any `json:"main.tf.json"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &got); err != nil {
+		t.Fatalf("render must print JSON: %v\n%s", err, out.String())
+	}
+	if got.Vars["literal"] != `${file("/etc/passwd")}` {
+		t.Errorf("values are rendered as literals in tfvars, got %v", got.Vars["literal"])
+	}
+	if s, _ := got.Vars["password"].(string); !strings.Contains(s, "redacted") {
+		t.Errorf("a sensitive value must be redacted, got %v", got.Vars["password"])
+	}
+	if settings, _ := got.Vars["settings"].(map[string]any); settings["max_size"] != float64(3) {
+		t.Errorf("nested fields get their Terraform names back, got %v", got.Vars["settings"])
+	}
+	if _, ok := got.Main["module"]; !ok {
+		t.Errorf("render must print the root module")
+	}
+}
+
+func TestVersionCommand(t *testing.T) {
+	var out bytes.Buffer
+	if err := version(nil, &out); err != nil || !strings.HasPrefix(out.String(), "modkind ") {
+		t.Errorf("version: got %q, %v", out.String(), err)
+	}
+}

@@ -92,7 +92,7 @@ func (r *Runner) Apply(ctx context.Context, run *Run, stored *state.Stored) (*st
 		saved   *state.Stored
 		summary *PlanSummary
 	)
-	err := r.withTerraform(ctx, run, stored, func(tf *tfexec.Terraform, stored *state.Stored) error {
+	err := r.withTerraform(ctx, "apply", run, stored, func(tf *tfexec.Terraform, stored *state.Stored) error {
 		var err error
 		saved, summary, err = r.apply(ctx, tf, run, stored)
 		return err
@@ -124,7 +124,9 @@ func (r *Runner) apply(ctx context.Context, tf *tfexec.Terraform, run *Run, stor
 		return saved, summary, err
 	}
 	if len(summary.Destructive) > 0 && !run.AllowDestructive {
-		return stored, summary, run.Redactor.Error(&RefusedPlanError{Changes: summary.Destructive})
+		metricRefusedPlans.Inc()
+		// Addresses and attribute paths are no values; the error stays typed for callers.
+		return stored, summary, &RefusedPlanError{Changes: summary.Destructive}
 	}
 	if run.ApprovalRequired && run.ApprovedPlan != summary.ID {
 		return stored, summary, &AwaitingApprovalError{Plan: *summary}
@@ -147,7 +149,7 @@ func (r *Runner) apply(ctx context.Context, tf *tfexec.Terraform, run *Run, stor
 // outside Terraform is seen. It never writes state.
 func (r *Runner) Plan(ctx context.Context, run *Run, stored *state.Stored) (bool, error) {
 	var changes bool
-	err := r.withTerraform(ctx, run, stored, func(tf *tfexec.Terraform, _ *state.Stored) error {
+	err := r.withTerraform(ctx, "plan", run, stored, func(tf *tfexec.Terraform, _ *state.Stored) error {
 		var err error
 		changes, err = tf.Plan(ctx)
 		return run.Redactor.Error(errors.Wrap(err, errPlan))
@@ -158,7 +160,7 @@ func (r *Runner) Plan(ctx context.Context, run *Run, stored *state.Stored) (bool
 // Destroy destroys everything in the run's state. The state is saved whatever happens; it is
 // deleted only by the caller and only after a successful destroy.
 func (r *Runner) Destroy(ctx context.Context, run *Run, stored *state.Stored) error {
-	return r.withTerraform(ctx, run, stored, func(tf *tfexec.Terraform, stored *state.Stored) error {
+	return r.withTerraform(ctx, "destroy", run, stored, func(tf *tfexec.Terraform, stored *state.Stored) error {
 		stop := r.persistWhileRunning(run, stored)
 		destroyErr := tf.Destroy(ctx)
 		stored = stop()
@@ -171,13 +173,23 @@ func (r *Runner) Destroy(ctx context.Context, run *Run, stored *state.Stored) er
 
 // withTerraform runs fn in the run's prepared work directory once one of the runner's slots is
 // free, so that no more than the configured number of terraform processes ever run at once.
-func (r *Runner) withTerraform(ctx context.Context, run *Run, stored *state.Stored, fn func(*tfexec.Terraform, *state.Stored) error) error {
+func (r *Runner) withTerraform(ctx context.Context, op string, run *Run, stored *state.Stored, fn func(*tfexec.Terraform, *state.Stored) error) (err error) {
+	metricRunsWaiting.Inc()
 	select {
 	case r.slots <- struct{}{}:
+		metricRunsWaiting.Dec()
 		defer func() { <-r.slots }()
 	case <-ctx.Done():
+		metricRunsWaiting.Dec()
 		return errors.Wrap(ctx.Err(), errWaitForRun)
 	}
+	metricRunsInFlight.Inc()
+	start := time.Now()
+	defer func() {
+		metricRunsInFlight.Dec()
+		metricRunSeconds.WithLabelValues(op).Observe(time.Since(start).Seconds())
+		metricRuns.WithLabelValues(op, runResult(errors.Cause(err))).Inc()
+	}()
 	if r.Locks != nil {
 		unlock, lost, broken, err := r.Locks.Lock(ctx, run.State)
 		if err != nil {
@@ -372,5 +384,6 @@ func (r *Runner) save(ctx context.Context, run *Run, stored *state.Stored, input
 	if err := r.States.Put(ctx, run.State, st, inputs); err != nil {
 		return stored, errors.Wrap(err, errSaveState)
 	}
+	metricStateBytes.Observe(float64(len(st.Raw)))
 	return &state.Stored{State: st, AppliedInputs: inputs}, nil
 }

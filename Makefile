@@ -27,6 +27,7 @@ bench:
 testbin:
 	@hack/testbin.sh
 
-# Regenerates deepcopy functions and modkind's own CRDs from apis/.
+# Regenerates deepcopy functions and modkind's own CRDs from apis/, and the chart's copy of them.
 generate:
 	$(GO) run sigs.k8s.io/controller-tools/cmd/controller-gen@$(CONTROLLER_GEN_VERSION) object paths=./apis/... crd:crdVersions=v1 output:crd:dir=./apis/crds
+	cp apis/crds/*.yaml charts/modkind/crds/

@@ -44,6 +44,7 @@ const (
 	reasonDrift      event.Reason = "DriftDetected"
 	reasonLockBroken event.Reason = "StateLockBroken"
 	reasonRecovered  event.Reason = "StateRecovered"
+	reasonApplied    event.Reason = "Applied"
 )
 
 // connector turns an instance into the terraform run that would apply it.
@@ -245,6 +246,10 @@ func (e *external) apply(ctx context.Context) (*state.Stored, error) {
 	}
 	if err == nil {
 		e.drift.Checked(e.inst.GetUID())
+		if summary != nil {
+			e.record.Event(e.inst, event.Normal(reasonApplied, fmt.Sprintf("Applied plan %s: %d to add, %d to change, %d to destroy (planned in %s)",
+				summary.ID, summary.Add, summary.Change, summary.Destroy, summary.Took.Round(time.Millisecond))))
+		}
 	}
 	return stored, err
 }

@@ -295,6 +295,11 @@ func TestInstanceLifecycle(t *testing.T) {
 		}
 	}
 
+	if strings.Contains(ground.logs.String(), password) {
+		t.Errorf("modkind's logs show the sensitive value")
+	}
+	assertInstanceEvent(t, got, corev1.EventTypeNormal, "Applied plan")
+
 	// An unchanged instance is observed without running terraform, and init ran once.
 	runs := terraformRuns(t, workDir(ns, "trace.lifecycle.example.org", "one"))
 	if n := count(runs, "init"); n != 1 {

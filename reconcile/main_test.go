@@ -1,10 +1,13 @@
 package reconcile_test
 
 import (
+	"bytes"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -21,6 +24,8 @@ import (
 // controllers running in this process, shared by every integration test in the package.
 var ground struct {
 	client client.Client
+	// logs holds everything modkind logged.
+	logs syncBuffer
 	// runLog receives a line "start|end <work dir> <subcommand>" for every terraform process.
 	runLog string
 	config reconcile.Config
@@ -37,7 +42,9 @@ func runMain(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, "integration tests need terraform:", err)
 		return 1
 	}
-	ctrl.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.UseDevMode(true), zap.Level(zapLevel())))
+	// Every log line, at debug level, is kept so tests can check what modkind logs; stderr shows
+	// errors only, unless MODKIND_TEST_LOG asks for everything.
+	ctrl.SetLogger(zap.New(zap.WriteTo(io.MultiWriter(&ground.logs, levelWriter{})), zap.UseDevMode(true), zap.Level(zapcore.DebugLevel)))
 
 	dir, err := os.MkdirTemp("", "modkind-test-")
 	if err != nil {
@@ -73,12 +80,32 @@ func runMain(m *testing.M) int {
 	return m.Run()
 }
 
-// zapLevel keeps test output to errors unless MODKIND_TEST_LOG asks for debug logs.
-func zapLevel() zapcore.Level {
-	if os.Getenv("MODKIND_TEST_LOG") != "" {
-		return zapcore.DebugLevel
+// levelWriter passes error lines to stderr, or all lines when MODKIND_TEST_LOG is set.
+type levelWriter struct{}
+
+func (levelWriter) Write(p []byte) (int, error) {
+	if os.Getenv("MODKIND_TEST_LOG") != "" || bytes.Contains(p, []byte("\tERROR\t")) {
+		return os.Stderr.Write(p)
 	}
-	return zapcore.ErrorLevel
+	return len(p), nil
+}
+
+// syncBuffer is a bytes.Buffer safe for concurrent writers.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
 
 // terraformRuns returns the subcommands of the terraform processes that ran in dir, in order.

@@ -13,9 +13,13 @@ build:
 run: build
 	KUBEBUILDER_ASSETS="$$(hack/testbin.sh)" ./bin/modkind --quickstart examples/quickstart
 
-# Builds (once, cached) or reuses the envtest binaries and runs every test, unit and integration.
+# Builds (once, cached) or reuses the envtest binaries and OpenTofu, and runs every test, unit and
+# integration; the integration suite of reconcile/ runs again with tofu instead of terraform.
 test:
-	assets="$$(hack/testbin.sh)" && KUBEBUILDER_ASSETS="$$assets" $(GO) test ./... -count=1 -timeout 30m
+	assets="$$(hack/testbin.sh)" && tofu="$$(hack/tofu.sh)" && \
+	KUBEBUILDER_ASSETS="$$assets" $(GO) test ./... -count=1 -timeout 30m && \
+	echo "== reconcile/ with OpenTofu ($$tofu)" && \
+	KUBEBUILDER_ASSETS="$$assets" MODKIND_TERRAFORM="$$tofu" $(GO) test ./reconcile/ -count=1 -timeout 30m
 
 # Unit tests only: no API server, no terraform.
 unit:

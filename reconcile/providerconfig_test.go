@@ -58,6 +58,9 @@ func TestProviderConfigCredentials(t *testing.T) {
 	if got := readFile(t, filepath.Join(traces, "file.txt")); got != file {
 		t.Errorf("file.txt: want the file from the Secret, got %q", got)
 	}
+	if strings.Contains(ground.logs.String(), token) || strings.Contains(ground.logs.String(), file) {
+		t.Errorf("modkind's logs show a credential")
+	}
 	if kind, _, _ := unstructured.NestedString(got.Object, "spec", "providerConfigRef", "kind"); kind != "ProviderConfig" {
 		t.Errorf("spec.providerConfigRef.kind: want the default ProviderConfig, got %q", kind)
 	}

@@ -3,6 +3,7 @@ package crd
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -31,13 +32,14 @@ func crdOf(t *testing.T, src string) *extv1.CustomResourceDefinition {
 }
 
 func TestBreaks(t *testing.T) {
-	const base = `
-variable "name" { type = string }
-variable "size" {
+	const sizeVariable = `variable "size" {
   type    = number
   default = 1
 }
-variable "tier" {
+`
+	const base = `
+variable "name" { type = string }
+` + sizeVariable + `variable "tier" {
   type    = string
   default = "a"
   validation {
@@ -65,45 +67,13 @@ variable "settings" {
 		},
 		"FieldRemoved": {
 			reason: "Instances that set a removed variable would lose it.",
-			next: `
-variable "name" { type = string }
-variable "tier" {
-  type    = string
-  default = "a"
-  validation {
-    condition     = contains(["a", "b", "c"], var.tier)
-    error_message = "tier is a, b or c"
-  }
-}
-variable "settings" {
-  type    = object({ max = optional(number, 3) })
-  default = {}
-}
-`,
-			want: []Break{{Path: "spec.forProvider.size", Reason: "field removed"}},
+			next:   strings.Replace(base, sizeVariable, "", 1),
+			want:   []Break{{Path: "spec.forProvider.size", Reason: "field removed"}},
 		},
 		"TypeChanged": {
 			reason: "A number that becomes a string invalidates stored values.",
-			next: `
-variable "name" { type = string }
-variable "size" {
-  type    = string
-  default = "1"
-}
-variable "tier" {
-  type    = string
-  default = "a"
-  validation {
-    condition     = contains(["a", "b", "c"], var.tier)
-    error_message = "tier is a, b or c"
-  }
-}
-variable "settings" {
-  type    = object({ max = optional(number, 3) })
-  default = {}
-}
-`,
-			want: []Break{{Path: "spec.forProvider.size", Reason: "type changed from number to string"}},
+			next:   strings.Replace(base, sizeVariable, "variable \"size\" {\n  type    = string\n  default = \"1\"\n}\n", 1),
+			want:   []Break{{Path: "spec.forProvider.size", Reason: "type changed from number to string"}},
 		},
 		"NewRequired": {
 			reason: "Existing instances do not set a new required variable.",

@@ -186,7 +186,7 @@ func gitHTTPServer(t *testing.T, root, user, token string) (*httptest.Server, *c
 	t.Helper()
 	execPath, err := exec.Command("git", "--exec-path").Output()
 	if err != nil {
-		t.Skipf("git --exec-path: %v", err)
+		t.Fatalf("git --exec-path: %v", err)
 	}
 	backend := &cgi.Handler{
 		Path: filepath.Join(strings.TrimSpace(string(execPath)), "git-http-backend"),

@@ -2,13 +2,19 @@ package reconcile_test
 
 import (
 	"context"
+	"io"
+	"net/http"
+	"net/http/cgi"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/modkind/modkind/apis/v1alpha1"
 )
@@ -92,5 +98,75 @@ func TestModuleSourceValidation(t *testing.T) {
 				t.Errorf("the API server must refuse source %+v", src)
 			}
 		})
+	}
+}
+
+// A private git repository served over http is reached only with the credentials Secret the
+// Module names; without it the Module says which source it could not fetch.
+func TestModuleFromPrivateGit(t *testing.T) {
+	ctx := context.Background()
+	root := t.TempDir()
+	repo := filepath.Join(root, "private.git")
+	work := t.TempDir()
+	git(t, work, "init", "-q", "-b", "main")
+	if err := os.Rename(moduleDir(t, "trace"), filepath.Join(work, "trace")); err != nil {
+		t.Fatal(err)
+	}
+	git(t, work, "add", ".")
+	git(t, work, "commit", "-q", "-m", "trace module")
+	git(t, root, "clone", "-q", "--bare", work, repo)
+
+	execPath := git(t, root, "--exec-path")
+	backend := &cgi.Handler{
+		Path:   filepath.Join(execPath, "git-http-backend"),
+		Env:    []string{"GIT_PROJECT_ROOT=" + root, "GIT_HTTP_EXPORT_ALL=1", "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null"},
+		Stderr: io.Discard,
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if u, p, ok := r.BasicAuth(); !ok || u != "bot" || p != "s3cret-token" {
+			w.Header().Set("WWW-Authenticate", `Basic realm="git"`)
+			http.Error(w, "authentication required", http.StatusUnauthorized)
+			return
+		}
+		backend.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	url := "git::" + srv.URL + "/private.git//trace"
+
+	newModule := func(name string, creds *v1alpha1.SecretReference) {
+		m := &v1alpha1.Module{
+			ObjectMeta: metav1.ObjectMeta{Name: name},
+			Spec: v1alpha1.ModuleSpec{
+				Source: v1alpha1.ModuleSource{URL: url, CredentialsSecretRef: creds},
+				CRD:    v1alpha1.CRDNames{Group: name + ".example.org", Kind: "Trace"},
+			},
+		}
+		if err := ground.client.Create(ctx, m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	newModule("nocreds", nil)
+	if msg := waitModuleFailed(t, "nocreds"); !strings.Contains(msg, srv.URL) {
+		t.Errorf("without credentials the condition must name the source, got %q", msg)
+	}
+
+	ns := newNamespace(t)
+	if err := ground.client.Create(ctx, &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "git-creds"},
+		Data:       map[string][]byte{"username": []byte("bot"), "token": []byte("s3cret-token")},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	newModule("withcreds", &v1alpha1.SecretReference{Namespace: ns, Name: "git-creds"})
+	got := waitModuleReady(t, "withcreds")
+	if got.Status.Source == nil || got.Status.Source.Commit == "" {
+		t.Errorf("status.source.commit must name what was fetched, got %+v", got.Status.Source)
+	}
+	nocreds := &v1alpha1.Module{}
+	if err := ground.client.Get(ctx, types.NamespacedName{Name: "nocreds"}, nocreds); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(nocreds.Status.GetCondition("Synced").Message, "s3cret-token") {
+		t.Errorf("a credential must never appear in a condition")
 	}
 }

@@ -95,7 +95,7 @@ type gitRepo struct {
 func newGitRepo(t *testing.T, root, name string) *gitRepo {
 	t.Helper()
 	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("git is not installed")
+		t.Fatal("the source tests need git on PATH")
 	}
 	r := &gitRepo{t: t, bare: filepath.Join(root, name), work: t.TempDir()}
 	home := t.TempDir()

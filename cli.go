@@ -122,7 +122,7 @@ func render(args []string, out io.Writer) error {
 			redacted[v.Name] = "(redacted: from a Secret)"
 		}
 	}
-	root, err := reconcile.Render(m, "<module "+*source+">", forProvider, redacted, nil)
+	root, err := reconcile.Render(m, reconcile.Inputs{ModuleSource: "<module " + *source + ">", ForProvider: forProvider, SecretValues: redacted})
 	if err != nil {
 		return err
 	}

@@ -164,6 +164,7 @@ func ForProviderSchema(m *module.Module) (extv1.JSONSchemaProps, error) {
 			return extv1.JSONSchemaProps{}, fmt.Errorf("variable %q: %w", v.Name, err)
 		}
 		p.Description = v.Description
+		describeNested(&p, v.Type, v.Descriptions, "")
 		if v.Nullable && p.XPreserveUnknownFields == nil {
 			p.Nullable = true
 		}
@@ -188,6 +189,37 @@ func ForProviderSchema(m *module.Module) (extv1.JSONSchemaProps, error) {
 	// the rest Terraform checks at plan time.
 	ApplyValidations(&s, m)
 	return s, nil
+}
+
+// describeNested gives the properties nested in p, the schema of type ty, the descriptions keyed by
+// their dotted attribute path below path.
+func describeNested(p *extv1.JSONSchemaProps, ty cty.Type, descs map[string]string, path string) {
+	if len(descs) == 0 {
+		return
+	}
+	switch {
+	case ty.IsObjectType():
+		for n, at := range ty.AttributeTypes() {
+			child, ok := p.Properties[FieldName(n)]
+			if !ok {
+				continue
+			}
+			cp := strings.TrimPrefix(path+"."+n, ".")
+			if d, ok := descs[cp]; ok {
+				child.Description = d
+			}
+			describeNested(&child, at, descs, cp)
+			p.Properties[FieldName(n)] = child
+		}
+	case ty.IsListType(), ty.IsSetType():
+		if p.Items != nil && p.Items.Schema != nil {
+			describeNested(p.Items.Schema, ty.ElementType(), descs, path)
+		}
+	case ty.IsMapType():
+		if p.AdditionalProperties != nil && p.AdditionalProperties.Schema != nil {
+			describeNested(p.AdditionalProperties.Schema, ty.ElementType(), descs, path)
+		}
+	}
 }
 
 // SecretRefField is the spec.forProvider field of a sensitive variable: a reference to the Secret

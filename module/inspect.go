@@ -29,6 +29,9 @@ type Module struct {
 	Variables []Variable
 	// Outputs are sorted by name.
 	Outputs []Output
+	// Resource is set when the kind manages one resource of a provider rather than calling a
+	// module; Dir then holds the provider's lock file.
+	Resource *Resource
 }
 
 // Variable is a module input variable.
@@ -51,6 +54,9 @@ type Variable struct {
 	Nullable bool
 	// Validations are the variable's validation blocks, in the order the module declares them.
 	Validations []Validation
+	// Descriptions describe attributes nested in the variable's type, by their dotted path within
+	// it ("rule.prefix" is "prefix" of the elements of "rule"); a provider's schema has them.
+	Descriptions map[string]string
 }
 
 // Required reports whether a caller must set the variable.

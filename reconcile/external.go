@@ -20,6 +20,7 @@ import (
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 	"github.com/zclconf/go-cty/cty"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -87,19 +88,35 @@ func (c *connector) Connect(ctx context.Context, mg resource.Managed) (managed.E
 	if err != nil {
 		return nil, err
 	}
-	root, err := Render(snap.Module, src, inst.ForProvider(), secretValues, setup.Providers)
+	in := Inputs{ModuleSource: src, ForProvider: inst.ForProvider(), SecretValues: secretValues,
+		Providers: setup.Providers, PreventDestroy: !inst.AllowDestructive() && !meta.WasDeleted(inst)}
+	root, err := Render(snap.Module, in)
 	if err != nil {
 		return nil, errors.Wrap(err, errRender)
 	}
+	var lock []byte
+	var unguarded *RootModule
+	if snap.Module.Resource != nil {
+		lock = snap.Module.Resource.Lock
+		if in.PreventDestroy {
+			open := in
+			open.PreventDestroy = false
+			if unguarded, err = Render(snap.Module, open); err != nil {
+				return nil, errors.Wrap(err, errRender)
+			}
+		}
+	}
 	secrets := append(secretStrings, setup.Secrets...)
 	run := &Run{
-		Dir:      dir,
-		Root:     root,
-		Setup:    setup,
-		InitKey:  digest([]byte(src), setup.Providers, []byte(setup.Digest())),
-		Inputs:   digest(root.Main, root.Vars, []byte(setup.Digest())),
-		State:    StateRef(gvk.GroupKind().String(), inst.GetNamespace(), inst.GetName()),
-		Redactor: NewRedactor(secrets...),
+		Dir:       dir,
+		Root:      root,
+		Setup:     setup,
+		InitKey:   digest([]byte(src), setup.Providers, []byte(setup.Digest()), lock),
+		Lock:      lock,
+		Unguarded: unguarded,
+		Inputs:    digest(root.Main, root.Vars, []byte(setup.Digest())),
+		State:     StateRef(gvk.GroupKind().String(), inst.GetNamespace(), inst.GetName()),
+		Redactor:  NewRedactor(secrets...),
 
 		AllowDestructive: inst.AllowDestructive(),
 		OnRecovered: func(st *state.State) {
@@ -113,7 +130,7 @@ func (c *connector) Connect(ctx context.Context, mg resource.Managed) (managed.E
 		},
 	}
 	run.ApprovalRequired, run.ApprovedPlan = inst.Approval()
-	return &external{connector: c, inst: inst, snap: snap, run: run}, nil
+	return &external{connector: c, inst: inst, snap: snap, run: run, inputs: in}, nil
 }
 
 // external is one reconcile's view of an instance's Terraform-managed objects.
@@ -122,6 +139,7 @@ type external struct {
 	inst   *Instance
 	snap   *Snapshot
 	run    *Run
+	inputs Inputs
 	stored *state.Stored
 }
 
@@ -151,11 +169,20 @@ func (e *external) Observe(ctx context.Context, _ resource.Managed) (managed.Ext
 	if meta.WasDeleted(e.inst) {
 		return managed.ExternalObservation{ResourceExists: true}, nil
 	}
-	details, err := e.publishOutputs(stored)
+	outputs, err := stored.Outputs()
+	if err != nil {
+		return managed.ExternalObservation{}, errors.Wrap(err, errOutputs)
+	}
+	details, err := e.publishOutputs(outputs)
 	if err != nil {
 		return managed.ExternalObservation{}, err
 	}
+	// Decided before late initialization: the values written back were applied already.
 	upToDate := stored.AppliedInputs == e.run.Inputs
+	lateInitialized, err := e.lateInitialize(outputs)
+	if err != nil {
+		return managed.ExternalObservation{}, err
+	}
 	if upToDate && e.drift.Due(e.inst.GetUID(), e.driftInterval()) {
 		changes, err := e.runner.Plan(ctx, e.run, stored)
 		if err != nil {
@@ -171,7 +198,67 @@ func (e *external) Observe(ctx context.Context, _ resource.Managed) (managed.Ext
 		e.inst.SetConditions(xpv2.Available())
 		e.inst.SetObservedGeneration(e.inst.GetGeneration())
 	}
-	return managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: upToDate, ConnectionDetails: details}, nil
+	return managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: upToDate, ConnectionDetails: details,
+		ResourceLateInitialized: lateInitialized}, nil
+}
+
+// lateInitialize writes into spec.forProvider the values the provider chose for the optional
+// arguments of a kind's single resource that the instance leaves unset, and sets the external name
+// from the resource's id when it has none. crossplane-runtime stores them only when the instance's
+// management policies include LateInitialize.
+func (e *external) lateInitialize(outputs map[string]state.Output) (bool, error) {
+	r := e.snap.Module.Resource
+	if r == nil {
+		return false, nil
+	}
+	changed := e.setExternalName(outputs)
+	fp := e.inst.ForProvider()
+	types := map[string]cty.Type{}
+	for _, v := range e.snap.Module.Variables {
+		types[v.Name] = v.Type
+	}
+	for _, name := range r.LateInit {
+		field := crd.FieldName(name)
+		out, ok := outputs[name]
+		if _, set := fp[field]; set || !ok {
+			continue
+		}
+		var v any
+		if err := json.Unmarshal(out.Value, &v); err != nil {
+			return false, errors.Wrap(err, errOutputs)
+		}
+		if v == nil {
+			continue
+		}
+		value, err := crd.ToField(v, types[name])
+		if err != nil {
+			return false, errors.Wrap(err, errOutputs)
+		}
+		fp[field] = value
+		changed = true
+	}
+	if changed {
+		_ = unstructured.SetNestedMap(e.inst.Object, fp, "spec", "forProvider")
+	}
+	return changed, nil
+}
+
+// setExternalName sets the instance's external name to its resource's id, reporting whether that
+// changed it.
+func (e *external) setExternalName(outputs map[string]state.Output) bool {
+	r := e.snap.Module.Resource
+	if r == nil || r.IDAttribute == "" {
+		return false
+	}
+	var id string
+	if out, ok := outputs[r.IDAttribute]; !ok || json.Unmarshal(out.Value, &id) != nil || id == "" {
+		return false
+	}
+	if meta.GetExternalName(e.inst) == id {
+		return false
+	}
+	meta.SetExternalName(e.inst, id)
+	return true
 }
 
 // driftInterval is the instance's own (annotation AnnotationDriftInterval), else its Module's,
@@ -190,11 +277,7 @@ func (e *external) driftInterval() time.Duration {
 
 // publishOutputs puts the non-sensitive outputs into status.atProvider and returns all of them as
 // connection details: strings as they are, other values as JSON.
-func (e *external) publishOutputs(stored *state.Stored) (managed.ConnectionDetails, error) {
-	outputs, err := stored.Outputs()
-	if err != nil {
-		return nil, errors.Wrap(err, errOutputs)
-	}
+func (e *external) publishOutputs(outputs map[string]state.Output) (managed.ConnectionDetails, error) {
 	details := managed.ConnectionDetails{}
 	for name, o := range outputs {
 		var s string
@@ -228,9 +311,18 @@ func (e *external) publishOutputs(stored *state.Stored) (managed.ConnectionDetai
 	return details, nil
 }
 
+// Create applies an instance that has no state yet. An instance of a kind with one resource that
+// already names an object (its external name) adopts that object: terraform imports it.
 func (e *external) Create(ctx context.Context, _ resource.Managed) (managed.ExternalCreation, error) {
-	_, err := e.apply(ctx)
-	return managed.ExternalCreation{}, err
+	stored, err := e.apply(ctx)
+	if err != nil || stored == nil {
+		return managed.ExternalCreation{}, err
+	}
+	// Stored by crossplane-runtime with the other critical annotations right after Create.
+	if outputs, err := stored.Outputs(); err == nil {
+		e.setExternalName(outputs)
+	}
+	return managed.ExternalCreation{}, nil
 }
 
 func (e *external) Update(ctx context.Context, _ resource.Managed) (managed.ExternalUpdate, error) {
@@ -239,6 +331,16 @@ func (e *external) Update(ctx context.Context, _ resource.Managed) (managed.Exte
 }
 
 func (e *external) apply(ctx context.Context) (*state.Stored, error) {
+	if r := e.snap.Module.Resource; r != nil && r.IDAttribute != "" && e.stored == nil && meta.GetExternalName(e.inst) != "" {
+		in := e.inputs
+		in.ImportID = meta.GetExternalName(e.inst)
+		root, err := Render(e.snap.Module, in)
+		if err != nil {
+			return nil, errors.Wrap(err, errRender)
+		}
+		// Inputs stay those without the import block: once imported, it changes nothing.
+		e.run.Root = root
+	}
 	stored, summary, err := e.runner.Apply(ctx, e.run, e.stored)
 	if summary != nil {
 		e.notes.SetPlan(e.inst.GetUID(), *summary)

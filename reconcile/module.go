@@ -35,6 +35,7 @@ const (
 	errNotOwner             = "CustomResourceDefinition %s exists and does not belong to this Module"
 
 	reasonFetch      event.Reason = "CannotFetchModule"
+	reasonProvider   event.Reason = "CannotReadProviderSchema"
 	reasonInspect    event.Reason = "CannotInspectModule"
 	reasonSynthesize event.Reason = "CannotGenerateSchema"
 	reasonInstall    event.Reason = "CannotInstallCRD"
@@ -50,11 +51,18 @@ type Fetcher interface {
 	FetchSource(ctx context.Context, src module.Source, creds ...module.Credentials) (module.Result, error)
 }
 
+// A ProviderReader installs a resource source's provider and describes the resource as a module,
+// telling which provider version it selected.
+type ProviderReader interface {
+	Resource(ctx context.Context, src module.ResourceSource) (*module.Module, string, error)
+}
+
 // ModuleReconciler turns each Module into an installed CRD and a running instance controller.
 type ModuleReconciler struct {
 	client    client.Client
 	apiReader client.Reader
 	fetcher   Fetcher
+	providers ProviderReader
 	engine    *Engine
 	record    event.Recorder
 	// recheck is how often a ready Module's source is fetched again to notice changes.
@@ -64,11 +72,12 @@ type ModuleReconciler struct {
 }
 
 // SetupModuleController registers the Module controller with mgr.
-func SetupModuleController(mgr ctrl.Manager, fetcher Fetcher, engine *Engine, recheck time.Duration) error {
+func SetupModuleController(mgr ctrl.Manager, fetcher Fetcher, providers ProviderReader, engine *Engine, recheck time.Duration) error {
 	r := &ModuleReconciler{
 		client:    mgr.GetClient(),
 		apiReader: mgr.GetAPIReader(),
 		fetcher:   fetcher,
+		providers: providers,
 		engine:    engine,
 		record:    event.NewAPIRecorder(mgr.GetEventRecorderFor("modkind/module")),
 		recheck:   recheck,
@@ -100,25 +109,11 @@ func (r *ModuleReconciler) Reconcile(ctx context.Context, req reconcile.Request)
 	names := crd.Names(m.Spec.CRD)
 	gvk := schema.GroupVersionKind{Group: names.Group, Version: names.Version, Kind: names.Kind}
 
-	src := module.Source{Path: m.Spec.Source.Path, URL: m.Spec.Source.URL, Version: m.Spec.Source.Version}
-	creds, err := r.credentials(ctx, m.Spec.Source.CredentialsSecretRef)
-	if err != nil {
-		return r.fail(ctx, m, reasonFetch, err)
+	mod, res, err := r.read(ctx, m)
+	if mod == nil {
+		return res, err
 	}
-	fetched, err := r.fetcher.FetchSource(ctx, src, creds)
-	if err != nil {
-		return r.fail(ctx, m, reasonFetch, err)
-	}
-	dir, digest := fetched.Dir, fetched.Digest
-	m.Status.Source = nil
-	if fetched.Version != "" || fetched.Commit != "" {
-		m.Status.Source = &v1alpha1.ResolvedSource{Version: fetched.Version, Commit: fetched.Commit}
-	}
-	mod, err := module.Inspect(dir)
-	if err != nil {
-		return r.fail(ctx, m, reasonInspect, errors.Wrapf(err, "%s", src))
-	}
-	mod.Digest = digest
+	digest := mod.Digest
 	want, err := crd.Synthesize(m.Name, m.Spec.CRD, mod)
 	if err != nil {
 		return r.fail(ctx, m, reasonSynthesize, err)
@@ -171,6 +166,44 @@ func (r *ModuleReconciler) Reconcile(ctx context.Context, req reconcile.Request)
 	}
 	m.Status.SetConditions(xpv2.ReconcileSuccess(), xpv2.Available())
 	return reconcile.Result{RequeueAfter: r.recheck}, r.updateStatus(ctx, m)
+}
+
+// read fetches and inspects a Module's source, or installs its resource's provider and reads the
+// resource's schema. When that fails it has already recorded why, and returns a result to go on
+// with and a nil module.
+func (r *ModuleReconciler) read(ctx context.Context, m *v1alpha1.Module) (*module.Module, reconcile.Result, error) {
+	if rs := m.Spec.Source.Resource; rs != nil {
+		src := module.ResourceSource{Provider: rs.Provider, Version: rs.Version, Type: rs.Type}
+		mod, version, err := r.providers.Resource(ctx, src)
+		if err != nil {
+			res, err := r.fail(ctx, m, reasonProvider, err)
+			return nil, res, err
+		}
+		m.Status.Source = &v1alpha1.ResolvedSource{Provider: version}
+		return mod, reconcile.Result{}, nil
+	}
+	src := module.Source{Path: m.Spec.Source.Path, URL: m.Spec.Source.URL, Version: m.Spec.Source.Version}
+	creds, err := r.credentials(ctx, m.Spec.Source.CredentialsSecretRef)
+	if err != nil {
+		res, err := r.fail(ctx, m, reasonFetch, err)
+		return nil, res, err
+	}
+	fetched, err := r.fetcher.FetchSource(ctx, src, creds)
+	if err != nil {
+		res, err := r.fail(ctx, m, reasonFetch, err)
+		return nil, res, err
+	}
+	m.Status.Source = nil
+	if fetched.Version != "" || fetched.Commit != "" {
+		m.Status.Source = &v1alpha1.ResolvedSource{Version: fetched.Version, Commit: fetched.Commit}
+	}
+	mod, err := module.Inspect(fetched.Dir)
+	if err != nil {
+		res, err := r.fail(ctx, m, reasonInspect, errors.Wrapf(err, "%s", src))
+		return nil, res, err
+	}
+	mod.Digest = fetched.Digest
+	return mod, reconcile.Result{}, nil
 }
 
 // A BreakingChangeError refuses a module change that existing instances may not survive.

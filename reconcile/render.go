@@ -4,12 +4,14 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"maps"
 	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+	tfjson "github.com/hashicorp/terraform-json"
 
 	"github.com/modkind/modkind/crd"
 	"github.com/modkind/modkind/module"
@@ -23,6 +25,8 @@ const (
 	FileVars = "terraform.tfvars.json"
 	// ModuleCallName is the name of the module block in the root module.
 	ModuleCallName = "this"
+	// ResourceName is the name of the resource block of a kind that manages one resource.
+	ResourceName = "this"
 
 	errUnknownVariable  = "spec.forProvider sets unknown variable"
 	errConvertVariable  = "cannot convert spec.forProvider value"
@@ -36,12 +40,26 @@ type RootModule struct {
 	Vars []byte
 }
 
-// Render builds the root module for an instance of m whose spec.forProvider is forProvider.
-// moduleSource is the module's path relative to the work directory. secretValues holds the
-// values of the sensitive variables the instance sets through <field>SecretRef, by variable
-// name, already resolved. providers is the "provider" block of the instance's ProviderConfig,
-// nil when it has none.
-func Render(m *module.Module, moduleSource string, forProvider map[string]any, secretValues map[string]any, providers json.RawMessage) (*RootModule, error) {
+// Inputs are what an instance gives its root module.
+type Inputs struct {
+	// ModuleSource is the module's path relative to the work directory; unused for a resource.
+	ModuleSource string
+	// ForProvider is the instance's spec.forProvider.
+	ForProvider map[string]any
+	// SecretValues holds the values of the sensitive variables the instance sets through
+	// <field>SecretRef, by variable name, already resolved.
+	SecretValues map[string]any
+	// Providers is the "provider" block of the instance's ProviderConfig, nil when it has none.
+	Providers json.RawMessage
+	// PreventDestroy sets lifecycle.prevent_destroy on a kind's single resource.
+	PreventDestroy bool
+	// ImportID, when set, imports the object with this id into the kind's single resource.
+	ImportID string
+}
+
+// Render builds the root module for an instance of m: a module block calling the module, or for
+// a kind that manages one resource, that resource block.
+func Render(m *module.Module, in Inputs) (*RootModule, error) {
 	byField := make(map[string]module.Variable, len(m.Variables))
 	for _, v := range m.Variables {
 		if v.Sensitive {
@@ -53,20 +71,19 @@ func Render(m *module.Module, moduleSource string, forProvider map[string]any, s
 
 	vars := map[string]any{}
 	rootVars := map[string]any{}
-	call := map[string]any{"source": moduleSource}
-	for _, field := range slices.Sorted(maps.Keys(forProvider)) {
+	for _, field := range slices.Sorted(maps.Keys(in.ForProvider)) {
 		v, ok := byField[field]
 		if !ok {
 			return nil, errors.Errorf("%s %q", errUnknownVariable, field)
 		}
 		var tv any
 		if v.Sensitive {
-			if tv, ok = secretValues[v.Name]; !ok {
+			if tv, ok = in.SecretValues[v.Name]; !ok {
 				return nil, errors.Errorf("%s %q", errUnresolvedSecret, field)
 			}
 		} else {
 			var err error
-			if tv, err = crd.ToTerraform(forProvider[field], v.Type); err != nil {
+			if tv, err = crd.ToTerraform(in.ForProvider[field], v.Type); err != nil {
 				return nil, errors.Wrapf(err, "%s %s", errConvertVariable, field)
 			}
 		}
@@ -82,29 +99,39 @@ func Render(m *module.Module, moduleSource string, forProvider map[string]any, s
 			decl["nullable"] = false
 		}
 		rootVars[v.Name] = decl
-		// Only variables the instance sets are passed: passing null for the others would override
-		// the module's defaults.
-		call[v.Name] = "${var." + v.Name + "}"
 	}
 
+	root := map[string]any{}
 	outputs := map[string]any{}
-	for _, o := range m.Outputs {
-		decl := map[string]any{"value": "${module." + ModuleCallName + "." + o.Name + "}"}
-		if o.Sensitive {
-			decl["sensitive"] = true
+	if r := m.Resource; r != nil {
+		root["terraform"] = map[string]any{"required_providers": map[string]any{r.LocalName: providerRequirement(r)}}
+		root["resource"] = map[string]any{r.Type: map[string]any{ResourceName: resourceBody(r, rootVars, in.PreventDestroy)}}
+		if in.ImportID != "" {
+			root["import"] = []any{map[string]any{"to": r.Type + "." + ResourceName, "id": literal(in.ImportID)}}
 		}
-		outputs[o.Name] = decl
+		for _, o := range m.Outputs {
+			outputs[o.Name] = output("${"+r.Type+"."+ResourceName+"."+o.Name+"}", o.Sensitive)
+		}
+	} else {
+		call := map[string]any{"source": in.ModuleSource}
+		// Only variables the instance sets are passed: passing null for the others would
+		// override the module's defaults.
+		for name := range rootVars {
+			call[name] = "${var." + name + "}"
+		}
+		root["module"] = map[string]any{ModuleCallName: call}
+		for _, o := range m.Outputs {
+			outputs[o.Name] = output("${module."+ModuleCallName+"."+o.Name+"}", o.Sensitive)
+		}
 	}
-
-	root := map[string]any{"module": map[string]any{ModuleCallName: call}}
 	if len(rootVars) > 0 {
 		root["variable"] = rootVars
 	}
 	if len(outputs) > 0 {
 		root["output"] = outputs
 	}
-	if len(providers) > 0 {
-		root["provider"] = providers
+	if len(in.Providers) > 0 {
+		root["provider"] = in.Providers
 	}
 	main, err := json.MarshalIndent(root, "", "  ")
 	if err != nil {
@@ -115,6 +142,74 @@ func Render(m *module.Module, moduleSource string, forProvider map[string]any, s
 		return nil, err
 	}
 	return &RootModule{Main: main, Vars: tfvars}, nil
+}
+
+func output(value string, sensitive bool) map[string]any {
+	decl := map[string]any{"value": value}
+	if sensitive {
+		decl["sensitive"] = true
+	}
+	return decl
+}
+
+func providerRequirement(r *module.Resource) map[string]any {
+	req := map[string]any{"source": r.Provider}
+	if r.Version != "" {
+		req["version"] = r.Version
+	}
+	return req
+}
+
+// resourceBody sets each argument and nested block whose variable the instance sets (has a root
+// variable for); a nested block is a dynamic block over its variable, so an unset or null one
+// yields no block at all.
+func resourceBody(r *module.Resource, set map[string]any, preventDestroy bool) map[string]any {
+	body := map[string]any{}
+	for _, a := range r.Body.Arguments {
+		if _, ok := set[a]; ok {
+			body[a] = "${var." + a + "}"
+		}
+	}
+	dynamic := map[string]any{}
+	for _, b := range r.Body.Blocks {
+		if _, ok := set[b.Name]; ok {
+			dynamic[b.Name] = dynamicBlock(b, "var."+b.Name, 0)
+		}
+	}
+	if len(dynamic) > 0 {
+		body["dynamic"] = dynamic
+	}
+	if preventDestroy {
+		body["lifecycle"] = map[string]any{"prevent_destroy": true}
+	}
+	return body
+}
+
+// dynamicBlock renders nested block b from the expression holding its content. Iterators are
+// named by depth so that a nested block never shadows the block it is in.
+func dynamicBlock(b module.NestedBlock, expr string, depth int) map[string]any {
+	it := fmt.Sprintf("%s_%d", b.Name, depth)
+	forEach := "${" + expr + " == null ? [] : " + expr + "}"
+	if b.Nesting == tfjson.SchemaNestingModeSingle || b.Nesting == tfjson.SchemaNestingModeGroup {
+		forEach = "${" + expr + " == null ? [] : [" + expr + "]}"
+	}
+	content := map[string]any{}
+	for _, a := range b.Body.Arguments {
+		content[a] = "${" + it + ".value." + a + "}"
+	}
+	dynamic := map[string]any{}
+	for _, inner := range b.Body.Blocks {
+		dynamic[inner.Name] = dynamicBlock(inner, it+".value."+inner.Name, depth+1)
+	}
+	if len(dynamic) > 0 {
+		content["dynamic"] = dynamic
+	}
+	return map[string]any{"for_each": forEach, "iterator": it, "content": content}
+}
+
+// literal escapes s for a string in Terraform's JSON syntax, where strings are templates.
+func literal(s string) string {
+	return strings.NewReplacer("${", "$${", "%{", "%%{").Replace(s)
 }
 
 // ModuleSource is the source of the module block: the module's path relative to the work

@@ -100,7 +100,7 @@ func TestRender(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			got, err := Render(testModule(), "../m", tc.forProvider, tc.secrets, tc.providers)
+			got, err := Render(testModule(), Inputs{ModuleSource: "../m", ForProvider: tc.forProvider, SecretValues: tc.secrets, Providers: tc.providers})
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("%s\nwant error containing %q, got %v", tc.reason, tc.wantErr, err)
@@ -214,5 +214,63 @@ func TestStateRef(t *testing.T) {
 		if len(v) > 63 {
 			t.Errorf("label %s is longer than 63 characters", k)
 		}
+	}
+}
+
+func TestRenderResource(t *testing.T) {
+	rule := cty.List(cty.ObjectWithOptionalAttrs(map[string]cty.Type{"prefix": cty.String, "days": cty.Number}, []string{"days"}))
+	m := &module.Module{
+		Variables: []module.Variable{
+			{Name: "name", Type: cty.String, TypeExpr: "string", Nullable: true},
+			{Name: "rule", Type: rule, TypeExpr: module.TypeExpr(rule), HasDefault: true, Nullable: true},
+			{Name: "tags", Type: cty.Map(cty.String), TypeExpr: "map(string)", HasDefault: true, Nullable: true},
+		},
+		Outputs: []module.Output{{Name: "id", Type: cty.String}, {Name: "key", Type: cty.String, Sensitive: true}},
+		Resource: &module.Resource{
+			Type: "things_bucket", Provider: "example.com/acme/things", LocalName: "things", Version: "1.2.0",
+			Body: module.ResourceBody{Arguments: []string{"name", "tags"}, Blocks: []module.NestedBlock{
+				{Name: "rule", Nesting: "list", Body: module.ResourceBody{Arguments: []string{"days", "prefix"}}},
+			}},
+		},
+	}
+	got, err := Render(m, Inputs{
+		ForProvider:    map[string]any{"name": "b", "rule": []any{map[string]any{"prefix": "logs/"}}},
+		PreventDestroy: true,
+		ImportID:       "id-${x}",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var gotMain map[string]any
+	if err := json.Unmarshal(got.Main, &gotMain); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]any{
+		"terraform": map[string]any{"required_providers": map[string]any{
+			"things": map[string]any{"source": "example.com/acme/things", "version": "1.2.0"},
+		}},
+		"resource": map[string]any{"things_bucket": map[string]any{"this": map[string]any{
+			// Unset arguments (tags) are left out, so the provider's defaults apply.
+			"name": "${var.name}",
+			"dynamic": map[string]any{"rule": map[string]any{
+				"for_each": "${var.rule == null ? [] : var.rule}",
+				"iterator": "rule_0",
+				"content":  map[string]any{"days": "${rule_0.value.days}", "prefix": "${rule_0.value.prefix}"},
+			}},
+			"lifecycle": map[string]any{"prevent_destroy": true},
+		}}},
+		// The external name is data: a template in it stays literal.
+		"import": []any{map[string]any{"to": "things_bucket.this", "id": "id-$${x}"}},
+		"variable": map[string]any{
+			"name": map[string]any{"type": "string"},
+			"rule": map[string]any{"type": "list(object({days=optional(number),prefix=string}))"},
+		},
+		"output": map[string]any{
+			"id":  map[string]any{"value": "${things_bucket.this.id}"},
+			"key": map[string]any{"value": "${things_bucket.this.key}", "sensitive": true},
+		},
+	}
+	if diff := cmp.Diff(want, gotMain); diff != "" {
+		t.Errorf("main.tf.json: -want +got:\n%s", diff)
 	}
 }

@@ -27,7 +27,8 @@ import (
 type Config struct {
 	// Terraform is the terraform or tofu executable; found on PATH when empty.
 	Terraform string
-	// Dir holds fetched modules (Dir/modules) and instance work directories (Dir/work).
+	// Dir holds fetched modules (Dir/modules), provider installations (Dir/providers) and
+	// instance work directories (Dir/work).
 	Dir string
 	// MaxConcurrentRuns bounds the terraform processes running at once across all instances.
 	MaxConcurrentRuns int
@@ -134,7 +135,8 @@ func Setup(mgr manager.Manager, cfg Config) (*Engine, error) {
 		return nil, err
 	}
 	fetcher := &module.CacheFetcher{Dir: filepath.Join(cfg.Dir, "modules")}
-	if err := SetupModuleController(mgr, fetcher, engine, cfg.ModuleRecheck); err != nil {
+	providers := &module.ProviderInstaller{Binary: bin, Dir: filepath.Join(cfg.Dir, "providers"), Env: terraformEnv()}
+	if err := SetupModuleController(mgr, fetcher, providers, engine, cfg.ModuleRecheck); err != nil {
 		return nil, err
 	}
 	return engine, nil

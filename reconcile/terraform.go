@@ -5,11 +5,13 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 	"github.com/hashicorp/terraform-exec/tfexec"
 
+	"github.com/modkind/modkind/module"
 	"github.com/modkind/modkind/state"
 )
 
@@ -36,6 +38,18 @@ const (
 // is inherited, so one instance's credentials never come from the controller's own environment.
 var passedEnv = []string{"PATH", "HOME", "TMPDIR", "TF_CLI_CONFIG_FILE", "TF_PLUGIN_CACHE_DIR",
 	"SSL_CERT_FILE", "SSL_CERT_DIR", "HTTPS_PROXY", "HTTP_PROXY", "NO_PROXY"}
+
+// terraformEnv is the environment every terraform process starts from: passedEnv's variables
+// that the controller has.
+func terraformEnv() map[string]string {
+	env := map[string]string{}
+	for _, k := range passedEnv {
+		if v, ok := os.LookupEnv(k); ok {
+			env[k] = v
+		}
+	}
+	return env
+}
 
 // Runner runs terraform in per-instance work directories, at most a fixed number at once.
 type Runner struct {
@@ -66,6 +80,12 @@ type Run struct {
 	Setup *ProviderSetup
 	// InitKey changes when the module or the provider configuration does; init runs only then.
 	InitKey string
+	// Lock is the dependency lock file to init with, nil for none.
+	Lock []byte
+	// Unguarded is Root without lifecycle.prevent_destroy, nil when Root sets none. When
+	// prevent_destroy fails a plan, a plan of Unguarded, never applied, tells what would have
+	// been destroyed and why.
+	Unguarded *RootModule
 	// Inputs identifies everything that was applied; recorded beside the state on success.
 	Inputs string
 	// AllowDestructive lets Apply apply plans that destroy or replace objects.
@@ -105,6 +125,13 @@ func (r *Runner) apply(ctx context.Context, tf *tfexec.Terraform, run *Run, stor
 	defer os.Remove(planFile)
 	start := time.Now()
 	changes, err := tf.Plan(ctx, tfexec.Out(planFile))
+	if err != nil && run.Unguarded != nil && strings.Contains(err.Error(), "prevent_destroy") {
+		summary, err := r.explainPrevented(ctx, tf, run, planFile, err)
+		if summary != nil {
+			summary.At, summary.Took = start, time.Since(start)
+		}
+		return stored, summary, err
+	}
 	if err != nil {
 		return nil, nil, run.Redactor.Error(errors.Wrap(err, errPlan))
 	}
@@ -143,6 +170,31 @@ func (r *Runner) apply(ctx context.Context, tf *tfexec.Terraform, run *Run, stor
 		return saved, summary, run.Redactor.Error(errors.Wrap(applyErr, errApply))
 	}
 	return saved, summary, err
+}
+
+// explainPrevented plans the unguarded root module after prevent_destroy failed a plan, to refuse
+// it as the guard refuses any destructive plan: naming each object and what forces its
+// replacement. Nothing is applied; the guarded root module is put back whatever happens.
+func (r *Runner) explainPrevented(ctx context.Context, tf *tfexec.Terraform, run *Run, planFile string, prevented error) (*PlanSummary, error) {
+	main := filepath.Join(run.Dir, FileMain)
+	if err := os.WriteFile(main, run.Unguarded.Main, 0o600); err != nil {
+		return nil, errors.Wrap(err, errWorkDir)
+	}
+	defer os.WriteFile(main, run.Root.Main, 0o600) //nolint:errcheck // prepare writes it again before any run.
+	fail := run.Redactor.Error(errors.Wrap(prevented, errPlan))
+	if _, err := tf.Plan(ctx, tfexec.Out(planFile)); err != nil {
+		return nil, fail
+	}
+	plan, err := tf.ShowPlanFile(ctx, planFile)
+	if err != nil {
+		return nil, fail
+	}
+	summary := Summarize(plan)
+	if len(summary.Destructive) == 0 {
+		return nil, fail
+	}
+	metricRefusedPlans.Inc()
+	return &summary, &RefusedPlanError{Changes: summary.Destructive}
 }
 
 // Plan reports whether applying the run would change anything, refreshing first so that drift
@@ -225,6 +277,9 @@ func (r *Runner) prepare(ctx context.Context, run *Run, stored *state.Stored) (*
 		return nil, nil, errors.Wrap(err, errWorkDir)
 	}
 	files := map[string][]byte{FileMain: run.Root.Main, FileVars: run.Root.Vars}
+	if run.Lock != nil {
+		files[module.FileLock] = run.Lock
+	}
 	for p, b := range run.Setup.Files {
 		files[p] = b
 	}
@@ -254,16 +309,11 @@ func (r *Runner) prepare(ctx context.Context, run *Run, stored *state.Stored) (*
 		return nil, nil, errors.Wrap(err, errWorkDir)
 	}
 
-	env := map[string]string{}
 	tf, err := tfexec.NewTerraform(run.Dir, r.Binary)
 	if err != nil {
 		return nil, nil, errors.Wrap(err, errNewTF)
 	}
-	for _, k := range passedEnv {
-		if v, ok := os.LookupEnv(k); ok {
-			env[k] = v
-		}
-	}
+	env := terraformEnv()
 	for k, v := range run.Setup.Env {
 		env[k] = v
 	}

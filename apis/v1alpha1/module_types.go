@@ -6,8 +6,9 @@ import (
 )
 
 // ModuleSource says where the Terraform module lives: a path or a URL, with the same meaning as
-// the source and version arguments of a Terraform module block.
-// +kubebuilder:validation:XValidation:rule="has(self.path) != has(self.url)",message="set exactly one of path and url"
+// the source and version arguments of a Terraform module block; or which single resource type of
+// a provider the kind manages.
+// +kubebuilder:validation:XValidation:rule="[has(self.path), has(self.url), has(self.resource)].filter(x, x).size() == 1",message="set exactly one of path, url and resource"
 // +kubebuilder:validation:XValidation:rule="!has(self.version) || has(self.url)",message="version goes with a registry url"
 type ModuleSource struct {
 	// Path is a directory on the controller's filesystem that holds the module's .tf files.
@@ -26,6 +27,26 @@ type ModuleSource struct {
 	// TF_TOKEN_<host> (a private registry, named as Terraform names it).
 	// +optional
 	CredentialsSecretRef *SecretReference `json:"credentialsSecretRef,omitempty"`
+	// Resource makes the kind manage one resource of a provider, as a module holding just that
+	// resource block would.
+	// +optional
+	Resource *ResourceSource `json:"resource,omitempty"`
+}
+
+// ResourceSource names one resource type of a Terraform provider.
+type ResourceSource struct {
+	// Provider is the provider's source address, e.g. hashicorp/random or example.com/acme/things.
+	// It is installed as terraform init would, following the controller's CLI configuration
+	// (provider_installation, mirrors, plugin cache).
+	// +kubebuilder:validation:MinLength=1
+	Provider string `json:"provider"`
+	// Version constrains the provider's version, e.g. "1.2.0" or "~> 1.2".
+	// +optional
+	Version string `json:"version,omitempty"`
+	// Type is the resource type, e.g. random_password. Its prefix up to the first underscore
+	// must be the provider's type name, as Terraform requires.
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]+_[a-z0-9_]+$`
+	Type string `json:"type"`
 }
 
 // SecretReference names a Secret in a namespace.
@@ -42,6 +63,9 @@ type ResolvedSource struct {
 	// Commit is the git commit checked out.
 	// +optional
 	Commit string `json:"commit,omitempty"`
+	// Provider is the provider version installed for a resource source.
+	// +optional
+	Provider string `json:"provider,omitempty"`
 }
 
 // CRDNames names the kind that a Module defines.

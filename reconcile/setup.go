@@ -12,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	extv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/utils/ptr"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -78,10 +79,17 @@ func Scheme() (*runtime.Scheme, error) {
 	return s, nil
 }
 
+// GracefulShutdown is how long a stopping controller waits for interrupted terraform runs to
+// finish and their state to be stored. A Pod's terminationGracePeriodSeconds must exceed it.
+const GracefulShutdown = 90 * time.Second
+
 // ManagerOptions returns the manager options modkind's controllers rely on.
 func ManagerOptions(s *runtime.Scheme) manager.Options {
 	return manager.Options{
 		Scheme: s,
+		// On SIGTERM running terraform processes are interrupted and stop gracefully, writing
+		// state that is then stored; that must fit before the manager gives up on them.
+		GracefulShutdownTimeout: ptr.To(GracefulShutdown),
 		Cache: cache.Options{ByObject: map[client.Object]cache.ByObject{
 			// Only modkind's own CRDs are watched; a cluster may have thousands of others.
 			&extv1.CustomResourceDefinition{}: {Label: crd.OwnedSelector()},

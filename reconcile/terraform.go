@@ -417,6 +417,10 @@ func (r *Runner) persistEvery() time.Duration {
 // save stores the state file Terraform left in the work directory if it differs from the stored
 // one or was applied from other inputs.
 func (r *Runner) save(ctx context.Context, run *Run, stored *state.Stored, inputs string) (*state.Stored, error) {
+	// A run cancelled because the controller is stopping must still store what terraform
+	// recorded: terraform stopped gracefully to write it.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
 	raw, err := os.ReadFile(filepath.Join(run.Dir, fileState))
 	if os.IsNotExist(err) {
 		return stored, nil

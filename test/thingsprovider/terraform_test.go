@@ -513,3 +513,54 @@ resource "things_bucket" "slow" {
 	}
 	w.wantLog("things_bucket", "created slow", "deleted slow", "created slow")
 }
+
+// Several terraform runs, each with its own provider processes, on one cloud at once.
+func TestConcurrentApplies(t *testing.T) {
+	t.Parallel()
+	cloud := t.TempDir()
+	const runs = 4
+	config := `
+terraform {
+  required_providers {
+    things = { source = "example.com/acme/things" }
+  }
+}
+resource "things_password" "p" {
+  length = 8
+}
+resource "things_bucket" "b" {
+  count = 3
+  name  = "{{run}}-${count.index}"
+}
+`
+	t.Run("applies", func(t *testing.T) {
+		for i := range runs {
+			t.Run(fmt.Sprint(i), func(t *testing.T) {
+				t.Parallel()
+				w := newWorkdir(t)
+				w.cloud = cloud
+				w.write(config, "{{run}}", fmt.Sprint("r", i))
+				w.init()
+				w.apply()
+			})
+		}
+	})
+	w := newWorkdir(t)
+	w.cloud = cloud
+	if ids := w.ids("things_bucket"); len(ids) != 3*runs {
+		t.Errorf("buckets %v", ids)
+	}
+	if ids := w.ids("things_password"); len(ids) != runs {
+		t.Errorf("passwords %v", ids)
+	}
+	if l := w.log("things_bucket"); len(l) != 3*runs {
+		t.Errorf("bucket log %v", l)
+	}
+
+	// A taken name.
+	w.write(config, "{{run}}", "r0")
+	w.init()
+	if out := w.fails("apply", "-auto-approve"); !strings.Contains(out, `"r0-0": already exists`) {
+		t.Errorf("apply of a taken name: %s", out)
+	}
+}

@@ -36,19 +36,14 @@ func run(m *testing.M) int {
 		return 1
 	}
 	defer os.RemoveAll(dir)
-	terraformBin = cmp(os.Getenv("MODKIND_TERRAFORM"), "terraform")
+	if terraformBin = os.Getenv("MODKIND_TERRAFORM"); terraformBin == "" {
+		terraformBin = "terraform"
+	}
 	if cliConfig, err = install(dir); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
 	return m.Run()
-}
-
-func cmp(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
 }
 
 // install builds the provider into an unpacked filesystem mirror under dir and returns the path
@@ -202,16 +197,14 @@ func (w *workdir) editObject(typ, id string, edit func(map[string]any)) {
 	}
 }
 
+// log returns the lines of a resource type's log.
 func (w *workdir) log(typ string) []string {
 	b, _ := os.ReadFile(filepath.Join(w.cloud, typ+".log"))
-	return strings.Fields(strings.ReplaceAll(string(b), " ", "_"))
+	return strings.FieldsFunc(string(b), func(r rune) bool { return r == '\n' })
 }
 
 func (w *workdir) wantLog(typ string, want ...string) {
 	w.t.Helper()
-	for i := range want {
-		want[i] = strings.ReplaceAll(want[i], " ", "_")
-	}
 	if got := w.log(typ); !slices.Equal(got, want) {
 		w.t.Errorf("%s.log = %v, want %v", typ, got, want)
 	}

@@ -138,6 +138,10 @@ func waitInstance(t testing.TB, u *unstructured.Unstructured, minGeneration int6
 			return false, &conditionError{map[string]any{"conditions": conds}}
 		}
 		og, _, _ := unstructured.NestedInt64(got.Object, "status", "observedGeneration")
+		if ready["status"] != "True" || og < got.GetGeneration() {
+			// Shown if the wait gives up.
+			return false, &conditionError{map[string]any{"generation": got.GetGeneration(), "status": got.Object["status"]}}
+		}
 		return ready != nil && ready["status"] == "True" && synced != nil && synced["status"] == "True" &&
 			got.GetGeneration() >= minGeneration && og >= minGeneration && synced["observedGeneration"] == got.GetGeneration(), nil
 	})

@@ -18,6 +18,7 @@ import (
 
 	"github.com/modkind/modkind/reconcile"
 	"github.com/modkind/modkind/reconcile/reconciletest"
+	"github.com/modkind/modkind/test/thingstest"
 )
 
 // The test ground: a real kube-apiserver and etcd (envtest), real terraform, and modkind's
@@ -56,6 +57,17 @@ func runMain(m *testing.M) int {
 	wrapper := filepath.Join(dir, "terraform")
 	script := fmt.Sprintf("#!/bin/sh\necho \"start $PWD $1\" >> %q\n%q \"$@\"\nrc=$?\necho \"end $PWD $1\" >> %q\nexit $rc\n", ground.runLog, tf, ground.runLog)
 	if err := os.WriteFile(wrapper, []byte(script), 0o755); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+
+	// The test provider, installed from a filesystem mirror as terraform init would from a registry.
+	cliConfig, err := thingstest.InstallIn(filepath.Join(dir, "things"))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	if err := os.Setenv("TF_CLI_CONFIG_FILE", cliConfig); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}

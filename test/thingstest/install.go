@@ -48,11 +48,16 @@ var build struct {
 // The file is shared and must not be modified.
 func Binary(t testing.TB) string {
 	t.Helper()
-	build.once.Do(func() { build.bin, build.err = buildProvider() })
-	if build.err != nil {
-		t.Fatalf("building terraform-provider-things: %v", build.err)
+	bin, err := binary()
+	if err != nil {
+		t.Fatalf("building terraform-provider-things: %v", err)
 	}
-	return build.bin
+	return bin
+}
+
+func binary() (string, error) {
+	build.once.Do(func() { build.bin, build.err = buildProvider() })
+	return build.bin, build.err
 }
 
 // Install lays out the provider as an unpacked filesystem mirror holding each of versions
@@ -62,22 +67,33 @@ func Binary(t testing.TB) string {
 // executable.
 func Install(t testing.TB, versions ...string) (cliConfig string) {
 	t.Helper()
-	bin := Binary(t)
+	cliConfig, err := InstallIn(t.TempDir(), versions...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cliConfig
+}
+
+// InstallIn is Install into dir, for a TestMain that has no testing.TB.
+func InstallIn(dir string, versions ...string) (cliConfig string, err error) {
+	bin, err := binary()
+	if err != nil {
+		return "", fmt.Errorf("building terraform-provider-things: %w", err)
+	}
 	if len(versions) == 0 {
 		versions = []string{DefaultVersion}
 	}
-	dir := t.TempDir()
 	mirror := filepath.Join(dir, "mirror")
 	for _, v := range versions {
 		if v == "" || strings.ContainsAny(v, `/\`) || strings.HasPrefix(v, ".") {
-			t.Fatalf("thingstest.Install: bad version %q", v)
+			return "", fmt.Errorf("thingstest.Install: bad version %q", v)
 		}
 		platform := filepath.Join(mirror, filepath.FromSlash(Source), v, runtime.GOOS+"_"+runtime.GOARCH)
 		if err := os.MkdirAll(platform, 0o755); err != nil {
-			t.Fatal(err)
+			return "", err
 		}
 		if err := os.Symlink(bin, filepath.Join(platform, "terraform-provider-things_v"+v)); err != nil {
-			t.Fatal(err)
+			return "", err
 		}
 	}
 	cliConfig = filepath.Join(dir, "terraform.rc")
@@ -91,10 +107,7 @@ func Install(t testing.TB, versions ...string) (cliConfig string) {
   }
 }
 `, mirror)
-	if err := os.WriteFile(cliConfig, []byte(config), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return cliConfig
+	return cliConfig, os.WriteFile(cliConfig, []byte(config), 0o644)
 }
 
 // buildProvider builds test/thingsprovider and stores the executable under the name of its

@@ -13,11 +13,11 @@ build:
 run: build
 	KUBEBUILDER_ASSETS="$$(hack/testbin.sh)" ./bin/modkind --quickstart examples/quickstart
 
-# Builds (once, cached) or reuses the envtest binaries and OpenTofu, and runs every test, unit and
-# integration; the integration suite of reconcile/ runs again with tofu instead of terraform.
+# Builds (once, cached) or reuses the envtest binaries, OpenTofu and Crossplane, and runs every test,
+# unit and integration; the integration suite of reconcile/ runs again with tofu instead of terraform.
 test:
-	assets="$$(hack/testbin.sh)" && tofu="$$(hack/tofu.sh)" && \
-	KUBEBUILDER_ASSETS="$$assets" $(GO) test ./... -count=1 -timeout 30m && \
+	assets="$$(hack/testbin.sh)" && tofu="$$(hack/tofu.sh)" && crossplane="$$(hack/crossplane.sh)" && \
+	KUBEBUILDER_ASSETS="$$assets" MODKIND_CROSSPLANE="$$crossplane" $(GO) test ./... -count=1 -timeout 30m && \
 	echo "== reconcile/ with OpenTofu ($$tofu)" && \
 	KUBEBUILDER_ASSETS="$$assets" MODKIND_TERRAFORM="$$tofu" $(GO) test ./reconcile/ -count=1 -timeout 30m
 
@@ -30,6 +30,11 @@ bench:
 
 testbin:
 	@hack/testbin.sh
+
+# Crossplane core for the end-to-end test (crossplane_test.go), built once into ~/.cache/modkind.
+.PHONY: crossplane
+crossplane:
+	@hack/crossplane.sh
 
 # Regenerates deepcopy functions and modkind's own CRDs from apis/, and the chart's copy of them.
 generate:

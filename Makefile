@@ -19,7 +19,11 @@ test:
 	assets="$$(hack/testbin.sh)" && tofu="$$(hack/tofu.sh)" && crossplane="$$(hack/crossplane.sh)" && \
 	KUBEBUILDER_ASSETS="$$assets" MODKIND_CROSSPLANE="$$crossplane" $(GO) test ./... -count=1 -timeout 30m && \
 	echo "== reconcile/ with OpenTofu ($$tofu)" && \
-	KUBEBUILDER_ASSETS="$$assets" MODKIND_TERRAFORM="$$tofu" $(GO) test ./reconcile/ -count=1 -timeout 30m
+	KUBEBUILDER_ASSETS="$$assets" MODKIND_TERRAFORM="$$tofu" $(GO) test ./reconcile/ -count=1 -timeout 30m && \
+	echo "== test provider and composition function (modules of their own)" && \
+	$(GO) -C test/thingsprovider test ./... -count=1 && \
+	MODKIND_TERRAFORM="$$tofu" $(GO) -C test/thingsprovider test ./... -count=1 && \
+	$(GO) -C test/xfunction vet ./...
 
 # Unit tests only: no API server, no terraform.
 unit:

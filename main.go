@@ -107,23 +107,27 @@ func run() error {
 		return err
 	}
 
-	errs := make(chan error, 2)
-	go func() { errs <- mgr.Start(ctx) }()
+	// The manager returns only after its graceful shutdown, in which interrupted terraform runs
+	// stop and their state is stored: modkind must not exit before that.
+	stopped := make(chan error, 1)
+	go func() { stopped <- mgr.Start(ctx) }()
+	quickstartFailed := make(chan error, 1)
 	if *quickstart != "" {
 		go func() {
 			if err := runQuickstart(ctx, direct, *quickstart, os.Stdout); err != nil {
-				errs <- err
+				quickstartFailed <- err
 				return
 			}
 			fmt.Println("modkind keeps running; press Ctrl-C to stop.")
 		}()
 	}
 	select {
-	case err := <-errs:
+	case err := <-quickstartFailed:
 		cancel()
+		<-stopped
 		return err
-	case <-ctx.Done():
-		return nil
+	case err := <-stopped:
+		return err
 	}
 }
 

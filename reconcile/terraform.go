@@ -83,8 +83,7 @@ type Run struct {
 	// Lock is the dependency lock file to init with, nil for none.
 	Lock []byte
 	// Unguarded is Root without lifecycle.prevent_destroy, nil when Root sets none. When
-	// prevent_destroy fails a plan, a plan of Unguarded, never applied, tells what would have
-	// been destroyed and why.
+	// prevent_destroy fails a plan, the guard judges a plan of Unguarded instead.
 	Unguarded *RootModule
 	// Inputs identifies everything that was applied; recorded beside the state on success.
 	Inputs string
@@ -126,11 +125,10 @@ func (r *Runner) apply(ctx context.Context, tf *tfexec.Terraform, run *Run, stor
 	start := time.Now()
 	changes, err := tf.Plan(ctx, tfexec.Out(planFile))
 	if err != nil && run.Unguarded != nil && strings.Contains(err.Error(), "prevent_destroy") {
-		summary, err := r.explainPrevented(ctx, tf, run, planFile, err)
-		if summary != nil {
-			summary.At, summary.Took = start, time.Since(start)
-		}
-		return stored, summary, err
+		// prevent_destroy fails a plan without saying what forces a replacement, and refuses
+		// even to replace a tainted object, which the guard allows. The guard below decides on
+		// the same plan without it.
+		changes, err = r.planUnguarded(ctx, tf, run, planFile)
 	}
 	if err != nil {
 		return nil, nil, run.Redactor.Error(errors.Wrap(err, errPlan))
@@ -172,29 +170,18 @@ func (r *Runner) apply(ctx context.Context, tf *tfexec.Terraform, run *Run, stor
 	return saved, summary, err
 }
 
-// explainPrevented plans the unguarded root module after prevent_destroy failed a plan, to refuse
-// it as the guard refuses any destructive plan: naming each object and what forces its
-// replacement. Nothing is applied; the guarded root module is put back whatever happens.
-func (r *Runner) explainPrevented(ctx context.Context, tf *tfexec.Terraform, run *Run, planFile string, prevented error) (*PlanSummary, error) {
+// planUnguarded saves a plan of the run's root module without lifecycle.prevent_destroy, then
+// puts the guarded root module back.
+func (r *Runner) planUnguarded(ctx context.Context, tf *tfexec.Terraform, run *Run, planFile string) (bool, error) {
 	main := filepath.Join(run.Dir, FileMain)
 	if err := os.WriteFile(main, run.Unguarded.Main, 0o600); err != nil {
-		return nil, errors.Wrap(err, errWorkDir)
+		return false, errors.Wrap(err, errWorkDir)
 	}
-	defer os.WriteFile(main, run.Root.Main, 0o600) //nolint:errcheck // prepare writes it again before any run.
-	fail := run.Redactor.Error(errors.Wrap(prevented, errPlan))
-	if _, err := tf.Plan(ctx, tfexec.Out(planFile)); err != nil {
-		return nil, fail
+	changes, err := tf.Plan(ctx, tfexec.Out(planFile))
+	if werr := os.WriteFile(main, run.Root.Main, 0o600); werr != nil && err == nil {
+		err = errors.Wrap(werr, errWorkDir)
 	}
-	plan, err := tf.ShowPlanFile(ctx, planFile)
-	if err != nil {
-		return nil, fail
-	}
-	summary := Summarize(plan)
-	if len(summary.Destructive) == 0 {
-		return nil, fail
-	}
-	metricRefusedPlans.Inc()
-	return &summary, &RefusedPlanError{Changes: summary.Destructive}
+	return changes, err
 }
 
 // Plan reports whether applying the run would change anything, refreshing first so that drift

@@ -160,15 +160,21 @@ func createTraces(t *testing.T, c client.Client, name string, n int, files func(
 		u.SetName(fmt.Sprintf("%s%d", name[:1], i))
 		insts = append(insts, u)
 	}
+	createAll(t, c, insts)
+	return traces, insts
+}
+
+// createAll creates objs, retrying until their kind is served.
+func createAll(t *testing.T, c client.Client, objs []*unstructured.Unstructured) {
+	t.Helper()
 	poll(t, "the instances to be created", 2*time.Minute, func(ctx context.Context) (bool, error) {
-		for _, u := range insts {
+		for _, u := range objs {
 			if err := c.Create(ctx, u.DeepCopy()); client.IgnoreAlreadyExists(err) != nil {
 				return false, nil
 			}
 		}
 		return true, nil
 	})
-	return traces, insts
 }
 
 // startAPIServer starts an API server for modkind processes to share and returns a kubeconfig

@@ -66,14 +66,7 @@ func TestStopDuringCreates(t *testing.T) {
 		u.SetName(fmt.Sprintf("b%d", i))
 		insts = append(insts, u)
 	}
-	poll(t, "the instances to be created", 2*time.Minute, func(ctx context.Context) (bool, error) {
-		for _, u := range insts {
-			if err := c.Create(ctx, u.DeepCopy()); client.IgnoreAlreadyExists(err) != nil {
-				return false, nil
-			}
-		}
-		return true, nil
-	})
+	createAll(t, c, insts)
 
 	poll(t, "all three buckets being created", 2*time.Minute, func(context.Context) (bool, error) {
 		return len(cloud.Objects("things_bucket")) == 3, nil

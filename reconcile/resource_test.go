@@ -39,9 +39,11 @@ func resourceKind(t *testing.T, name, typ, group, kind string) (*v1alpha1.Module
 	return waitModuleReady(t, name), schema.GroupVersionKind{Group: group, Version: "v1alpha1", Kind: kind}
 }
 
-// cloudConfig creates a ProviderConfig "default" in ns that points the test provider at cloud.
-func cloudConfig(t *testing.T, ns string, cloud *thingstest.Cloud) {
+// cloudNamespace creates a namespace with a test cloud and a ProviderConfig "default" that
+// points the test provider at it.
+func cloudNamespace(t *testing.T) (string, *thingstest.Cloud) {
 	t.Helper()
+	ns, cloud := newNamespace(t), thingstest.NewCloud(t)
 	raw, err := json.Marshal(map[string]any{"things": map[string]any{"directory": cloud.Dir}})
 	if err != nil {
 		t.Fatal(err)
@@ -53,6 +55,7 @@ func cloudConfig(t *testing.T, ns string, cloud *thingstest.Cloud) {
 	if err := ground.client.Create(context.Background(), pc); err != nil {
 		t.Fatal(err)
 	}
+	return ns, cloud
 }
 
 // The generated kind of a resource has the resource's arguments, typed and described, in
@@ -113,9 +116,7 @@ func TestResourceKindSchema(t *testing.T) {
 // refused by the guard, and delete.
 func TestResourceKindLifecycle(t *testing.T) {
 	ctx := context.Background()
-	ns := newNamespace(t)
-	cloud := thingstest.NewCloud(t)
-	cloudConfig(t, ns, cloud)
+	ns, cloud := cloudNamespace(t)
 	_, gvk := resourceKind(t, "r-buckets", "things_bucket", "things.example.org", "Bucket")
 
 	inst := newInstance(gvk, ns, "logs", map[string]any{
@@ -216,9 +217,7 @@ func TestResourceKindLifecycle(t *testing.T) {
 // instead of creating a second one.
 func TestResourceKindImport(t *testing.T) {
 	ctx := context.Background()
-	ns := newNamespace(t)
-	cloud := thingstest.NewCloud(t)
-	cloudConfig(t, ns, cloud)
+	ns, cloud := cloudNamespace(t)
 	_, gvk := resourceKind(t, "r-buckets-import", "things_bucket", "import.things.example.org", "Bucket")
 	cloud.Put("things_bucket", "existing", map[string]any{"name": "existing", "region": "us-east-1",
 		"arn": "arn:things:::existing", "tags": map[string]any{"owner": "ops"}})
@@ -252,9 +251,7 @@ func TestResourceKindImport(t *testing.T) {
 // management policies include LateInitialize.
 func TestResourceKindSensitive(t *testing.T) {
 	ctx := context.Background()
-	ns := newNamespace(t)
-	cloud := thingstest.NewCloud(t)
-	cloudConfig(t, ns, cloud)
+	ns, cloud := cloudNamespace(t)
 	_, gvk := resourceKind(t, "r-passwords", "things_password", "things.example.org", "Password")
 	seed := "seed-from-secret-7f3a"
 	sec := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "seed"}, Data: map[string][]byte{"seed": []byte(seed)}}

@@ -148,6 +148,9 @@ func ForProviderSchema(m *module.Module) (extv1.JSONSchemaProps, error) {
 		Description: "ForProvider holds the module's input variables.",
 		Properties:  map[string]extv1.JSONSchemaProps{},
 	}
+	if m.Resource != nil {
+		s.Description = "ForProvider holds the arguments of the " + m.Resource.Type + " resource."
+	}
 	for _, v := range m.Variables {
 		if v.Sensitive {
 			// A sensitive value never sits in the spec, where anyone who can read the instance
@@ -262,6 +265,10 @@ func AtProviderSchema(m *module.Module) (extv1.JSONSchemaProps, error) {
 		Type:        "object",
 		Description: "AtProvider holds the module's non-sensitive outputs after the last apply. Sensitive outputs are only in the connection Secret.",
 		Properties:  map[string]extv1.JSONSchemaProps{},
+	}
+	if m.Resource != nil {
+		s.Description = "AtProvider holds the non-sensitive attributes of the " + m.Resource.Type +
+			" resource after the last apply. Sensitive attributes are only in the connection Secret."
 	}
 	for _, o := range m.Outputs {
 		if o.Sensitive {

@@ -6,9 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
 	tfjson "github.com/hashicorp/terraform-json"
-	"sigs.k8s.io/yaml"
 
 	"github.com/modkind/modkind/apis/v1alpha1"
 	"github.com/modkind/modkind/module"
@@ -43,23 +41,7 @@ func TestSynthesizeResourceGolden(t *testing.T) {
 			if err != nil {
 				t.Fatalf("\n%s\nSynthesize: %v", tc.reason, err)
 			}
-			got, err := yaml.Marshal(c)
-			if err != nil {
-				t.Fatal(err)
-			}
-			golden := filepath.Join("testdata", "golden", "resource-"+typ+".yaml")
-			if *update {
-				if err := os.WriteFile(golden, got, 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (run go test ./crd/ -run TestSynthesizeResourceGolden -update to create it)", err)
-			}
-			if diff := cmp.Diff(string(want), string(got)); diff != "" {
-				t.Errorf("\n%s\nSynthesize(%s): -%s, +got:\n%s", tc.reason, typ, golden, diff)
-			}
+			assertGolden(t, "resource-"+typ, c, tc.reason)
 		})
 	}
 }

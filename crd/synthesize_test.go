@@ -39,23 +39,30 @@ func TestSynthesizeGolden(t *testing.T) {
 			if err != nil {
 				t.Fatalf("\n%s\nSynthesize: %v", tc.reason, err)
 			}
-			got, err := yaml.Marshal(c)
-			if err != nil {
-				t.Fatal(err)
-			}
-			golden := filepath.Join("testdata", "golden", name+".yaml")
-			if *update {
-				if err := os.WriteFile(golden, got, 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (run go test ./crd/ -run TestSynthesizeGolden -update to create it)", err)
-			}
-			if diff := cmp.Diff(string(want), string(got)); diff != "" {
-				t.Errorf("\n%s\nSynthesize(%s): -%s, +got:\n%s", tc.reason, name, golden, diff)
-			}
+			assertGolden(t, name, c, tc.reason)
 		})
+	}
+}
+
+// assertGolden compares the YAML of c with testdata/golden/<name>.yaml, rewriting that file
+// first under -update.
+func assertGolden(t *testing.T, name string, c any, reason string) {
+	t.Helper()
+	got, err := yaml.Marshal(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden := filepath.Join("testdata", "golden", name+".yaml")
+	if *update {
+		if err := os.WriteFile(golden, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatalf("%v (run go test ./crd/ -run %s -update to create it)", err, t.Name())
+	}
+	if diff := cmp.Diff(string(want), string(got)); diff != "" {
+		t.Errorf("\n%s\nSynthesize(%s): -%s, +got:\n%s", reason, name, golden, diff)
 	}
 }

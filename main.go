@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 
 	"k8s.io/client-go/rest"
@@ -46,6 +47,9 @@ func run() error {
 		metricsAddr = flag.String("metrics-bind-address", "0", "address of the metrics endpoint; 0 turns it off")
 		probeAddr   = flag.String("health-probe-bind-address", "0", "address of the health probes; 0 turns them off")
 		leaderElect = flag.Bool("leader-elect", false, "elect a leader so that several replicas can run")
+		leaderNS    = flag.String("leader-election-namespace", "", "namespace of the leader election Lease; the controller's own when empty")
+		namespaces  = flag.String("namespaces", "", "comma-separated tenant namespaces whose instances, ProviderConfigs and Secrets modkind watches and writes; all namespaces when empty")
+		credsNS     = flag.String("credentials-namespaces", ownNamespace(), "comma-separated namespaces that Module source credentials and ClusterProviderConfig Secrets may be read from")
 	)
 	flag.StringVar(&cfg.Terraform, "terraform-binary", os.Getenv("MODKIND_TERRAFORM"), "terraform or tofu executable (env MODKIND_TERRAFORM); terraform, then tofu, on PATH when empty")
 	flag.StringVar(&cfg.Dir, "work-dir", defaultWorkDir(), "directory for fetched modules and terraform work directories")
@@ -59,6 +63,8 @@ func run() error {
 	opts := zap.Options{}
 	opts.BindFlags(flag.CommandLine)
 	flag.Parse()
+	cfg.Namespaces = splitList(*namespaces)
+	cfg.CredentialsNamespaces = splitList(*credsNS)
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&opts)))
 
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -81,11 +87,12 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	mo := reconcile.ManagerOptions(scheme)
+	mo := reconcile.ManagerOptions(scheme, cfg)
 	mo.Metrics = metricsserver.Options{BindAddress: *metricsAddr}
 	mo.HealthProbeBindAddress = *probeAddr
 	mo.LeaderElection = *leaderElect
 	mo.LeaderElectionID = "modkind.io"
+	mo.LeaderElectionNamespace = *leaderNS
 	mgr, err := ctrl.NewManager(restCfg, mo)
 	if err != nil {
 		return err
@@ -129,6 +136,29 @@ func run() error {
 	case err := <-stopped:
 		return err
 	}
+}
+
+// ownNamespace is the namespace modkind runs in: POD_NAMESPACE (the chart sets it from the
+// downward API), else the service account's namespace in a pod, else modkind-system.
+func ownNamespace() string {
+	if ns := os.Getenv("POD_NAMESPACE"); ns != "" {
+		return ns
+	}
+	if b, err := os.ReadFile("/var/run/secrets/kubernetes.io/serviceaccount/namespace"); err == nil && len(b) > 0 {
+		return strings.TrimSpace(string(b))
+	}
+	return "modkind-system"
+}
+
+// splitList splits a comma-separated flag value, dropping empty items.
+func splitList(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 func defaultWorkDir() string {

@@ -45,6 +45,13 @@ type Config struct {
 	Identity string
 	// LockDuration is how long a state lock outlives its holder's last renewal.
 	LockDuration time.Duration
+	// Namespaces are the tenant namespaces whose instances, ProviderConfigs and Secrets modkind
+	// watches and writes; every namespace when empty.
+	Namespaces []string
+	// CredentialsNamespaces are the namespaces cluster-level credentials are read from: the
+	// Secrets named by a Module's spec.source.credentialsSecretRef and by ClusterProviderConfigs.
+	// A reference to any other namespace is refused.
+	CredentialsNamespaces []string
 }
 
 // DefaultConfig returns the defaults of modkind's flags.
@@ -83,14 +90,22 @@ func Scheme() (*runtime.Scheme, error) {
 // finish and their state to be stored. A Pod's terminationGracePeriodSeconds must exceed it.
 const GracefulShutdown = 90 * time.Second
 
-// ManagerOptions returns the manager options modkind's controllers rely on.
-func ManagerOptions(s *runtime.Scheme) manager.Options {
+// ManagerOptions returns the manager options modkind's controllers rely on: with cfg.Namespaces
+// set, namespaced objects are watched in those namespaces only.
+func ManagerOptions(s *runtime.Scheme, cfg Config) manager.Options {
+	var namespaces map[string]cache.Config
+	if len(cfg.Namespaces) > 0 {
+		namespaces = map[string]cache.Config{}
+		for _, ns := range cfg.Namespaces {
+			namespaces[ns] = cache.Config{}
+		}
+	}
 	return manager.Options{
 		Scheme: s,
 		// On SIGTERM running terraform processes are interrupted and stop gracefully, writing
 		// state that is then stored; that must fit before the manager gives up on them.
 		GracefulShutdownTimeout: ptr.To(GracefulShutdown),
-		Cache: cache.Options{ByObject: map[client.Object]cache.ByObject{
+		Cache: cache.Options{DefaultNamespaces: namespaces, ByObject: map[client.Object]cache.ByObject{
 			// Only modkind's own CRDs are watched; a cluster may have thousands of others.
 			&extv1.CustomResourceDefinition{}: {Label: crd.OwnedSelector()},
 		}},

@@ -64,7 +64,21 @@ func (g *Ground) startModkind(cfg reconcile.Config) error {
 	if err := crd.Install(context.Background(), g.Client, own...); err != nil {
 		return err
 	}
-	mo := reconcile.ManagerOptions(s)
+	return g.run(cfg)
+}
+
+// run starts modkind's manager on g's API server.
+func (g *Ground) run(cfg reconcile.Config) error {
+	s, err := reconcile.Scheme()
+	if err != nil {
+		return err
+	}
+	if g.Client == nil {
+		if g.Client, err = client.New(g.Config, client.Options{Scheme: s}); err != nil {
+			return err
+		}
+	}
+	mo := reconcile.ManagerOptions(s, cfg)
 	mo.Metrics = metricsserver.Options{BindAddress: "0"}
 	mgr, err := ctrl.NewManager(g.Config, mo)
 	if err != nil {
@@ -90,3 +104,15 @@ func (g *Ground) startModkind(cfg reconcile.Config) error {
 
 // Stop stops modkind and the API server.
 func (g *Ground) Stop() { g.stop() }
+
+// Attach runs modkind's controllers with cfg against the API server restCfg points at, as the
+// identity restCfg carries (e.g. an impersonated service account), until Stop. It installs
+// nothing: the API server must already serve modkind's CRDs. Stop stops only modkind.
+func Attach(restCfg *rest.Config, cfg reconcile.Config) (*Ground, error) {
+	g := &Ground{Config: restCfg, stop: func() {}}
+	if err := g.run(cfg); err != nil {
+		g.Stop()
+		return nil, err
+	}
+	return g, nil
+}

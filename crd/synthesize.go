@@ -86,6 +86,8 @@ func Synthesize(moduleName string, n v1alpha1.CRDNames, m *module.Module) (*extv
 			"conditions":         conditionsSchema,
 			"lastPlan":           lastPlanSchema,
 			"stateLock":          stateLockSchema,
+			"state":              stateSchema,
+			"pendingDrift":       pendingDriftSchema,
 			"observedGeneration": {Type: "integer", Format: "int64", Description: "ObservedGeneration is the generation the conditions describe."},
 		},
 	}

@@ -22,7 +22,9 @@ func TestSourceCredentials(t *testing.T) {
 			"TF_TOKEN_registry_example_org": []byte("r3g"), "unrelated": []byte("x"),
 		},
 	}
-	r := &ModuleReconciler{apiReader: fake.NewClientBuilder().WithObjects(sec).Build()}
+	tenant := sec.DeepCopy()
+	tenant.Namespace = "team-a"
+	r := &ModuleReconciler{apiReader: fake.NewClientBuilder().WithObjects(sec, tenant).Build(), credentialsNamespaces: []string{"modkind-system"}}
 	got, err := r.credentials(context.Background(), &v1alpha1.SecretReference{Namespace: "modkind-system", Name: "git"})
 	if err != nil {
 		t.Fatal(err)
@@ -37,6 +39,9 @@ func TestSourceCredentials(t *testing.T) {
 	}
 	if _, err := r.credentials(context.Background(), &v1alpha1.SecretReference{Namespace: "modkind-system", Name: "absent"}); err == nil {
 		t.Errorf("a missing credentials Secret must be an error naming it")
+	}
+	if _, err := r.credentials(context.Background(), &v1alpha1.SecretReference{Namespace: "team-a", Name: "git"}); err == nil {
+		t.Errorf("a credentials Secret outside the credentials namespaces must be refused")
 	}
 	if got, err := r.credentials(context.Background(), nil); err != nil || !cmp.Equal(got, module.Credentials{}) {
 		t.Errorf("no Secret named means no credentials, got %v, %v", got, err)

@@ -55,10 +55,14 @@ type Options struct {
 	PollInterval time.Duration
 	// DriftInterval is how often a refreshing plan looks for changes made outside modkind; 0 never.
 	DriftInterval time.Duration
+	// MinDriftInterval is the shortest drift interval an instance or Module may ask for.
+	MinDriftInterval time.Duration
 	// Timeout bounds one reconcile, terraform runs included.
 	Timeout time.Duration
 	// MaxReconciles is the number of instances of one kind reconciled at once.
 	MaxReconciles int
+	// CredentialsNamespaces are the namespaces ClusterProviderConfigs may take Secrets from.
+	CredentialsNamespaces []string
 }
 
 // Engine starts, updates and stops one controller per generated kind while modkind runs.
@@ -84,7 +88,7 @@ func NewEngine(mgr manager.Manager, runner *Runner, o Options) *Engine {
 	return &Engine{
 		mgr: mgr, runner: runner, opts: o,
 		log:     mgr.GetLogger().WithName("instances"),
-		drift:   newDriftClock(o.DriftInterval),
+		drift:   newDriftClock(o.DriftInterval, o.MinDriftInterval),
 		notes:   newNotebook(),
 		kinds:   map[schema.GroupVersionKind]*kind{},
 		owners:  map[string]schema.GroupVersionKind{},
@@ -130,6 +134,7 @@ func (e *Engine) Run(ctx context.Context, gvk schema.GroupVersionKind, snap *Sna
 	r := managed.NewReconciler(km, resource.ManagedKind(gvk),
 		managed.WithExternalConnector(&connector{
 			kind: k, client: e.mgr.GetAPIReader(), runner: e.runner,
+			configs:  &ProviderConfigResolver{Client: e.mgr.GetAPIReader(), CredentialsNamespaces: e.opts.CredentialsNamespaces},
 			workRoot: e.opts.WorkDir, drift: e.drift, notes: e.notes, record: recorder,
 		}),
 		managed.WithInitializers(),

@@ -21,6 +21,7 @@ import (
 	"github.com/zclconf/go-cty/cty"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -41,18 +42,29 @@ const (
 	// AnnotationDriftInterval overrides the drift-detection interval of one instance, as a Go
 	// duration ("10m"); "0s" turns drift detection off for it.
 	AnnotationDriftInterval = "modkind.io/drift-interval"
+	// DefaultMinDriftInterval is the shortest drift-detection interval an instance or Module may
+	// ask for, unless the controller is configured otherwise.
+	DefaultMinDriftInterval = time.Minute
+	// AnnotationRecreateState, set to the lineage of a state whose Secret was lost, lets the
+	// instance start again from an empty state.
+	AnnotationRecreateState = "modkind.io/recreate-state"
+
+	statusState        = "state"
+	statusPendingDrift = "pendingDrift"
 
 	reasonDrift      event.Reason = "DriftDetected"
 	reasonLockBroken event.Reason = "StateLockBroken"
 	reasonRecovered  event.Reason = "StateRecovered"
 	reasonApplied    event.Reason = "Applied"
+	reasonStateLost  event.Reason = "StateLost"
 )
 
 // connector turns an instance into the terraform run that would apply it.
 type connector struct {
-	kind   *kind
-	client client.Reader
-	runner *Runner
+	kind    *kind
+	client  client.Reader
+	configs *ProviderConfigResolver
+	runner  *Runner
 	// workRoot holds one work directory per instance.
 	workRoot string
 	drift    *driftClock
@@ -69,17 +81,16 @@ func (c *connector) Connect(ctx context.Context, mg resource.Managed) (managed.E
 	if snap == nil {
 		return nil, errors.New(errModuleNotRead)
 	}
-	var pcRef *types.NamespacedName
+	var pcRef *ProviderConfigRef
 	if r := inst.GetProviderConfigReference(); r != nil {
-		pcRef = &types.NamespacedName{Namespace: inst.GetNamespace(), Name: r.Name}
+		pcRef = &ProviderConfigRef{Kind: r.Kind, Name: r.Name}
 	}
-	setup, err := ResolveProviderConfig(ctx, c.client, inst.GetNamespace(), pcRef)
+	setup, err := c.configs.Resolve(ctx, inst.GetNamespace(), pcRef)
 	if err != nil {
 		return nil, err
 	}
 	gvk := c.kind.gvk
-	// The UID keeps a new instance of the same name from ever seeing an old one's leftovers.
-	dir := filepath.Join(c.workRoot, inst.GetNamespace(), strings.ToLower(gvk.Kind)+"."+gvk.Group, inst.GetName()+"."+string(inst.GetUID()))
+	dir := WorkDir(c.workRoot, gvk, inst.GetNamespace(), inst.GetName(), inst.GetUID())
 	src, err := ModuleSource(dir, snap.Module.Dir)
 	if err != nil {
 		return nil, errors.Wrap(err, errRender)
@@ -146,6 +157,10 @@ type external struct {
 // Observe decides from the stored state alone whether the instance is applied and up to date;
 // terraform runs here only when a drift check is due.
 func (e *external) Observe(ctx context.Context, _ resource.Managed) (managed.ExternalObservation, error) {
+	driftInterval, err := e.driftInterval()
+	if err != nil {
+		return managed.ExternalObservation{}, err
+	}
 	stored, err := e.runner.States.Get(ctx, e.run.State)
 	if err != nil {
 		return managed.ExternalObservation{}, errors.Wrap(err, errGetState)
@@ -161,13 +176,26 @@ func (e *external) Observe(ctx context.Context, _ resource.Managed) (managed.Ext
 		}
 	}
 	if stored == nil {
+		if err := e.checkStateNotLost(); err != nil {
+			return managed.ExternalObservation{}, err
+		}
 		// In approval mode the first plan waits in Update rather than Create: crossplane-runtime
 		// discards the status a failed Create sets, and the plan's id must be shown.
 		manual := e.run.ApprovalRequired && !meta.WasDeleted(e.inst)
 		return managed.ExternalObservation{ResourceExists: manual}, nil
 	}
+	e.recordState(stored)
 	if meta.WasDeleted(e.inst) {
 		return managed.ExternalObservation{ResourceExists: true}, nil
+	}
+	if observeOnly(e.inst.GetManagementPolicies()) {
+		// Crossplane's Observe reads the external resource on every poll: a refresh brings the
+		// state, and so the outputs, up to date with the real objects, and changes nothing else.
+		if stored, err = e.runner.Refresh(ctx, e.run, stored); err != nil {
+			return managed.ExternalObservation{}, err
+		}
+		e.stored = stored
+		e.recordState(stored)
 	}
 	outputs, err := stored.Outputs()
 	if err != nil {
@@ -183,16 +211,23 @@ func (e *external) Observe(ctx context.Context, _ resource.Managed) (managed.Ext
 	if err != nil {
 		return managed.ExternalObservation{}, err
 	}
-	if upToDate && e.drift.Due(e.inst.GetUID(), e.driftInterval()) {
+	pending := e.pendingDrift()
+	if upToDate && (pending || e.drift.Due(e.inst.GetUID(), driftInterval)) {
 		changes, err := e.runner.Plan(ctx, e.run, stored)
 		if err != nil {
 			return managed.ExternalObservation{}, err
 		}
 		e.drift.Checked(e.inst.GetUID())
-		if changes {
+		switch {
+		case changes && !pending:
 			e.record.Event(e.inst, event.Normal(reasonDrift, "Terraform found changes made outside modkind; applying the instance again"))
-			upToDate = false
+			// Kept in status until the correction is applied: in approval mode, or when the guard
+			// refuses it, the drift must stay visible rather than vanish at the next poll.
+			e.inst.SetStatusField(statusPendingDrift, map[string]any{"detectedAt": time.Now().UTC().Format(time.RFC3339)})
+		case !changes && pending:
+			e.clearPendingDrift()
 		}
+		upToDate = !changes
 	}
 	if upToDate {
 		e.inst.SetConditions(xpv2.Available())
@@ -200,6 +235,70 @@ func (e *external) Observe(ctx context.Context, _ resource.Managed) (managed.Ext
 	}
 	return managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: upToDate, ConnectionDetails: details,
 		ResourceLateInitialized: lateInitialized}, nil
+}
+
+// recordState notes in the instance's status which state it was seen with, so that the state
+// Secret going missing later is noticed.
+func (e *external) recordState(stored *state.Stored) {
+	e.inst.SetStatusField(statusState, map[string]any{
+		"secretName": e.run.State.Name, "lineage": stored.Lineage, "serial": stored.Serial,
+	})
+}
+
+// checkStateNotLost refuses to go on without a state when the instance was seen with one: the
+// state Secret was deleted, and applying now would create everything again beside what exists.
+// The user restores the state Secret, or says to start over by setting AnnotationRecreateState to
+// the lost lineage (so that the permission lapses with that state).
+func (e *external) checkStateNotLost() error {
+	lineage, _, _ := unstructured.NestedString(e.inst.Object, "status", statusState, "lineage")
+	if lineage == "" || e.inst.GetAnnotations()[AnnotationRecreateState] == lineage {
+		return nil
+	}
+	serial, _, _ := unstructured.NestedInt64(e.inst.Object, "status", statusState, "serial")
+	if meta.WasDeleted(e.inst) {
+		// Nothing can be destroyed without the state; say so, and let the deletion finish.
+		e.record.Event(e.inst, event.Warning(reasonStateLost, errors.Errorf(
+			"state Secret %s (lineage %s, serial %d) is missing: nothing was destroyed, and objects it tracked may remain", e.run.State.Name, lineage, serial)))
+		return nil
+	}
+	return &LostStateError{Secret: e.run.State.Name, Lineage: lineage, Serial: serial}
+}
+
+func (e *external) pendingDrift() bool {
+	_, found, _ := unstructured.NestedMap(e.inst.Object, "status", statusPendingDrift)
+	return found
+}
+
+func (e *external) clearPendingDrift() {
+	if st, ok := e.inst.Object["status"].(map[string]any); ok {
+		delete(st, statusPendingDrift)
+	}
+}
+
+// observeOnly reports whether the management policies let modkind only observe.
+func observeOnly(p xpv2.ManagementPolicies) bool {
+	if len(p) == 0 {
+		return false
+	}
+	for _, a := range p {
+		if a != xpv2.ManagementActionObserve && a != xpv2.ManagementActionLateInitialize {
+			return false
+		}
+	}
+	return true
+}
+
+// A LostStateError refuses to run an instance whose state Secret is gone.
+type LostStateError struct {
+	Secret, Lineage string
+	Serial          int64
+}
+
+func (e *LostStateError) Error() string {
+	return fmt.Sprintf("state Secret %s is missing, but this instance was applied with state lineage %s (serial %d): "+
+		"nothing is applied until the state is restored (its previous version is also kept in the Secret as %s), "+
+		"or annotation %s=%s says to start from an empty state, creating everything again",
+		e.Secret, e.Lineage, e.Serial, state.KeyPrevious, AnnotationRecreateState, e.Lineage)
 }
 
 // lateInitialize writes into spec.forProvider the values the provider chose for the optional
@@ -262,17 +361,23 @@ func (e *external) setExternalName(outputs map[string]state.Output) bool {
 }
 
 // driftInterval is the instance's own (annotation AnnotationDriftInterval), else its Module's,
-// else the controller's.
-func (e *external) driftInterval() time.Duration {
+// else the controller's. An instance may not ask for refreshing plans more often than
+// the controller's minimum: each one calls every provider API the module uses.
+func (e *external) driftInterval() (time.Duration, error) {
 	if v, ok := e.inst.GetAnnotations()[AnnotationDriftInterval]; ok {
-		if d, err := time.ParseDuration(v); err == nil {
-			return d
+		d, err := time.ParseDuration(v)
+		switch {
+		case err != nil:
+			return 0, errors.Errorf("annotation %s: %q is not a duration such as 30m", AnnotationDriftInterval, v)
+		case d != 0 && d < e.drift.min:
+			return 0, errors.Errorf("annotation %s: %s is shorter than the minimum of %s; use 0s to turn drift detection off", AnnotationDriftInterval, v, e.drift.min)
 		}
+		return d, nil
 	}
 	if e.snap.DriftInterval != nil {
-		return *e.snap.DriftInterval
+		return *e.snap.DriftInterval, nil
 	}
-	return e.drift.interval
+	return e.drift.interval, nil
 }
 
 // publishOutputs puts the non-sensitive outputs into status.atProvider and returns all of them as
@@ -348,6 +453,10 @@ func (e *external) apply(ctx context.Context) (*state.Stored, error) {
 	}
 	if err == nil {
 		e.drift.Checked(e.inst.GetUID())
+		e.clearPendingDrift()
+		if stored != nil {
+			e.recordState(stored)
+		}
 		if summary != nil {
 			e.record.Event(e.inst, event.Normal(reasonApplied, fmt.Sprintf("Applied plan %s: %d to add, %d to change, %d to destroy (planned in %s)",
 				summary.ID, summary.Add, summary.Change, summary.Destroy, summary.Took.Round(time.Millisecond))))
@@ -364,6 +473,9 @@ func (e *external) Delete(ctx context.Context, _ resource.Managed) (managed.Exte
 	if err := e.runner.States.Delete(ctx, e.run.State); err != nil {
 		return managed.ExternalDelete{}, errors.Wrap(err, errDeleteState)
 	}
+	if st, ok := e.inst.Object["status"].(map[string]any); ok {
+		delete(st, statusState)
+	}
 	e.drift.Forget(e.inst.GetUID())
 	e.notes.Forget(e.inst.GetUID())
 	// The work directory holds rendered values, some maybe sensitive; nothing needs it any more.
@@ -374,20 +486,47 @@ func (e *external) Delete(ctx context.Context, _ resource.Managed) (managed.Exte
 func (e *external) Disconnect(context.Context) error { return nil }
 
 // StateRef names the Secret holding the state of instance namespace/name of the given kind
-// ("Kind.group"). It is derived from the instance, so an orphaned state can be found again.
+// ("Kind.group"). It is derived from the instance, so an orphaned state can be found again: the
+// kind and name for people, and a hash of the whole identity, since kind, group and name may all
+// hold dots and "tfstate.<kind>.<group>.<name>" (the name older versions used, still read) is the
+// same for group b.c with name x.y as for group b.c.x with name y.
 func StateRef(groupKind, namespace, name string) state.Ref {
-	secretName := "tfstate." + strings.ToLower(groupKind) + "." + name
-	if len(secretName) > 253 {
-		secretName = "tfstate." + digest([]byte(groupKind), []byte(name))
+	gk := schema.ParseGroupKind(groupKind)
+	kind := strings.ToLower(gk.Kind)
+	id := digest([]byte(strings.ToLower(groupKind)), []byte(name))[:16]
+	short := name
+	if room := 253 - len("tfstate."+kind+"..") - len(id); len(short) > room {
+		// The hash identifies the instance; the name is only there to be read.
+		short = strings.TrimRight(short[:room], ".-")
 	}
-	return state.Ref{
-		NamespacedName: types.NamespacedName{Namespace: namespace, Name: secretName},
+	ref := state.Ref{
+		NamespacedName: types.NamespacedName{Namespace: namespace, Name: "tfstate." + kind + "." + short + "." + id},
 		Labels: map[string]string{
 			"app.kubernetes.io/managed-by": "modkind",
 			"modkind.io/kind":              labelValue(strings.ToLower(groupKind)),
 			"modkind.io/instance":          labelValue(name),
 		},
 	}
+	if legacy := "tfstate." + strings.ToLower(groupKind) + "." + name; len(legacy) <= 253 {
+		ref.Legacy = legacy
+	} else {
+		ref.Legacy = "tfstate." + digest([]byte(groupKind), []byte(name))
+	}
+	return ref
+}
+
+// WorkDir is the work directory of an instance under root. The UID keeps a new instance of the
+// same name from ever seeing an old one's leftovers; every path element stays within the 255
+// bytes a file name may have, whatever the lengths of group and name.
+func WorkDir(root string, gvk schema.GroupVersionKind, namespace, name string, uid types.UID) string {
+	kind := strings.ToLower(gvk.Kind) + "." + gvk.Group
+	if len(kind) > 200 {
+		kind = strings.ToLower(gvk.Kind) + "." + digest([]byte(gvk.Group))
+	}
+	if len(name) > 200 {
+		name = name[:200]
+	}
+	return filepath.Join(root, namespace, kind, name+"."+string(uid))
 }
 
 func labelValue(s string) string {
@@ -458,13 +597,18 @@ func appendStrings(out []string, v any) []string {
 // refreshing plans run once per interval rather than on every poll.
 type driftClock struct {
 	interval time.Duration
-	mu       sync.Mutex
-	checked  map[types.UID]time.Time
-	now      func() time.Time
+	// min is the shortest interval an instance or Module may ask for.
+	min     time.Duration
+	mu      sync.Mutex
+	checked map[types.UID]time.Time
+	now     func() time.Time
 }
 
-func newDriftClock(interval time.Duration) *driftClock {
-	return &driftClock{interval: interval, checked: map[types.UID]time.Time{}, now: time.Now}
+func newDriftClock(interval, minInterval time.Duration) *driftClock {
+	if minInterval <= 0 {
+		minInterval = DefaultMinDriftInterval
+	}
+	return &driftClock{interval: interval, min: minInterval, checked: map[types.UID]time.Time{}, now: time.Now}
 }
 
 // Due reports whether a drift check with the given interval is due. An instance first seen after

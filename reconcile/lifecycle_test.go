@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/modkind/modkind/apis/v1alpha1"
+	"github.com/modkind/modkind/reconcile"
 )
 
 const timeout = 2 * time.Minute
@@ -272,7 +273,7 @@ func TestInstanceLifecycle(t *testing.T) {
 
 	// The state is in a Secret of its own, compressed, labelled by modkind and by nothing the
 	// instance carries.
-	stateName := types.NamespacedName{Namespace: ns, Name: "tfstate.trace.lifecycle.example.org.one"}
+	stateName := reconcile.StateRef("Trace.lifecycle.example.org", ns, "one").NamespacedName
 	st := &corev1.Secret{}
 	if err := ground.client.Get(ctx, stateName, st); err != nil {
 		t.Fatalf("state Secret: %v", err)

@@ -2,6 +2,7 @@ package reconcile_test
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -12,6 +13,8 @@ import (
 	"time"
 
 	"go.uber.org/zap/zapcore"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
@@ -31,6 +34,10 @@ var ground struct {
 	runLog string
 	config reconcile.Config
 }
+
+// credentialsNamespace is where the test ground reads cluster credentials from, like the
+// controller's own namespace in a cluster.
+const credentialsNamespace = "modkind-system"
 
 func TestMain(m *testing.M) {
 	os.Exit(runMain(m))
@@ -79,8 +86,12 @@ func runMain(m *testing.M) int {
 		MaxReconciles:     4,
 		PollInterval:      time.Second,
 		DriftInterval:     0,
-		ModuleRecheck:     2 * time.Second,
-		RunTimeout:        2 * time.Minute,
+		// Drift tests ask for a check every second; a cluster's operator keeps the default 1m.
+		MinDriftInterval: time.Second,
+		ModuleRecheck:    2 * time.Second,
+		RunTimeout:       2 * time.Minute,
+		// Module credentials and ClusterProviderConfig Secrets are read from this namespace only.
+		CredentialsNamespaces: []string{credentialsNamespace},
 	}
 	g, err := reconciletest.Start(ground.config)
 	if err != nil {
@@ -89,6 +100,10 @@ func runMain(m *testing.M) int {
 	}
 	defer g.Stop()
 	ground.client = g.Client
+	if err := g.Client.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: credentialsNamespace}}); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
 	return m.Run()
 }
 

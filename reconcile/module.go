@@ -2,6 +2,7 @@ package reconcile
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"time"
 
@@ -32,6 +33,8 @@ const (
 	errGetCRD       = "cannot get CustomResourceDefinition"
 
 	errGetSourceCredentials = "cannot get the source credentials Secret"
+	errCredentialsNamespace = "spec.source.credentialsSecretRef: Secret %s/%s is outside the namespaces module credentials are read from (%s)"
+	errDriftInterval        = "spec.driftInterval: %s is shorter than the minimum of %s; use 0s to turn drift detection off"
 	errNotOwner             = "CustomResourceDefinition %s exists and does not belong to this Module"
 
 	reasonFetch      event.Reason = "CannotFetchModule"
@@ -65,6 +68,8 @@ type ModuleReconciler struct {
 	providers ProviderReader
 	engine    *Engine
 	record    event.Recorder
+	// credentialsNamespaces are the only namespaces a Module's credentials Secret may live in.
+	credentialsNamespaces []string
 	// recheck is how often a ready Module's source is fetched again to notice changes.
 	recheck time.Duration
 	// retry is how soon a Module that failed is tried again.
@@ -72,7 +77,7 @@ type ModuleReconciler struct {
 }
 
 // SetupModuleController registers the Module controller with mgr.
-func SetupModuleController(mgr ctrl.Manager, fetcher Fetcher, providers ProviderReader, engine *Engine, recheck time.Duration) error {
+func SetupModuleController(mgr ctrl.Manager, fetcher Fetcher, providers ProviderReader, engine *Engine, recheck time.Duration, credentialsNamespaces []string) error {
 	r := &ModuleReconciler{
 		client:    mgr.GetClient(),
 		apiReader: mgr.GetAPIReader(),
@@ -82,6 +87,8 @@ func SetupModuleController(mgr ctrl.Manager, fetcher Fetcher, providers Provider
 		record:    event.NewAPIRecorder(mgr.GetEventRecorderFor("modkind/module")),
 		recheck:   recheck,
 		retry:     10 * time.Second,
+
+		credentialsNamespaces: credentialsNamespaces,
 	}
 	owned := predicate.NewPredicateFuncs(func(o client.Object) bool { return o.GetLabels()[crd.LabelModule] != "" })
 	return ctrl.NewControllerManagedBy(mgr).
@@ -154,8 +161,11 @@ func (r *ModuleReconciler) Reconcile(ctx context.Context, req reconcile.Request)
 		return reconcile.Result{RequeueAfter: time.Second}, r.updateStatus(ctx, m)
 	}
 	snap := &Snapshot{ModuleName: m.Name, Module: mod}
-	if m.Spec.DriftInterval != nil {
-		snap.DriftInterval = &m.Spec.DriftInterval.Duration
+	if d := m.Spec.DriftInterval; d != nil {
+		if min := r.engine.drift.min; d.Duration != 0 && d.Duration < min {
+			return r.fail(ctx, m, reasonSynthesize, errors.Errorf(errDriftInterval, d.Duration, min))
+		}
+		snap.DriftInterval = &d.Duration
 	}
 	if err := r.engine.Run(ctx, gvk, snap); err != nil {
 		return r.fail(ctx, m, reasonStart, err)
@@ -224,6 +234,9 @@ func (r *ModuleReconciler) credentials(ctx context.Context, ref *v1alpha1.Secret
 	var c module.Credentials
 	if ref == nil {
 		return c, nil
+	}
+	if !slices.Contains(r.credentialsNamespaces, ref.Namespace) {
+		return c, errors.Errorf(errCredentialsNamespace, ref.Namespace, ref.Name, strings.Join(r.credentialsNamespaces, ", "))
 	}
 	sec := &corev1.Secret{}
 	if err := r.apiReader.Get(ctx, types.NamespacedName{Namespace: ref.Namespace, Name: ref.Name}, sec); err != nil {

@@ -1,10 +1,14 @@
 package reconcile
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"maps"
+	"path"
 	"slices"
+	"strings"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 	corev1 "k8s.io/api/core/v1"
@@ -18,15 +22,19 @@ const (
 	errGetProviderConfig = "cannot get ProviderConfig"
 	errGetCredentials    = "cannot get credentials Secret"
 	errMissingKey        = "credentials Secret has no key"
+	errProviderConfig    = "ProviderConfig refused"
+	errProviderBlock     = "spec.providers"
+	errUnknownKind       = "spec.providerConfigRef.kind must be ProviderConfig or ClusterProviderConfig"
 )
 
 // ProviderSetup is everything a ProviderConfig contributes to a terraform run.
 type ProviderSetup struct {
 	// Env is added to terraform's environment.
 	Env map[string]string
-	// Files are written into the work directory, by relative path.
+	// Files are written into the run's files directory, by relative path.
 	Files map[string][]byte
-	// Providers is the root module's "provider" block.
+	// Providers is the root module's "provider" block, ready to render: from a namespaced
+	// ProviderConfig every string in it is already escaped into a literal.
 	Providers json.RawMessage
 	// Secrets are the values taken from Secrets, to be redacted from anything modkind reports.
 	Secrets []string
@@ -44,26 +52,71 @@ func (s *ProviderSetup) Digest() string {
 	return digest(append(parts, s.Providers)...)
 }
 
-// ResolveProviderConfig reads the ProviderConfig named by ref in namespace, and the Secrets it
-// refers to. A nil ref yields an empty setup.
-func ResolveProviderConfig(ctx context.Context, c client.Reader, namespace string, ref *types.NamespacedName) (*ProviderSetup, error) {
+// A ProviderConfigRef names the ProviderConfig (in the instance's namespace) or the
+// ClusterProviderConfig an instance uses.
+type ProviderConfigRef struct {
+	Kind string
+	Name string
+}
+
+// ProviderConfigResolver reads the configuration an instance's providerConfigRef names, and the
+// Secrets it refers to, enforcing what a tenant may and may not configure.
+type ProviderConfigResolver struct {
+	Client client.Reader
+	// CredentialsNamespaces are the only namespaces a ClusterProviderConfig's Secrets may live in.
+	CredentialsNamespaces []string
+}
+
+// Resolve reads the configuration ref names for an instance in namespace. A nil ref yields an
+// empty setup.
+func (r *ProviderConfigResolver) Resolve(ctx context.Context, namespace string, ref *ProviderConfigRef) (*ProviderSetup, error) {
 	s := &ProviderSetup{Env: map[string]string{}, Files: map[string][]byte{}}
 	if ref == nil {
 		return s, nil
 	}
-	pc := &v1alpha1.ProviderConfig{}
-	if err := c.Get(ctx, *ref, pc); err != nil {
-		return nil, errors.Wrapf(err, "%s %s", errGetProviderConfig, ref.Name)
+	var (
+		spec    v1alpha1.ProviderConfigSpec
+		cluster bool
+	)
+	switch ref.Kind {
+	case "", v1alpha1.ProviderConfigGroupVersionKind.Kind:
+		pc := &v1alpha1.ProviderConfig{}
+		if err := r.Client.Get(ctx, types.NamespacedName{Namespace: namespace, Name: ref.Name}, pc); err != nil {
+			return nil, errors.Wrapf(err, "%s %s", errGetProviderConfig, ref.Name)
+		}
+		spec = pc.Spec
+	case v1alpha1.ClusterProviderConfigGroupVersionKind.Kind:
+		pc := &v1alpha1.ClusterProviderConfig{}
+		if err := r.Client.Get(ctx, types.NamespacedName{Name: ref.Name}, pc); err != nil {
+			return nil, errors.Wrapf(err, "%s %s", errGetProviderConfig, ref.Name)
+		}
+		spec, cluster = pc.Spec, true
+	default:
+		return nil, errors.New(errUnknownKind)
 	}
-	secrets := map[string]*corev1.Secret{}
+	where := fmt.Sprintf("%s %s: ", ref.Kind, ref.Name)
+	if ref.Kind == "" {
+		where = "ProviderConfig " + ref.Name + ": "
+	}
+	secrets := map[types.NamespacedName]*corev1.Secret{}
 	value := func(sel v1alpha1.SecretKeySelector) ([]byte, error) {
-		sec, ok := secrets[sel.Name]
+		key := types.NamespacedName{Namespace: namespace, Name: sel.Name}
+		switch {
+		case cluster && !slices.Contains(r.CredentialsNamespaces, sel.Namespace):
+			return nil, errors.Errorf("%sSecret %s/%s is outside the namespaces cluster credentials are read from (%s)",
+				where, sel.Namespace, sel.Name, strings.Join(r.CredentialsNamespaces, ", "))
+		case cluster:
+			key.Namespace = sel.Namespace
+		case sel.Namespace != "" && sel.Namespace != namespace:
+			return nil, errors.Errorf("%sa ProviderConfig reads Secrets of its own namespace only, not %s", where, sel.Namespace)
+		}
+		sec, ok := secrets[key]
 		if !ok {
 			sec = &corev1.Secret{}
-			if err := c.Get(ctx, types.NamespacedName{Namespace: namespace, Name: sel.Name}, sec); err != nil {
+			if err := r.Client.Get(ctx, key, sec); err != nil {
 				return nil, errors.Wrapf(err, "%s %s", errGetCredentials, sel.Name)
 			}
-			secrets[sel.Name] = sec
+			secrets[key] = sec
 		}
 		v, ok := sec.Data[sel.Key]
 		if !ok {
@@ -72,7 +125,12 @@ func ResolveProviderConfig(ctx context.Context, c client.Reader, namespace strin
 		s.Secrets = append(s.Secrets, string(v))
 		return v, nil
 	}
-	for _, e := range pc.Spec.Env {
+	// Admission refuses all of this already; the controller checks again, since a CRD installed
+	// by an older version, or edited, may not.
+	for _, e := range spec.Env {
+		if err := v1alpha1.ValidateEnvName(e.Name); err != nil {
+			return nil, errors.Wrap(err, where+errProviderConfig)
+		}
 		switch {
 		case e.Value != nil:
 			s.Env[e.Name] = *e.Value
@@ -84,15 +142,95 @@ func ResolveProviderConfig(ctx context.Context, c client.Reader, namespace strin
 			s.Env[e.Name] = string(v)
 		}
 	}
-	for _, f := range pc.Spec.Files {
+	for _, f := range spec.Files {
+		if err := v1alpha1.ValidateFilePath(f.Path); err != nil {
+			return nil, errors.Wrap(err, where+errProviderConfig)
+		}
 		v, err := value(f.SecretKeyRef)
 		if err != nil {
 			return nil, err
 		}
 		s.Files[f.Path] = v
 	}
-	if pc.Spec.Providers != nil && len(pc.Spec.Providers.Raw) > 0 {
-		s.Providers = pc.Spec.Providers.Raw
+	if spec.Providers != nil && len(spec.Providers.Raw) > 0 {
+		s.Providers = spec.Providers.Raw
+		if !cluster {
+			literal, err := literalProviders(spec.Providers.Raw)
+			if err != nil {
+				return nil, errors.Wrap(err, where+errProviderConfig)
+			}
+			s.Providers = literal
+		}
 	}
 	return s, nil
+}
+
+// literalProviders rewrites a tenant's provider block so that Terraform reads every string in it as
+// that string: "${" and "%{" are escaped, as instance values are. A string that names a path
+// outside the run's directory (absolute, from a home directory, or climbing with "..") is refused:
+// a provider would read that file with the controller's privileges.
+func literalProviders(raw []byte) (json.RawMessage, error) {
+	var v any
+	d := json.NewDecoder(bytes.NewReader(raw))
+	d.UseNumber()
+	if err := d.Decode(&v); err != nil {
+		return nil, errors.Wrap(err, errProviderBlock)
+	}
+	out, err := literalValue(v, errProviderBlock)
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(out)
+}
+
+func literalValue(v any, at string) (any, error) {
+	switch v := v.(type) {
+	case string:
+		if pathOutside(v) {
+			return nil, errors.Errorf("%s: %q names a path outside the run's directory; write the file with spec.files and refer to it as files/<path>", at, v)
+		}
+		return literal(v), nil
+	case map[string]any:
+		out := make(map[string]any, len(v))
+		for k, e := range v {
+			le, err := literalValue(e, at+"."+k)
+			if err != nil {
+				return nil, err
+			}
+			out[k] = le
+		}
+		return out, nil
+	case []any:
+		out := make([]any, len(v))
+		for i, e := range v {
+			le, err := literalValue(e, fmt.Sprintf("%s[%d]", at, i))
+			if err != nil {
+				return nil, err
+			}
+			out[i] = le
+		}
+		return out, nil
+	default:
+		return v, nil
+	}
+}
+
+// pathOutside reports whether s, read as a file path, leaves the directory it is relative to.
+func pathOutside(s string) bool {
+	if strings.HasPrefix(s, "/") || strings.HasPrefix(s, "~") || strings.HasPrefix(s, `\`) {
+		return true
+	}
+	if strings.Contains(s, "://") {
+		// A URL (an endpoint, a file:// address) is judged by its path part.
+		if strings.HasPrefix(strings.ToLower(s), "file://") {
+			return true
+		}
+		return false
+	}
+	for _, seg := range strings.FieldsFunc(s, func(r rune) bool { return r == '/' || r == '\\' }) {
+		if seg == ".." {
+			return true
+		}
+	}
+	return path.IsAbs(s)
 }

@@ -32,7 +32,7 @@ func TestProviderConfigCredentials(t *testing.T) {
 	pc := &v1alpha1.ProviderConfig{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "default"},
 		Spec: v1alpha1.ProviderConfigSpec{
-			Env:   []v1alpha1.EnvVar{{Name: "MODKIND_TEST_TOKEN", SecretKeyRef: &v1alpha1.SecretKeySelector{Name: "creds", Key: "token"}}, {Name: "PLAIN", Value: ptr.To("x")}},
+			Env:   []v1alpha1.EnvVar{{Name: "TRACE_TEST_TOKEN", SecretKeyRef: &v1alpha1.SecretKeySelector{Name: "creds", Key: "token"}}, {Name: "PLAIN", Value: ptr.To("x")}},
 			Files: []v1alpha1.File{{Path: "creds/token.txt", SecretKeyRef: v1alpha1.SecretKeySelector{Name: "creds", Key: "file"}}},
 		},
 	}

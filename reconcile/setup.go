@@ -37,6 +37,9 @@ type Config struct {
 	MaxReconciles int
 	PollInterval  time.Duration
 	DriftInterval time.Duration
+	// MinDriftInterval is the shortest drift interval an instance (annotation) or Module may ask
+	// for; shorter ones are refused.
+	MinDriftInterval time.Duration
 	// ModuleRecheck is how often a Module's source is fetched again to notice changes.
 	ModuleRecheck time.Duration
 	// RunTimeout bounds one reconcile of an instance, terraform runs included.
@@ -61,6 +64,7 @@ func DefaultConfig() Config {
 		MaxReconciles:     4,
 		PollInterval:      time.Minute,
 		DriftInterval:     30 * time.Minute,
+		MinDriftInterval:  DefaultMinDriftInterval,
 		ModuleRecheck:     time.Minute,
 		RunTimeout:        20 * time.Minute,
 		Identity:          DefaultIdentity(),
@@ -153,13 +157,16 @@ func Setup(mgr manager.Manager, cfg Config) (*Engine, error) {
 		DriftInterval: cfg.DriftInterval,
 		Timeout:       cfg.RunTimeout,
 		MaxReconciles: cfg.MaxReconciles,
+
+		CredentialsNamespaces: cfg.CredentialsNamespaces,
+		MinDriftInterval:      cfg.MinDriftInterval,
 	})
 	if err := mgr.Add(engine); err != nil {
 		return nil, err
 	}
 	fetcher := &module.CacheFetcher{Dir: filepath.Join(cfg.Dir, "modules")}
 	providers := &module.ProviderInstaller{Binary: bin, Dir: filepath.Join(cfg.Dir, "providers"), Env: terraformEnv()}
-	if err := SetupModuleController(mgr, fetcher, providers, engine, cfg.ModuleRecheck); err != nil {
+	if err := SetupModuleController(mgr, fetcher, providers, engine, cfg.ModuleRecheck, cfg.CredentialsNamespaces); err != nil {
 		return nil, err
 	}
 	return engine, nil

@@ -150,14 +150,23 @@ func TestModuleFromPrivateGit(t *testing.T) {
 		t.Errorf("without credentials the condition must name the source, got %q", msg)
 	}
 
-	ns := newNamespace(t)
-	if err := ground.client.Create(ctx, &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "git-creds"},
-		Data:       map[string][]byte{"username": []byte("bot"), "token": []byte("s3cret-token")},
-	}); err != nil {
+	// A Secret in a tenant's namespace is refused: a tenant could otherwise plant or read
+	// credentials meant for the controller.
+	tenant := newNamespace(t)
+	creds := map[string][]byte{"username": []byte("bot"), "token": []byte("s3cret-token")}
+	if err := ground.client.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: tenant, Name: "git-creds"}, Data: creds}); err != nil {
 		t.Fatal(err)
 	}
-	newModule("withcreds", &v1alpha1.SecretReference{Namespace: ns, Name: "git-creds"})
+	newModule("tenantcreds", &v1alpha1.SecretReference{Namespace: tenant, Name: "git-creds"})
+	if msg := waitModuleFailed(t, "tenantcreds"); !strings.Contains(msg, "outside the namespaces module credentials are read from") {
+		t.Errorf("credentials from a tenant namespace must be refused, naming why; got %q", msg)
+	}
+
+	name := "git-creds-" + strings.ToLower(t.Name())
+	if err := ground.client.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: credentialsNamespace, Name: name}, Data: creds}); err != nil {
+		t.Fatal(err)
+	}
+	newModule("withcreds", &v1alpha1.SecretReference{Namespace: credentialsNamespace, Name: name})
 	got := waitModuleReady(t, "withcreds")
 	if got.Status.Source == nil || got.Status.Source.Commit == "" {
 		t.Errorf("status.source.commit must name what was fetched, got %+v", got.Status.Source)

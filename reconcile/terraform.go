@@ -11,11 +11,17 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 	"github.com/hashicorp/terraform-exec/tfexec"
 
+	"github.com/modkind/modkind/apis/v1alpha1"
 	"github.com/modkind/modkind/module"
 	"github.com/modkind/modkind/state"
 )
 
 const (
+	// DirFiles is the directory, inside a run's work directory, that a ProviderConfig's files
+	// are written to; EnvFilesDir tells terraform and its providers its absolute path.
+	DirFiles    = "files"
+	EnvFilesDir = "MODKIND_FILES_DIR"
+
 	fileState   = "terraform.tfstate"
 	fileInitKey = ".modkind-init"
 	filePlan    = "modkind.tfplan"
@@ -26,12 +32,14 @@ const (
 	errApply      = "terraform apply failed"
 	errShowPlan   = "cannot read the saved plan"
 	errDestroy    = "terraform destroy failed"
+	errRefresh    = "terraform refresh failed"
 	errReadState  = "cannot read state Terraform wrote"
 	errSaveState  = "cannot save Terraform state"
 	errNewTF      = "cannot run terraform"
 	errWaitForRun = "gave up waiting for a free terraform slot"
 
 	errWaitForTerraform = "gave up waiting for an earlier terraform to release the state file"
+	errStateVanished    = "state Secret %s was deleted since this instance was observed; not running terraform without it"
 )
 
 // passedEnv are the controller's environment variables that terraform runs inherit. Nothing else
@@ -196,6 +204,26 @@ func (r *Runner) Plan(ctx context.Context, run *Run, stored *state.Stored) (bool
 	return changes, err
 }
 
+// Refresh updates the run's state from the real objects and changes nothing else, as an
+// Observe-only instance needs. The inputs recorded as applied stay as they were.
+func (r *Runner) Refresh(ctx context.Context, run *Run, stored *state.Stored) (*state.Stored, error) {
+	saved := stored
+	err := r.withTerraform(ctx, "refresh", run, stored, func(tf *tfexec.Terraform, stored *state.Stored) error {
+		saved = stored
+		if err := tf.Refresh(ctx); err != nil {
+			return run.Redactor.Error(errors.Wrap(err, errRefresh))
+		}
+		inputs := ""
+		if stored != nil {
+			inputs = stored.AppliedInputs
+		}
+		var err error
+		saved, err = r.save(ctx, run, stored, inputs)
+		return err
+	})
+	return saved, err
+}
+
 // Destroy destroys everything in the run's state. The state is saved whatever happens; it is
 // deleted only by the caller and only after a successful destroy.
 func (r *Runner) Destroy(ctx context.Context, run *Run, stored *state.Stored) error {
@@ -250,11 +278,21 @@ func (r *Runner) withTerraform(ctx context.Context, op string, run *Run, stored 
 			}
 		}()
 	}
-	tf, stored, err := r.prepare(ctx, run, stored)
+	// The state is read again under the lock: what the caller read before may have been replaced
+	// by another process's run meanwhile, and a run must start from the newest state or it would
+	// create again what that run created.
+	fresh, err := r.States.Get(ctx, run.State)
+	if err != nil {
+		return errors.Wrap(err, errGetState)
+	}
+	if stored != nil && fresh == nil {
+		return errors.Errorf(errStateVanished, run.State.Name)
+	}
+	tf, fresh, err := r.prepare(ctx, run, fresh)
 	if err != nil {
 		return err
 	}
-	return fn(tf, stored)
+	return fn(tf, fresh)
 }
 
 // prepare writes the root module, the instance's files and its last state into the work
@@ -267,15 +305,25 @@ func (r *Runner) prepare(ctx context.Context, run *Run, stored *state.Stored) (*
 	if run.Lock != nil {
 		files[module.FileLock] = run.Lock
 	}
-	for p, b := range run.Setup.Files {
-		files[p] = b
-	}
 	for p, b := range files {
-		full := filepath.Join(run.Dir, filepath.FromSlash(p))
-		if err := os.MkdirAll(filepath.Dir(full), 0o700); err != nil {
+		if err := writeBeneath(run.Dir, p, b); err != nil {
 			return nil, nil, errors.Wrap(err, errWorkDir)
 		}
-		if err := os.WriteFile(full, b, 0o600); err != nil {
+	}
+	// A ProviderConfig's files live in a directory of their own that Terraform never reads as
+	// configuration, emptied first so that a file removed from the ProviderConfig is gone too.
+	filesDir := filepath.Join(run.Dir, DirFiles)
+	if err := os.RemoveAll(filesDir); err != nil {
+		return nil, nil, errors.Wrap(err, errWorkDir)
+	}
+	if err := os.Mkdir(filesDir, 0o700); err != nil {
+		return nil, nil, errors.Wrap(err, errWorkDir)
+	}
+	for p, b := range run.Setup.Files {
+		if err := v1alpha1.ValidateFilePath(p); err != nil {
+			return nil, nil, errors.Wrap(err, errWorkDir)
+		}
+		if err := writeBeneath(filesDir, p, b); err != nil {
 			return nil, nil, errors.Wrap(err, errWorkDir)
 		}
 	}
@@ -304,6 +352,11 @@ func (r *Runner) prepare(ctx context.Context, run *Run, stored *state.Stored) (*
 	for k, v := range run.Setup.Env {
 		env[k] = v
 	}
+	absFiles, err := filepath.Abs(filesDir)
+	if err != nil {
+		return nil, nil, errors.Wrap(err, errWorkDir)
+	}
+	env[EnvFilesDir] = absFiles
 	if err := tf.SetEnv(env); err != nil {
 		return nil, nil, errors.Wrap(err, errNewTF)
 	}
@@ -347,13 +400,14 @@ func (r *Runner) recover(ctx context.Context, run *Run, stored *state.Stored) (*
 	case local.Lineage != stored.Lineage || local.Serial <= stored.Serial:
 		return stored, nil
 	}
-	if err := r.States.Put(ctx, run.State, local, ""); err != nil {
+	saved, err := r.States.PutFrom(ctx, run.State, stored, local, "")
+	if err != nil {
 		return stored, errors.Wrap(err, errSaveState)
 	}
 	if run.OnRecovered != nil {
 		run.OnRecovered(local)
 	}
-	return &state.Stored{State: local}, nil
+	return saved, nil
 }
 
 // persistWhileRunning copies each newer state terraform writes to its file into the state Secret
@@ -381,10 +435,10 @@ func (r *Runner) persistWhileRunning(run *Run, stored *state.Stored) (stop func(
 				continue // Mid-write, or nothing new.
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-			err = r.States.Put(ctx, run.State, st, "")
+			saved, err := r.States.PutFrom(ctx, run.State, stored, st, "")
 			cancel()
 			if err == nil {
-				stored = &state.Stored{State: st}
+				stored = saved
 			}
 		}
 	}()
@@ -422,9 +476,10 @@ func (r *Runner) save(ctx context.Context, run *Run, stored *state.Stored, input
 	if stored != nil && bytes.Equal(stored.Raw, raw) && stored.AppliedInputs == inputs {
 		return stored, nil
 	}
-	if err := r.States.Put(ctx, run.State, st, inputs); err != nil {
+	saved, err := r.States.PutFrom(ctx, run.State, stored, st, inputs)
+	if err != nil {
 		return stored, errors.Wrap(err, errSaveState)
 	}
 	metricStateBytes.Observe(float64(len(st.Raw)))
-	return &state.Stored{State: st, AppliedInputs: inputs}, nil
+	return saved, nil
 }

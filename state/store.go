@@ -56,6 +56,10 @@ const (
 type Ref struct {
 	types.NamespacedName
 	Labels map[string]string
+	// Legacy is the name an older version of modkind stored this state under, "" for none. It is
+	// read when Name holds no state and carries all of Labels, and removed once the state has been
+	// written under Name.
+	Legacy string
 }
 
 // Stored is a state together with what modkind recorded beside it.
@@ -63,6 +67,21 @@ type Stored struct {
 	*State
 	// AppliedInputs is the digest of the inputs of the last successful apply; "" after a failed one.
 	AppliedInputs string
+	// Version is the resourceVersion of the state Secret this was read from or written to, so
+	// that a write based on it can be refused when the Secret changed meanwhile.
+	Version string
+	// legacy says Version is that of the Secret under the Ref's Legacy name.
+	legacy bool
+}
+
+// A StaleBaseError refuses a write based on a state that is no longer the stored one: another
+// process wrote the state since this one read it.
+type StaleBaseError struct {
+	Ref types.NamespacedName
+}
+
+func (e *StaleBaseError) Error() string {
+	return fmt.Sprintf("state Secret %s changed since this run read it: another process wrote it; not overwriting", e.Ref)
 }
 
 // A BackwardsError refuses a write that would replace a state with an older or unrelated one.
@@ -102,14 +121,45 @@ func (s *Store) limit() int {
 
 // Get returns the stored state, or nil when there is none.
 func (s *Store) Get(ctx context.Context, ref Ref) (*Stored, error) {
-	sec := &corev1.Secret{}
-	if err := s.Client.Get(ctx, ref.NamespacedName, sec); err != nil {
-		if kerrors.IsNotFound(err) {
-			return nil, nil
-		}
-		return nil, errors.Wrap(err, errGetSecret)
+	sec, legacy, err := s.secret(ctx, ref)
+	if err != nil || sec == nil {
+		return nil, err
 	}
-	return s.decode(ctx, sec)
+	st, err := s.decode(ctx, sec)
+	if err != nil {
+		return nil, err
+	}
+	st.legacy = legacy
+	return st, nil
+}
+
+// secret reads the state Secret of ref: the one named ref.Name, else the legacy one when it
+// carries all of ref's labels (a legacy name may be shared by another state, which it then does
+// not carry). It returns nil when there is neither.
+func (s *Store) secret(ctx context.Context, ref Ref) (*corev1.Secret, bool, error) {
+	sec := &corev1.Secret{}
+	err := s.Client.Get(ctx, ref.NamespacedName, sec)
+	switch {
+	case err == nil:
+		return sec, false, nil
+	case !kerrors.IsNotFound(err):
+		return nil, false, errors.Wrap(err, errGetSecret)
+	case ref.Legacy == "":
+		return nil, false, nil
+	}
+	err = s.Client.Get(ctx, types.NamespacedName{Namespace: ref.Namespace, Name: ref.Legacy}, sec)
+	switch {
+	case kerrors.IsNotFound(err):
+		return nil, false, nil
+	case err != nil:
+		return nil, false, errors.Wrap(err, errGetSecret)
+	}
+	for k, v := range ref.Labels {
+		if sec.Labels[k] != v {
+			return nil, false, nil
+		}
+	}
+	return sec, true, nil
 }
 
 // Previous returns the version stored before the current one, or nil when none is kept. It is
@@ -151,7 +201,7 @@ func (s *Store) decode(ctx context.Context, sec *corev1.Secret) (*Stored, error)
 	if err != nil {
 		return nil, err
 	}
-	return &Stored{State: st, AppliedInputs: sec.Annotations[AnnotationApplied]}, nil
+	return &Stored{State: st, AppliedInputs: sec.Annotations[AnnotationApplied], Version: sec.ResourceVersion}, nil
 }
 
 // compressed returns the current compressed state a state Secret holds or lists.
@@ -185,40 +235,64 @@ func (s *Store) readChunks(ctx context.Context, namespace string, names []string
 // Put stores st, recording appliedInputs beside it. It refuses a state of another lineage or a
 // lower serial than the stored one, and keeps the version it replaces as the previous one.
 func (s *Store) Put(ctx context.Context, ref Ref, st *State, appliedInputs string) error {
+	_, err := s.put(ctx, ref, nil, false, st, appliedInputs)
+	return err
+}
+
+// PutFrom stores st like Put, but only if the stored state is still base, the state its writer
+// read (nil: there was none): a state written meanwhile by another process is never overwritten
+// (*StaleBaseError). It returns what is now stored, the base of the writer's next write.
+func (s *Store) PutFrom(ctx context.Context, ref Ref, base *Stored, st *State, appliedInputs string) (*Stored, error) {
+	return s.put(ctx, ref, base, true, st, appliedInputs)
+}
+
+func (s *Store) put(ctx context.Context, ref Ref, base *Stored, checkBase bool, st *State, appliedInputs string) (*Stored, error) {
 	gz, err := compress(st.Raw)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	sec := &corev1.Secret{}
-	err = s.Client.Get(ctx, ref.NamespacedName, sec)
-	exists := err == nil
-	switch {
-	case kerrors.IsNotFound(err):
-		sec = &corev1.Secret{
+	sec, legacy, err := s.secret(ctx, ref)
+	if err != nil {
+		return nil, err
+	}
+	exists := sec != nil
+	if checkBase {
+		switch {
+		case base == nil && exists, base != nil && !exists,
+			base != nil && (base.Version != sec.ResourceVersion || base.legacy != legacy):
+			return nil, &StaleBaseError{Ref: ref.NamespacedName}
+		}
+	}
+	legacySecret := sec
+	if !exists || legacy {
+		fresh := &corev1.Secret{
 			ObjectMeta: metav1.ObjectMeta{Namespace: ref.Namespace, Name: ref.Name},
 			Type:       SecretType,
 		}
-	case err != nil:
-		return errors.Wrap(err, errGetSecret)
+		if legacy {
+			// The previous version stays readable only when inline: the legacy chunks go.
+			fresh.Data = map[string][]byte{KeyPrevious: sec.Data[KeyPrevious]}
+			fresh.Annotations = map[string]string{}
+		}
+		sec = fresh
 	}
-
 	var oldGz []byte
 	oldChunks := splitNames(sec.Annotations[AnnotationChunks])
 	previousChunks := splitNames(sec.Annotations[AnnotationPreviousChunks])
 	if exists {
-		if oldGz, err = s.compressed(ctx, sec); err != nil {
-			return err
+		if oldGz, err = s.compressed(ctx, legacySecret); err != nil {
+			return nil, err
 		}
 		raw, err := decompress(oldGz)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		old, err := Parse(raw)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if old.Lineage != "" && (old.Lineage != st.Lineage || st.Serial < old.Serial) {
-			return &BackwardsError{Stored: old, Offered: st}
+			return nil, &BackwardsError{Stored: old, Offered: st}
 		}
 	}
 
@@ -226,7 +300,7 @@ func (s *Store) Put(ctx context.Context, ref Ref, st *State, appliedInputs strin
 	var chunks []string
 	if len(gz) > s.limit() {
 		if chunks, err = s.writeChunks(ctx, ref, gz); err != nil {
-			return err
+			return nil, err
 		}
 	}
 
@@ -264,16 +338,31 @@ func (s *Store) Put(ctx context.Context, ref Ref, st *State, appliedInputs strin
 	setNames(sec.Annotations, AnnotationPreviousChunks, keep)
 	sec.Data = data
 
-	if exists {
+	if exists && !legacy {
 		// The resourceVersion read above makes a concurrent writer's update fail instead of
 		// being lost.
 		if err := s.Client.Update(ctx, sec); err != nil {
-			return errors.Wrap(err, errUpdateSecret)
+			return nil, errors.Wrap(err, errUpdateSecret)
 		}
 	} else if err := s.Client.Create(ctx, sec); err != nil {
-		return errors.Wrap(err, errCreateSecret)
+		if checkBase && kerrors.IsAlreadyExists(err) {
+			return nil, &StaleBaseError{Ref: ref.NamespacedName}
+		}
+		return nil, errors.Wrap(err, errCreateSecret)
 	}
-	return s.pruneChunks(ctx, ref, append(chunks, keep...))
+	if legacy {
+		// The state now lives under its new name; the legacy Secret and its chunks go.
+		s.dropLegacy(ctx, ref, legacySecret)
+	}
+	stored := &Stored{State: st, AppliedInputs: appliedInputs, Version: sec.ResourceVersion}
+	return stored, s.pruneChunks(ctx, ref, append(chunks, keep...))
+}
+
+// dropLegacy deletes the legacy state Secret sec and its chunks, once the state lives under its
+// new name. A failure leaves a copy behind, which is never read again while the new one exists.
+func (s *Store) dropLegacy(ctx context.Context, ref Ref, sec *corev1.Secret) {
+	_ = s.Client.Delete(ctx, sec, client.Preconditions{UID: &sec.UID, ResourceVersion: &sec.ResourceVersion})
+	_ = s.pruneChunks(ctx, Ref{NamespacedName: types.NamespacedName{Namespace: ref.Namespace, Name: ref.Legacy}}, nil)
 }
 
 // writeChunks stores gz across chunk Secrets named after its digest, so that writing the same
@@ -331,6 +420,9 @@ func (s *Store) Delete(ctx context.Context, ref Ref) error {
 	sec := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ref.Namespace, Name: ref.Name}}
 	if err := s.Client.Delete(ctx, sec); client.IgnoreNotFound(err) != nil {
 		return errors.Wrap(err, errDeleteSecret)
+	}
+	if old, legacy, err := s.secret(ctx, ref); err == nil && legacy {
+		s.dropLegacy(ctx, ref, old)
 	}
 	return s.pruneChunks(ctx, ref, nil)
 }

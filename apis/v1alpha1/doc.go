@@ -1,5 +1,6 @@
 // Package v1alpha1 holds modkind's own API: the cluster-scoped Module that turns a Terraform module
-// into a Kubernetes kind, and the namespaced ProviderConfig that instances use for credentials.
+// into a Kubernetes kind, and the ProviderConfig (namespaced) and ClusterProviderConfig that
+// instances use for provider configuration and credentials.
 // +kubebuilder:object:generate=true
 // +groupName=modkind.io
 package v1alpha1
@@ -27,8 +28,11 @@ var (
 	ModuleGroupVersionKind = SchemeGroupVersion.WithKind("Module")
 	// ProviderConfigGroupVersionKind is the GVK of ProviderConfig.
 	ProviderConfigGroupVersionKind = SchemeGroupVersion.WithKind("ProviderConfig")
+	// ClusterProviderConfigGroupVersionKind is the GVK of ClusterProviderConfig.
+	ClusterProviderConfigGroupVersionKind = SchemeGroupVersion.WithKind("ClusterProviderConfig")
 )
 
 func init() {
-	SchemeBuilder.Register(&Module{}, &ModuleList{}, &ProviderConfig{}, &ProviderConfigList{})
+	SchemeBuilder.Register(&Module{}, &ModuleList{}, &ProviderConfig{}, &ProviderConfigList{},
+		&ClusterProviderConfig{}, &ClusterProviderConfigList{})
 }

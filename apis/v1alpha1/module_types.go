@@ -24,7 +24,9 @@ type ModuleSource struct {
 	Version string `json:"version,omitempty"`
 	// CredentialsSecretRef names a Secret with the credentials the source needs: keys username
 	// and token (git over https), bearerToken, sshPrivateKey and known_hosts (git over ssh), and
-	// TF_TOKEN_<host> (a private registry, named as Terraform names it).
+	// TF_TOKEN_<host> (a private registry, named as Terraform names it). Its namespace must be one
+	// of those the controller reads cluster credentials from (--credentials-namespaces, by default
+	// the controller's own). The credentials are sent only to the host of this source.
 	// +optional
 	CredentialsSecretRef *SecretReference `json:"credentialsSecretRef,omitempty"`
 	// Resource makes the kind manage one resource of a provider, as a module holding just that
@@ -100,7 +102,8 @@ type ModuleSpec struct {
 	CRD CRDNames `json:"crd"`
 	// DriftInterval is how often a refreshing plan looks for changes made outside modkind to the
 	// instances of this kind; the controller's --drift-interval when unset, never when 0s. An
-	// instance's annotation modkind.io/drift-interval overrides it.
+	// instance's annotation modkind.io/drift-interval overrides it. At least the controller's
+	// --min-drift-interval (1m): each refreshing plan calls every provider API the module uses.
 	// +optional
 	DriftInterval *metav1.Duration `json:"driftInterval,omitempty"`
 	// AllowBreakingChanges lets a new version of the module change the kind's schema in ways that

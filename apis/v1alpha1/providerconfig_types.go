@@ -6,19 +6,29 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 )
 
-// SecretKeySelector selects one key of a Secret in the ProviderConfig's namespace.
+// SecretKeySelector selects one key of a Secret.
 type SecretKeySelector struct {
 	// Name of the Secret.
 	Name string `json:"name"`
+	// Namespace of the Secret: required in a ClusterProviderConfig, where it must be one of the
+	// namespaces the controller reads cluster credentials from (--credentials-namespaces); not
+	// allowed in a ProviderConfig, whose Secrets are always those of its own namespace.
+	// +optional
+	Namespace string `json:"namespace,omitempty"`
 	// Key within the Secret.
 	Key string `json:"key"`
 }
 
-// EnvVar is an environment variable given to Terraform and its providers.
+// EnvVar is an environment variable given to Terraform and its providers. Names that steer
+// terraform, git, the shell, the dynamic loader, TLS, proxies or modkind itself are refused (see
+// ReservedEnvName): a ProviderConfig configures providers, never the tools that run them.
 // +kubebuilder:validation:XValidation:rule="has(self.value) != has(self.secretKeyRef)",message="exactly one of value and secretKeyRef must be set"
+// +kubebuilder:validation:XValidation:rule="!(self.name.upperAscii() in ['PATH','HOME','TMPDIR','TMP','TEMP','SHELL','USER','PWD','IFS','ENV','BASH_ENV','CDPATH','PS4','SHELLOPTS','BASHOPTS','GLOBIGNORE','PROMPT_COMMAND','HTTP_PROXY','HTTPS_PROXY','NO_PROXY','ALL_PROXY','FTP_PROXY','CURL_CA_BUNDLE','REQUESTS_CA_BUNDLE','NODE_EXTRA_CA_CERTS','NODE_OPTIONS','PYTHONPATH','PYTHONHOME','PYTHONSTARTUP','PERL5LIB','PERL5OPT','RUBYLIB','RUBYOPT','GODEBUG','GOFLAGS','GOCOVERDIR','KUBECONFIG','KUBE_CONFIG_PATH','KUBE_CONFIG_PATHS','KUBERNETES_SERVICE_HOST','KUBERNETES_SERVICE_PORT','AWS_CONFIG_FILE','AWS_SHARED_CREDENTIALS_FILE','GOOGLE_EXTERNAL_ACCOUNT_ALLOW_EXECUTABLES'])",message="this environment variable steers the tools modkind runs (terraform, git, the shell, the loader, TLS, proxies) and cannot be set by a ProviderConfig"
+// +kubebuilder:validation:XValidation:rule="!['TF_','TOFU_','CHECKPOINT_','GIT_','LD_','DYLD_','SSL_','SSH_','PLUGIN_','GRPC_','MODKIND_'].exists(p, self.name.upperAscii().startsWith(p))",message="environment variables starting with TF_, TOFU_, CHECKPOINT_, GIT_, LD_, DYLD_, SSL_, SSH_, PLUGIN_, GRPC_ or MODKIND_ steer the tools modkind runs and cannot be set by a ProviderConfig"
 type EnvVar struct {
 	// Name of the variable.
 	// +kubebuilder:validation:Pattern=`^[A-Za-z_][A-Za-z0-9_]*$`
+	// +kubebuilder:validation:MaxLength=128
 	Name string `json:"name"`
 	// Value is a literal value.
 	// +optional
@@ -28,13 +38,16 @@ type EnvVar struct {
 	SecretKeyRef *SecretKeySelector `json:"secretKeyRef,omitempty"`
 }
 
-// File is a file written into the Terraform work directory before each run, e.g. a credentials
-// file that a provider block or an environment variable points at.
+// File is a file written before each run into the run's files directory, which modkind empties
+// and owns; terraform and its providers find it as $MODKIND_FILES_DIR/<path>, or as files/<path>
+// relative to the root module. Names that Terraform would read as configuration, variables, state
+// or plans are refused.
 type File struct {
-	// Path relative to the work directory.
+	// Path relative to the files directory: segments of letters, digits, '_', '-' and '.', none
+	// starting with a dot.
 	// +kubebuilder:validation:MaxLength=256
-	// +kubebuilder:validation:Pattern=`^[A-Za-z0-9_.-]+(/[A-Za-z0-9_.-]+)*$`
-	// +kubebuilder:validation:XValidation:rule="!self.split('/').exists(p, p == '..' || p == '.')",message="path must stay inside the work directory"
+	// +kubebuilder:validation:Pattern=`^[A-Za-z0-9_-][A-Za-z0-9_.-]*(/[A-Za-z0-9_-][A-Za-z0-9_.-]*)*$`
+	// +kubebuilder:validation:XValidation:rule="!self.lowerAscii().matches('[.](tf|tf[.]json|tofu|tofu[.]json|tfvars|tfvars[.]json|tfstate|tfstate[.]backup|tfplan|hcl)(/|$)') && !self.lowerAscii().matches('(^|/)terraform[.]rc(/|$)')",message="a file may not be named like a Terraform configuration, variables, state, plan or CLI configuration file"
 	Path string `json:"path"`
 	// SecretKeyRef is the Secret key holding the file's contents.
 	SecretKeyRef SecretKeySelector `json:"secretKeyRef"`
@@ -46,12 +59,15 @@ type ProviderConfigSpec struct {
 	// +kubebuilder:validation:MaxItems=256
 	// +optional
 	Env []EnvVar `json:"env,omitempty"`
-	// Files are written into the work directory before each run.
+	// Files are written into the run's files directory before each run.
 	// +kubebuilder:validation:MaxItems=64
 	// +optional
 	Files []File `json:"files,omitempty"`
 	// Providers is the root module's "provider" block in Terraform JSON syntax, e.g.
-	// {"aws": {"region": "eu-west-1"}}. Unlike instance values, these are Terraform expressions.
+	// {"aws": {"region": "eu-west-1"}}. In a ProviderConfig every string is a literal value, never
+	// a template, and may not be an absolute path or climb out with "..": refer to files as
+	// files/<path>. In a ClusterProviderConfig, written by cluster admins, strings are Terraform
+	// expressions.
 	// +kubebuilder:pruning:PreserveUnknownFields
 	// +kubebuilder:validation:Type=object
 	// +optional
@@ -64,7 +80,8 @@ type ProviderConfigStatus struct {
 }
 
 // A ProviderConfig supplies provider configuration and credentials to the instances of generated
-// kinds in its namespace that name it in spec.providerConfigRef.
+// kinds in its namespace that name it in spec.providerConfigRef. It decides the credentials and
+// environment of every instance that names it, so it is for namespace admins, not editors.
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:scope=Namespaced,categories=modkind
@@ -73,6 +90,8 @@ type ProviderConfig struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
+	// +kubebuilder:validation:XValidation:rule="!has(self.env) || self.env.all(e, !has(e.secretKeyRef) || !has(e.secretKeyRef.__namespace__))",message="a ProviderConfig reads Secrets of its own namespace only: remove secretKeyRef.namespace"
+	// +kubebuilder:validation:XValidation:rule="!has(self.files) || self.files.all(f, !has(f.secretKeyRef.__namespace__))",message="a ProviderConfig reads Secrets of its own namespace only: remove secretKeyRef.namespace"
 	Spec   ProviderConfigSpec   `json:"spec"`
 	Status ProviderConfigStatus `json:"status,omitempty"`
 }
@@ -83,4 +102,30 @@ type ProviderConfigList struct {
 	metav1.TypeMeta `json:",inline"`
 	metav1.ListMeta `json:"metadata,omitempty"`
 	Items           []ProviderConfig `json:"items"`
+}
+
+// A ClusterProviderConfig supplies provider configuration and credentials to instances in any
+// namespace that name it in spec.providerConfigRef (kind: ClusterProviderConfig). Only cluster
+// admins write it, so its provider block may hold Terraform expressions; its Secrets live in the
+// namespaces the controller reads cluster credentials from.
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:scope=Cluster,categories=modkind
+// +kubebuilder:printcolumn:name="AGE",type="date",JSONPath=".metadata.creationTimestamp"
+type ClusterProviderConfig struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// +kubebuilder:validation:XValidation:rule="!has(self.env) || self.env.all(e, !has(e.secretKeyRef) || (has(e.secretKeyRef.__namespace__) && e.secretKeyRef.__namespace__ != ''))",message="a ClusterProviderConfig's secretKeyRef needs a namespace"
+	// +kubebuilder:validation:XValidation:rule="!has(self.files) || self.files.all(f, has(f.secretKeyRef.__namespace__) && f.secretKeyRef.__namespace__ != '')",message="a ClusterProviderConfig's secretKeyRef needs a namespace"
+	Spec   ProviderConfigSpec   `json:"spec"`
+	Status ProviderConfigStatus `json:"status,omitempty"`
+}
+
+// ClusterProviderConfigList is a list of ClusterProviderConfigs.
+// +kubebuilder:object:root=true
+type ClusterProviderConfigList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []ClusterProviderConfig `json:"items"`
 }

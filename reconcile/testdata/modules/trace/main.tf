@@ -48,7 +48,7 @@ variable "literal" {
 variable "record_env" {
   type        = bool
   default     = false
-  description = "Write MODKIND_TEST_TOKEN and the file creds/token.txt to env.txt and file.txt."
+  description = "Write TRACE_TEST_TOKEN and the file $MODKIND_FILES_DIR/creds/token.txt to env.txt and file.txt."
 }
 
 resource "terraform_data" "file" {
@@ -95,7 +95,7 @@ resource "terraform_data" "env" {
   input = var.dir
 
   provisioner "local-exec" {
-    command = "printf '%s' \"$MODKIND_TEST_TOKEN\" > \"$DIR/env.txt\" && cp creds/token.txt \"$DIR/file.txt\""
+    command = "printf '%s' \"$TRACE_TEST_TOKEN\" > \"$DIR/env.txt\" && cp \"$MODKIND_FILES_DIR/creds/token.txt\" \"$DIR/file.txt\""
     environment = {
       DIR = self.input
     }

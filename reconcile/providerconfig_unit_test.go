@@ -1,0 +1,140 @@
+package reconcile
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+
+	"github.com/modkind/modkind/apis/v1alpha1"
+)
+
+// The controller checks a ProviderConfig again, whatever admission let through (a CRD installed
+// by an older version, or edited): each abuse is refused with a message naming it.
+func TestProviderConfigResolverRefuses(t *testing.T) {
+	s := runtime.NewScheme()
+	_ = corev1.AddToScheme(s)
+	_ = v1alpha1.AddToScheme(s)
+	secret := func(ns string) *corev1.Secret {
+		return &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "creds"}, Data: map[string][]byte{"k": []byte("v4lue")}}
+	}
+	ref := v1alpha1.SecretKeySelector{Name: "creds", Key: "k"}
+	cases := map[string]struct {
+		reason string
+		spec   v1alpha1.ProviderConfigSpec
+		want   string
+	}{
+		"EnvPath":         {"PATH chooses the binaries terraform runs", v1alpha1.ProviderConfigSpec{Env: []v1alpha1.EnvVar{{Name: "PATH", Value: ptr.To("/tmp")}}}, "steers the tools"},
+		"EnvTF":           {"TF_* steers terraform", v1alpha1.ProviderConfigSpec{Env: []v1alpha1.EnvVar{{Name: "TF_CLI_CONFIG_FILE", Value: ptr.To("x")}}}, "steers the tools"},
+		"EnvLowerProxy":   {"proxies are read in lower case too", v1alpha1.ProviderConfigSpec{Env: []v1alpha1.EnvVar{{Name: "https_proxy", Value: ptr.To("http://evil")}}}, "steers the tools"},
+		"EnvLoader":       {"LD_PRELOAD loads code into every process", v1alpha1.ProviderConfigSpec{Env: []v1alpha1.EnvVar{{Name: "LD_PRELOAD", Value: ptr.To("x.so")}}}, "steers the tools"},
+		"EnvKubeconfig":   {"a kubeconfig can run an exec plugin", v1alpha1.ProviderConfigSpec{Env: []v1alpha1.EnvVar{{Name: "KUBECONFIG", SecretKeyRef: &ref}}}, "steers the tools"},
+		"EnvAWSConfig":    {"an AWS config file can run credential_process", v1alpha1.ProviderConfigSpec{Env: []v1alpha1.EnvVar{{Name: "AWS_CONFIG_FILE", Value: ptr.To("files/c")}}}, "steers the tools"},
+		"FileTerraform":   {"a .tf file would be configuration", v1alpha1.ProviderConfigSpec{Files: []v1alpha1.File{{Path: "evil.tf", SecretKeyRef: ref}}}, "named like a Terraform"},
+		"FileTFJSON":      {"main.tf.json would replace the root module", v1alpha1.ProviderConfigSpec{Files: []v1alpha1.File{{Path: "main.tf.json", SecretKeyRef: ref}}}, "named like a Terraform"},
+		"FileState":       {"the state file", v1alpha1.ProviderConfigSpec{Files: []v1alpha1.File{{Path: "terraform.tfstate", SecretKeyRef: ref}}}, "named like a Terraform"},
+		"FileDotDir":      {".terraform holds providers", v1alpha1.ProviderConfigSpec{Files: []v1alpha1.File{{Path: ".terraform/providers/x", SecretKeyRef: ref}}}, "must be relative"},
+		"FileClimb":       {"climbing out of the files directory", v1alpha1.ProviderConfigSpec{Files: []v1alpha1.File{{Path: "a/../../main.tf.json", SecretKeyRef: ref}}}, "must be relative"},
+		"FileAbsolute":    {"an absolute path", v1alpha1.ProviderConfigSpec{Files: []v1alpha1.File{{Path: "/etc/passwd", SecretKeyRef: ref}}}, "must be relative"},
+		"ProviderPath":    {"a provider reading the controller's files", v1alpha1.ProviderConfigSpec{Providers: &runtime.RawExtension{Raw: []byte(`{"google":{"credentials":"/var/run/secrets/kubernetes.io/serviceaccount/token"}}`)}}, "outside the run's directory"},
+		"ProviderClimb":   {"a provider reading another instance's work directory", v1alpha1.ProviderConfigSpec{Providers: &runtime.RawExtension{Raw: []byte(`{"things":[{"directory":"files/../../../other"}]}`)}}, "outside the run's directory"},
+		"ProviderHome":    {"a path from the home directory", v1alpha1.ProviderConfigSpec{Providers: &runtime.RawExtension{Raw: []byte(`{"aws":{"shared_config_files":["~/.aws/config"]}}`)}}, "outside the run's directory"},
+		"ProviderFileURL": {"a file:// URL", v1alpha1.ProviderConfigSpec{Providers: &runtime.RawExtension{Raw: []byte(`{"x":{"endpoint":"file:///etc/shadow"}}`)}}, "outside the run's directory"},
+		"SecretElsewhere": {"a ProviderConfig reads its own namespace's Secrets only", v1alpha1.ProviderConfigSpec{Env: []v1alpha1.EnvVar{{Name: "TOKEN", SecretKeyRef: &v1alpha1.SecretKeySelector{Name: "creds", Namespace: "modkind-system", Key: "k"}}}}, "its own namespace only"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			pc := &v1alpha1.ProviderConfig{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "pc"}, Spec: tc.spec}
+			c := fake.NewClientBuilder().WithScheme(s).WithObjects(pc, secret("team-a"), secret("modkind-system")).Build()
+			r := &ProviderConfigResolver{Client: c, CredentialsNamespaces: []string{"modkind-system"}}
+			_, err := r.Resolve(context.Background(), "team-a", &ProviderConfigRef{Name: "pc"})
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("%s: want an error containing %q, got %v", tc.reason, tc.want, err)
+			}
+			if err != nil && strings.Contains(err.Error(), "v4lue") {
+				t.Errorf("%s: the error shows a Secret's value: %v", tc.reason, err)
+			}
+		})
+	}
+}
+
+// A tenant's provider block reaches Terraform as literal values: templates are escaped, so
+// ${file(...)} is that string and is never evaluated. A ClusterProviderConfig, written by cluster
+// admins, keeps its expressions, and takes Secrets only from the credentials namespaces.
+func TestProviderConfigLiteralsAndClusterExpressions(t *testing.T) {
+	s := runtime.NewScheme()
+	_ = corev1.AddToScheme(s)
+	_ = v1alpha1.AddToScheme(s)
+	block := `{"things":{"directory":"${file(\"/etc/hostname\")}","tags":{"a":"%{ if true }x%{ endif }"},"n":3,"list":["files/sa.json"]}}`
+	pc := &v1alpha1.ProviderConfig{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "pc"},
+		Spec: v1alpha1.ProviderConfigSpec{Providers: &runtime.RawExtension{Raw: []byte(block)}}}
+	cpc := &v1alpha1.ClusterProviderConfig{ObjectMeta: metav1.ObjectMeta{Name: "shared"},
+		Spec: v1alpha1.ProviderConfigSpec{
+			Providers: &runtime.RawExtension{Raw: []byte(`{"things":{"directory":"${path.root}/x"}}`)},
+			Env:       []v1alpha1.EnvVar{{Name: "TOKEN", SecretKeyRef: &v1alpha1.SecretKeySelector{Name: "creds", Namespace: "modkind-system", Key: "k"}}},
+		}}
+	foreign := &v1alpha1.ClusterProviderConfig{ObjectMeta: metav1.ObjectMeta{Name: "foreign"},
+		Spec: v1alpha1.ProviderConfigSpec{Env: []v1alpha1.EnvVar{{Name: "TOKEN", SecretKeyRef: &v1alpha1.SecretKeySelector{Name: "creds", Namespace: "team-b", Key: "k"}}}}}
+	sec := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "modkind-system", Name: "creds"}, Data: map[string][]byte{"k": []byte("v")}}
+	other := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "team-b", Name: "creds"}, Data: map[string][]byte{"k": []byte("w")}}
+	c := fake.NewClientBuilder().WithScheme(s).WithObjects(pc, cpc, foreign, sec, other).Build()
+	r := &ProviderConfigResolver{Client: c, CredentialsNamespaces: []string{"modkind-system"}}
+
+	got, err := r.Resolve(context.Background(), "team-a", &ProviderConfigRef{Kind: "ProviderConfig", Name: "pc"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rendered, want any
+	_ = json.Unmarshal(got.Providers, &rendered)
+	_ = json.Unmarshal([]byte(`{"things":{"directory":"$${file(\"/etc/hostname\")}","tags":{"a":"%%{ if true }x%%{ endif }"},"n":3,"list":["files/sa.json"]}}`), &want)
+	if diff := cmp.Diff(want, rendered); diff != "" {
+		t.Errorf("a tenant's provider block must be rendered as literals: -want +got:\n%s", diff)
+	}
+
+	got, err = r.Resolve(context.Background(), "team-a", &ProviderConfigRef{Kind: "ClusterProviderConfig", Name: "shared"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got.Providers) != `{"things":{"directory":"${path.root}/x"}}` || got.Env["TOKEN"] != "v" {
+		t.Errorf("a ClusterProviderConfig keeps its expressions and reads its Secret: %s, %v", got.Providers, got.Env)
+	}
+	if _, err := r.Resolve(context.Background(), "team-a", &ProviderConfigRef{Kind: "ClusterProviderConfig", Name: "foreign"}); err == nil ||
+		!strings.Contains(err.Error(), "outside the namespaces cluster credentials are read from") {
+		t.Errorf("a ClusterProviderConfig must not read a tenant namespace's Secret, got %v", err)
+	}
+}
+
+// Files are written below the files directory without following links: a link planted in the
+// work directory makes the write fail instead of landing where the link points.
+func TestWriteBeneathRefusesLinks(t *testing.T) {
+	dir, outside := t.TempDir(), t.TempDir()
+	if err := os.Symlink(outside, filepath.Join(dir, "creds")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(outside, "victim"), filepath.Join(dir, "token")); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"creds/sa.json", "token"} {
+		if err := writeBeneath(dir, p, []byte("x")); err == nil {
+			t.Errorf("writing %s through a link must fail", p)
+		}
+	}
+	if entries, _ := os.ReadDir(outside); len(entries) != 0 {
+		t.Errorf("a write followed a link out of the directory: %v", entries)
+	}
+	if err := writeBeneath(dir, "a/b/c.json", []byte("ok")); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "a", "b", "c.json")); string(b) != "ok" {
+		t.Errorf("a plain nested file must be written, got %q", b)
+	}
+}

@@ -111,19 +111,23 @@ func (f *CacheFetcher) FetchSource(ctx context.Context, src Source, creds ...Cre
 	if err != nil {
 		return Result{}, &FetchError{Source: src, Err: err}
 	}
+	s := newScope(addr, c)
 	var r Result
 	var rec record
 	switch addr.kind {
 	case kindLocal:
 		rec.Digest, err = f.fetchLocal(src.Path)
 	case kindGit:
-		rec, err = f.fetchGit(ctx, addr, c)
+		var gc Credentials
+		if gc, err = s.git(addr.url); err == nil {
+			rec, err = f.fetchGit(ctx, addr, gc)
+		}
 		r.Commit = rec.Commit
 	case kindHTTP:
-		rec, err = f.fetchHTTP(ctx, addr, c, 0)
+		rec, err = f.fetchHTTP(ctx, addr, s, 0)
 		r.Commit = rec.Commit
 	case kindRegistry:
-		rec, err = f.fetchRegistry(ctx, addr, c)
+		rec, err = f.fetchRegistry(ctx, addr, s)
 		r.Version, r.Commit = rec.Version, rec.Commit
 	}
 	if err != nil {

@@ -61,9 +61,9 @@ func displayURL(u *url.URL) string {
 }
 
 // fetchHTTP snapshots an http(s) archive, or follows a URL's X-Terraform-Get answer.
-func (f *CacheFetcher) fetchHTTP(ctx context.Context, a address, c Credentials, hops int) (record, error) {
+func (f *CacheFetcher) fetchHTTP(ctx context.Context, a address, s scope, hops int) (record, error) {
 	if a.archive == "" {
-		return f.followTerraformGet(ctx, a, c, hops)
+		return f.followTerraformGet(ctx, a, s, hops)
 	}
 	key := "http\x00" + a.url.String() + "\x00" + a.archive + "\x00" + a.checksum
 	return f.cached(ctx, key, func() (record, error) {
@@ -170,7 +170,7 @@ var contentPattern = regexp.MustCompile(`(?is)content=["']([^"']*)["']`)
 
 // followTerraformGet asks a URL where the module is, as go-getter does for URLs that are not
 // archives: the answer is an X-Terraform-Get header or a terraform-get meta tag.
-func (f *CacheFetcher) followTerraformGet(ctx context.Context, a address, c Credentials, hops int) (record, error) {
+func (f *CacheFetcher) followTerraformGet(ctx context.Context, a address, s scope, hops int) (record, error) {
 	reqCtx, cancel := context.WithTimeout(ctx, apiTimeout)
 	defer cancel()
 	u := *a.url
@@ -201,12 +201,14 @@ func (f *CacheFetcher) followTerraformGet(ctx context.Context, a address, c Cred
 	if loc == "" {
 		return record{}, fmt.Errorf("GET %s: not an archive (by name or ?archive=), and no X-Terraform-Get header or terraform-get meta tag names the module", displayURL(a.url))
 	}
-	return f.fetchLocation(ctx, resp.Request.URL, loc, c, hops+1)
+	return f.fetchLocation(ctx, resp.Request.URL, loc, s, hops+1)
 }
 
 // fetchLocation fetches a git or http(s) address that a registry or an X-Terraform-Get answer
-// gave, resolving it against base when it is a relative URL, as Terraform does.
-func (f *CacheFetcher) fetchLocation(ctx context.Context, base *url.URL, loc string, c Credentials, hops int) (record, error) {
+// gave, resolving it against base when it is a relative URL, as Terraform does. The location is a
+// remote's word: it may not name the controller's own files, and it gets only the credentials the
+// scope allows for where it points.
+func (f *CacheFetcher) fetchLocation(ctx context.Context, base *url.URL, loc string, s scope, hops int) (record, error) {
 	if hops > maxRedirects {
 		return record{}, fmt.Errorf("more than %d redirections to other sources", maxRedirects)
 	}
@@ -217,6 +219,9 @@ func (f *CacheFetcher) fetchLocation(ctx context.Context, base *url.URL, loc str
 		}
 		loc = base.ResolveReference(rel).String()
 	}
+	if _, rest := splitForced(strings.TrimSpace(loc)); len(rest) >= 5 && strings.EqualFold(rest[:5], "file:") {
+		return record{}, fmt.Errorf("download location %s: a remote answer may not name files on the controller's own filesystem", redactAddress(loc))
+	}
 	a, err := parseAddress(loc, false)
 	if err != nil {
 		return record{}, fmt.Errorf("download location %s: %w", redactAddress(loc), err)
@@ -224,9 +229,13 @@ func (f *CacheFetcher) fetchLocation(ctx context.Context, base *url.URL, loc str
 	var r record
 	switch a.kind {
 	case kindGit:
+		var c Credentials
+		if c, err = s.git(a.url); err != nil {
+			return record{}, fmt.Errorf("download location %s: %w", redactAddress(loc), err)
+		}
 		r, err = f.fetchGit(ctx, a, c)
 	case kindHTTP:
-		r, err = f.fetchHTTP(ctx, a, c, hops)
+		r, err = f.fetchHTTP(ctx, a, s, hops)
 	default:
 		err = fmt.Errorf("download location %s is not a git or http(s) source", redactAddress(loc))
 	}

@@ -13,8 +13,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// archiveServer serves a module package as .tar.gz and .zip and the other answers the tests need.
-func archiveServer(t *testing.T, gitRepo string) (base string, requests *counter, pkg map[string]string, tgz []byte) {
+// archiveServer serves a module package as .tar.gz and .zip and the other answers the tests need;
+// /git-page names the git repository gitURL.
+func archiveServer(t *testing.T, gitURL string) (base string, requests *counter, pkg map[string]string, tgz []byte) {
 	t.Helper()
 	pkg = map[string]string{
 		"README.md":       "readme\n",
@@ -45,7 +46,13 @@ func archiveServer(t *testing.T, gitRepo string) (base string, requests *counter
 			w.Write([]byte(`<html><head><meta name="terraform-get" content="/m.tar.gz"></head></html>`))
 		},
 		"/git-page": func(w http.ResponseWriter, r *http.Request) {
-			w.Header().Set("X-Terraform-Get", "git::file://"+gitRepo+"?ref=v1.0.0")
+			w.Header().Set("X-Terraform-Get", "git::"+gitURL+"?ref=v1.0.0")
+		},
+		"/file-page": func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("X-Terraform-Get", "git::file:///var/lib/secret.git")
+		},
+		"/file-archive-page": func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("X-Terraform-Get", "file:///etc/m.tar.gz")
 		},
 	}
 	srv, requests := fileServer(t, bodies, handlers)
@@ -53,8 +60,10 @@ func archiveServer(t *testing.T, gitRepo string) (base string, requests *counter
 }
 
 func TestHTTPArchive(t *testing.T) {
-	repo, _, _ := versionedRepo(t, t.TempDir())
-	base, _, pkg, tgz := archiveServer(t, repo.bare)
+	root := t.TempDir()
+	versionedRepo(t, root)
+	gitSrv, _ := gitHTTPServer(t, root, "", "")
+	base, _, pkg, tgz := archiveServer(t, gitSrv.URL+"/modules.git")
 	sum := sha256.Sum256(tgz)
 
 	cases := map[string]struct {
@@ -210,6 +219,16 @@ func TestHTTPArchiveErrors(t *testing.T) {
 			reason: "A subdirectory the archive does not have is named.",
 			url:    base + "/m.zip//nope",
 			err:    []string{`subdirectory "nope" does not exist`},
+		},
+		"FileLocation": {
+			reason: "A remote answer must not make the controller read its own filesystem: a git::file:// location is refused.",
+			url:    base + "/file-page",
+			err:    []string{"download location git::file:///var/lib/secret.git", "controller's own filesystem"},
+		},
+		"FileArchiveLocation": {
+			reason: "Nor may a remote answer name a local file in any other way.",
+			url:    base + "/file-archive-page",
+			err:    []string{"download location file:///etc/m.tar.gz"},
 		},
 		"Unreachable": {
 			reason: "A server that does not answer is an error naming the source.",

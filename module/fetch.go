@@ -16,6 +16,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 )
 
 // A Fetcher makes a module's files available locally.
@@ -61,6 +62,8 @@ func (e *FetchError) Unwrap() error { return e.Err }
 //
 // Credentials are part of what identifies a download, as a digest: a private source cached for
 // one set of credentials is not handed out to a caller without them.
+//
+// Nothing leaves the cache by itself: Prune removes the snapshots no longer in use.
 type CacheFetcher struct {
 	// Dir is the cache root; snapshots live in Dir/<digest>.
 	Dir string
@@ -73,9 +76,20 @@ type CacheFetcher struct {
 
 	// ssh replaces the ssh program that git runs (tests).
 	ssh string
+	// handingOut, when set, runs as a snapshot is about to be handed out (tests).
+	handingOut func(digest string)
 
 	mu       sync.Mutex
 	inflight map[string]*flight
+
+	// gc orders what Prune removes against what fetches create and hand out: a snapshot is
+	// handed out (and its time of use set), a temporary directory made, an index record or a
+	// module marker written, each under gc; Prune checks and removes each under gc too.
+	gc sync.Mutex
+	// temps are the temporary directories of this CacheFetcher's downloads under way.
+	temps map[string]bool
+	// pruning serializes calls of Prune.
+	pruning sync.Mutex
 }
 
 // Result is what a fetch resolved to.
@@ -111,35 +125,72 @@ func (f *CacheFetcher) FetchSource(ctx context.Context, src Source, creds ...Cre
 	if err != nil {
 		return Result{}, &FetchError{Source: src, Err: err}
 	}
+	s := newScope(addr, c)
+	for attempt := 1; ; attempt++ {
+		r, err := f.fetch(ctx, src, addr, s)
+		// A snapshot that Prune removed between its lookup and its hand-out is fetched again.
+		if errors.Is(err, errPruned) && attempt < 3 {
+			continue
+		}
+		if err != nil {
+			return Result{}, &FetchError{Source: src, Err: mask(err, c)}
+		}
+		return r, nil
+	}
+}
+
+// errPruned says a snapshot was removed by Prune while a fetch was about to hand it out.
+var errPruned = errors.New("the snapshot was removed from the cache while it was fetched")
+
+func (f *CacheFetcher) fetch(ctx context.Context, src Source, addr address, s scope) (Result, error) {
+	var err error
 	var r Result
 	var rec record
 	switch addr.kind {
 	case kindLocal:
 		rec.Digest, err = f.fetchLocal(src.Path)
 	case kindGit:
-		rec, err = f.fetchGit(ctx, addr, c)
+		var gc Credentials
+		if gc, err = s.git(addr.url); err == nil {
+			rec, err = f.fetchGit(ctx, addr, gc)
+		}
 		r.Commit = rec.Commit
 	case kindHTTP:
-		rec, err = f.fetchHTTP(ctx, addr, c, 0)
+		rec, err = f.fetchHTTP(ctx, addr, s, 0)
 		r.Commit = rec.Commit
 	case kindRegistry:
-		rec, err = f.fetchRegistry(ctx, addr, c)
+		rec, err = f.fetchRegistry(ctx, addr, s)
 		r.Version, r.Commit = rec.Version, rec.Commit
 	}
 	if err != nil {
-		return Result{}, &FetchError{Source: src, Err: mask(err, c)}
+		return Result{}, err
 	}
 	sub := path.Join(rec.Subdir, addr.subdir)
 	if r.Dir, r.Digest, err = f.moduleDir(rec.Digest, sub); err != nil {
-		return Result{}, &FetchError{Source: src, Err: err}
+		return Result{}, err
 	}
 	return r, nil
 }
 
-// moduleDir finds the module directory within a package snapshot, expanding glob patterns in the
-// subdirectory as Terraform does (a pattern must match exactly one directory).
+// moduleDir hands out a package snapshot: it finds the module directory within it, expanding glob
+// patterns in the subdirectory as Terraform does (a pattern must match exactly one directory).
+// It marks the snapshot as used now, and records which package a subdirectory's digest belongs
+// to, so that Prune keeps the package of a digest in use; all under gc, so that Prune cannot
+// remove the snapshot before it is marked.
 func (f *CacheFetcher) moduleDir(digest, sub string) (string, string, error) {
+	if f.handingOut != nil {
+		f.handingOut(digest)
+	}
+	f.gc.Lock()
+	defer f.gc.Unlock()
 	root := filepath.Join(f.Dir, digest)
+	now := time.Now()
+	if err := os.Chtimes(root, now, now); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return "", "", errPruned
+		}
+		return "", "", err
+	}
 	if sub == "" || sub == "." {
 		return root, digest, nil
 	}
@@ -170,7 +221,14 @@ func (f *CacheFetcher) moduleDir(digest, sub string) (string, string, error) {
 		return "", "", fmt.Errorf("subdirectory %q does not exist in the module package", sub)
 	}
 	sum := sha256.Sum256([]byte(digest + "//" + sub))
-	return dir, hex.EncodeToString(sum[:])[:32], nil
+	moduleDigest := hex.EncodeToString(sum[:])[:32]
+	marker := filepath.Join(f.Dir, markerDir, moduleDigest)
+	if _, err := os.Stat(marker); err != nil {
+		if err := writeAtomic(marker, []byte(digest)); err != nil {
+			return "", "", err
+		}
+	}
+	return dir, moduleDigest, nil
 }
 
 // fetchLocal snapshots a local module directory.
@@ -201,14 +259,11 @@ func (f *CacheFetcher) snapshot(src string) (string, error) {
 	if _, err := os.Stat(dst); err == nil {
 		return digest, nil
 	}
-	if err := os.MkdirAll(f.Dir, 0o755); err != nil {
-		return "", err
-	}
-	tmp, err := os.MkdirTemp(f.Dir, ".fetch-")
+	tmp, done, err := f.tempDir(".fetch-")
 	if err != nil {
 		return "", err
 	}
-	defer os.RemoveAll(tmp)
+	defer done()
 	if err := copyTree(src, tmp); err != nil {
 		return "", err
 	}
@@ -217,13 +272,17 @@ func (f *CacheFetcher) snapshot(src string) (string, error) {
 		return "", err
 	}
 	dst = filepath.Join(f.Dir, digest)
+	f.gc.Lock()
+	defer f.gc.Unlock()
 	// Another worker may have won the race for the same digest; its copy is as good as ours.
 	if err := os.Rename(tmp, dst); err != nil {
 		if _, statErr := os.Stat(dst); statErr != nil {
 			return "", err
 		}
 	}
-	return digest, nil
+	// New to the cache: not something Prune should take for long unused.
+	now := time.Now()
+	return digest, os.Chtimes(dst, now, now)
 }
 
 // record is what the index keeps about one download.
@@ -241,8 +300,16 @@ type record struct {
 // credentials, is stored only as a hash.
 func (f *CacheFetcher) indexPath(key string) string {
 	sum := sha256.Sum256([]byte(key))
-	return filepath.Join(f.Dir, ".index", hex.EncodeToString(sum[:]))
+	return filepath.Join(f.Dir, indexDir, hex.EncodeToString(sum[:]))
 }
+
+const (
+	// indexDir holds the index: a record per download, named by a hash of its key.
+	indexDir = ".index"
+	// markerDir holds, for each digest of a package's subdirectory handed out, a file naming the
+	// package's digest.
+	markerDir = ".modules"
+)
 
 // lookup returns the record of a key whose snapshot is still in the cache.
 func (f *CacheFetcher) lookup(key string) (record, bool) {
@@ -262,11 +329,18 @@ func (f *CacheFetcher) lookup(key string) (record, bool) {
 
 // remember records a download in the index.
 func (f *CacheFetcher) remember(key string, r record) error {
-	p := f.indexPath(key)
+	b, _ := json.Marshal(r)
+	f.gc.Lock()
+	defer f.gc.Unlock()
+	return writeAtomic(f.indexPath(key), b)
+}
+
+// writeAtomic writes a small file through a temporary file in the same directory, so that no
+// reader sees it half written.
+func writeAtomic(p string, b []byte) error {
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 		return err
 	}
-	b, _ := json.Marshal(r)
 	tmp, err := os.CreateTemp(filepath.Dir(p), ".tmp-")
 	if err != nil {
 		return err
@@ -330,15 +404,30 @@ func (f *CacheFetcher) cached(ctx context.Context, key string, download func() (
 }
 
 // workDir makes a private temporary directory for a download, removed by the returned func.
-func (f *CacheFetcher) workDir() (string, func(), error) {
+func (f *CacheFetcher) workDir() (string, func(), error) { return f.tempDir(".download-") }
+
+// tempDir makes a temporary directory in the cache that Prune leaves alone until the returned
+// func removes it.
+func (f *CacheFetcher) tempDir(prefix string) (string, func(), error) {
+	f.gc.Lock()
+	defer f.gc.Unlock()
 	if err := os.MkdirAll(f.Dir, 0o755); err != nil {
 		return "", nil, err
 	}
-	dir, err := os.MkdirTemp(f.Dir, ".download-")
+	dir, err := os.MkdirTemp(f.Dir, prefix)
 	if err != nil {
 		return "", nil, err
 	}
-	return dir, func() { os.RemoveAll(dir) }, nil
+	if f.temps == nil {
+		f.temps = map[string]bool{}
+	}
+	f.temps[filepath.Base(dir)] = true
+	return dir, func() {
+		os.RemoveAll(dir)
+		f.gc.Lock()
+		delete(f.temps, filepath.Base(dir))
+		f.gc.Unlock()
+	}, nil
 }
 
 // credentialKey identifies credentials in a cache key without revealing them.

@@ -76,8 +76,7 @@ func (f *CacheFetcher) newGit(u *url.URL, c Credentials) (*gitSession, func(), e
 		{"core.hooksPath", "/dev/null"},
 	}
 
-	switch u.Scheme {
-	case "http", "https":
+	if u.Scheme == "http" || u.Scheme == "https" {
 		var header string
 		switch {
 		case c.GitBearerToken != "":
@@ -92,44 +91,43 @@ func (f *CacheFetcher) newGit(u *url.URL, c Credentials) (*gitSession, func(), e
 			g.credKey = credentialKey("basic", user, c.GitToken)
 		}
 		if header != "" {
-			// Only to the repository's own host; git reads this from its environment, so it
-			// shows in no command line.
+			// Only to the repository's own scheme, host and port, submodules included; git reads
+			// this from its environment, so it shows in no command line.
 			prefix := (&url.URL{Scheme: u.Scheme, Host: u.Host, Path: "/"}).String()
-			config = append(config, [2]string{"http." + prefix + ".extraHeader", header})
+			config = append(config,
+				[2]string{"http." + prefix + ".extraHeader", header},
+				// git sends the header to wherever a redirect of its first request leads, for
+				// the rest of the fetch: it follows none.
+				[2]string{"http.followRedirects", "false"})
 		}
-	case "ssh":
-		ssh := f.ssh
-		if ssh == "" {
-			ssh = "ssh"
-		}
-		knownHosts := filepath.Join(home, "known_hosts")
-		if err := os.WriteFile(knownHosts, c.GitSSHKnownHosts, 0o600); err != nil {
-			cleanup()
-			return nil, nil, err
-		}
-		cmd := []string{shellQuote(ssh), "-F", "/dev/null",
-			"-o", "BatchMode=yes",
-			"-o", "StrictHostKeyChecking=yes",
-			"-o", "UserKnownHostsFile=" + shellQuote(knownHosts),
-			"-o", "GlobalKnownHostsFile=/dev/null",
-			"-o", "IdentityAgent=none",
-		}
-		if len(c.GitSSHPrivateKey) > 0 {
-			key := strings.ReplaceAll(string(c.GitSSHPrivateKey), "\r\n", "\n")
-			if !strings.HasSuffix(key, "\n") {
-				key += "\n"
-			}
-			keyFile := filepath.Join(home, "id")
-			if err := os.WriteFile(keyFile, []byte(key), 0o600); err != nil {
-				cleanup()
-				return nil, nil, err
-			}
-			cmd = append(cmd, "-o", "IdentitiesOnly=yes", "-i", shellQuote(keyFile))
-		} else {
-			// Never the controller's own keys from its home directory.
-			cmd = append(cmd, "-o", "PubkeyAuthentication=no")
-		}
-		env = append(env, "GIT_SSH_COMMAND="+strings.Join(cmd, " "), "GIT_SSH_VARIANT=ssh")
+	}
+	// ssh is set up for every fetch, as a submodule may be reached over ssh whatever the
+	// repository's own scheme: never with the controller's own keys or agent, trusting only the
+	// known hosts given, and with the key given only for the ssh host of the repository itself.
+	sshConfig, err := writeSSHConfig(home, u, c.GitSSHPrivateKey)
+	if err != nil {
+		cleanup()
+		return nil, nil, err
+	}
+	knownHosts := filepath.Join(home, "known_hosts")
+	if err := os.WriteFile(knownHosts, c.GitSSHKnownHosts, 0o600); err != nil {
+		cleanup()
+		return nil, nil, err
+	}
+	ssh := f.ssh
+	if ssh == "" {
+		ssh = "ssh"
+	}
+	cmd := []string{shellQuote(ssh), "-F", shellQuote(sshConfig),
+		"-o", "BatchMode=yes",
+		"-o", "StrictHostKeyChecking=yes",
+		"-o", "UserKnownHostsFile=" + shellQuote(knownHosts),
+		"-o", "GlobalKnownHostsFile=/dev/null",
+		"-o", "IdentityAgent=none",
+		"-o", "IdentitiesOnly=yes",
+	}
+	env = append(env, "GIT_SSH_COMMAND="+strings.Join(cmd, " "), "GIT_SSH_VARIANT=ssh")
+	if u.Scheme == "ssh" {
 		g.credKey = credentialKey("ssh", string(c.GitSSHPrivateKey), string(c.GitSSHKnownHosts))
 	}
 	env = append(env, fmt.Sprintf("GIT_CONFIG_COUNT=%d", len(config)))
@@ -138,6 +136,41 @@ func (f *CacheFetcher) newGit(u *url.URL, c Credentials) (*gitSession, func(), e
 	}
 	g.env = env
 	return g, cleanup, nil
+}
+
+// sshHost is what an ssh_config Host pattern can name exactly: no wildcards, negations or lists.
+var sshHost = regexp.MustCompile(`^[A-Za-z0-9._:-]+$`)
+
+// writeSSHConfig writes the ssh configuration of a git session: public key authentication with
+// key for the ssh host of u, and none anywhere else (ssh would otherwise try the default keys of
+// the controller's user, whatever HOME says).
+func writeSSHConfig(home string, u *url.URL, key []byte) (string, error) {
+	var b strings.Builder
+	if len(key) > 0 {
+		if u.Scheme != "ssh" {
+			return "", fmt.Errorf("an ssh key applies only to a git::ssh:// or git@host:path address")
+		}
+		host := strings.ToLower(u.Hostname())
+		if !sshHost.MatchString(host) {
+			return "", fmt.Errorf("the ssh key cannot be limited to host %q", host)
+		}
+		k := strings.ReplaceAll(string(key), "\r\n", "\n")
+		if !strings.HasSuffix(k, "\n") {
+			k += "\n"
+		}
+		keyFile := filepath.Join(home, "id")
+		if err := os.WriteFile(keyFile, []byte(k), 0o600); err != nil {
+			return "", err
+		}
+		if strings.ContainsAny(keyFile, "\"\n") {
+			return "", fmt.Errorf("temporary directory %q cannot be named in an ssh configuration", home)
+		}
+		// ssh expands % and ~ in IdentityFile.
+		fmt.Fprintf(&b, "Host %s\n\tPubkeyAuthentication yes\n\tIdentityFile \"%s\"\n", host, strings.ReplaceAll(keyFile, "%", "%%"))
+	}
+	b.WriteString("Host *\n\tPubkeyAuthentication no\n")
+	p := filepath.Join(home, "ssh_config")
+	return p, os.WriteFile(p, []byte(b.String()), 0o600)
 }
 
 func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
@@ -170,6 +203,8 @@ func (g *gitSession) run(ctx context.Context, dir string, args ...string) (strin
 		switch {
 		case strings.Contains(msg, "terminal prompts disabled"), strings.Contains(msg, "Authentication failed"):
 			msg += " (the repository needs credentials: none were given, or those given were refused)"
+		case strings.Contains(msg, "The requested URL returned error: 30"):
+			msg += " (a redirect: with credentials, git follows none, as they could be taken to another host; give the address redirected to)"
 		case strings.Contains(msg, "Host key verification failed"):
 			msg += " (the host's key must be among the known hosts given with the credentials)"
 		}

@@ -294,7 +294,7 @@ func TestGitSSH(t *testing.T) {
 	repo, first, _ := versionedRepo(t, root)
 	key := "-----BEGIN OPENSSH PRIVATE KEY-----\nnot-a-real-key\n-----END OPENSSH PRIVATE KEY-----"
 	knownHosts := "git.modkind.test ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIC0test\n"
-	ssh, knownHostsLog, argsLog := fakeSSH(t, key+"\n")
+	ssh, knownHostsLog, argsLog, _ := fakeSSH(t, key+"\n")
 	// Temporary files (the key among them) go below a directory the test can look into.
 	tmp := t.TempDir()
 	t.Setenv("TMPDIR", tmp)

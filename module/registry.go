@@ -3,6 +3,7 @@ package module
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"mime"
@@ -20,8 +21,8 @@ const modulesService = "modules.v1"
 
 // fetchRegistry resolves a registry address and version constraint to a version, asks the
 // registry where that version is, and fetches it from there, as terraform init does.
-func (f *CacheFetcher) fetchRegistry(ctx context.Context, a address, c Credentials) (record, error) {
-	token := c.registryToken(a.pkg.Host)
+func (f *CacheFetcher) fetchRegistry(ctx context.Context, a address, s scope) (record, error) {
+	token := s.creds.registryToken(a.pkg.Host)
 	prefix := "registry\x00" + a.pkg.String() + "\x00"
 	suffix := "\x00" + credentialKey(token)
 	if a.exact != nil {
@@ -47,7 +48,7 @@ func (f *CacheFetcher) fetchRegistry(ctx context.Context, a address, c Credentia
 		if err != nil {
 			return record{}, err
 		}
-		r, err := f.fetchLocation(ctx, download, loc, c, 0)
+		r, err := f.fetchLocation(ctx, download, loc, s, 0)
 		if err != nil {
 			return record{}, fmt.Errorf("module %s %s: %w", a.pkg.ForDisplay(), v, err)
 		}
@@ -91,25 +92,48 @@ type registryClient struct {
 	token string
 }
 
-// get makes one registry API request, with the host's token when there is one.
+// get makes one registry API request, with the host's token when there is one and the request
+// goes to the host's API over https. Service discovery may place the API on another host or on
+// plain http; the token does not follow it there, nor along redirects there (Go's client would
+// keep it on a redirect to a subdomain, or to the same host over plain http).
 func (r registryClient) get(ctx context.Context, u *url.URL, what string) (*http.Response, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
 	if err != nil {
 		return nil, err
 	}
 	req.Header.Set("Accept", "application/json")
-	if r.token != "" {
+	client := r.f.client()
+	if r.token != "" && registryAPI(r.host, u) {
 		req.Header.Set("Authorization", "Bearer "+r.token)
+		scoped := *client
+		next := client.CheckRedirect
+		scoped.CheckRedirect = func(req *http.Request, via []*http.Request) error {
+			if !registryAPI(r.host, req.URL) {
+				req.Header.Del("Authorization")
+			}
+			if next != nil {
+				return next(req, via)
+			}
+			if len(via) >= 10 {
+				return errors.New("stopped after 10 redirects")
+			}
+			return nil
+		}
+		client = &scoped
 	}
-	resp, err := r.f.client().Do(req)
+	resp, err := client.Do(req)
 	if err != nil {
 		return nil, fmt.Errorf("registry %s: %s: %w", r.host.ForDisplay(), what, urlErr(err))
 	}
 	if resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden {
 		resp.Body.Close()
-		if r.token == "" {
+		switch {
+		case r.token == "":
 			return nil, fmt.Errorf("registry %s: %s: %s: give a token for this host in the credentials (as %s)",
 				r.host.ForDisplay(), what, resp.Status, tokenVariable(r.host))
+		case resp.Request.Header.Get("Authorization") == "":
+			return nil, fmt.Errorf("registry %s: %s: %s from %s, where the token given for %s is not sent (only to that host over https)",
+				r.host.ForDisplay(), what, resp.Status, displayURL(resp.Request.URL), r.host.ForDisplay())
 		}
 		return nil, fmt.Errorf("registry %s: %s: %s: the token given for this host was refused", r.host.ForDisplay(), what, resp.Status)
 	}

@@ -38,7 +38,9 @@ func netPackage(v string) map[string]string {
 
 func newTestRegistry(t *testing.T) *testRegistry {
 	t.Helper()
-	repo, first, _ := versionedRepo(t, t.TempDir())
+	root := t.TempDir()
+	repo, first, _ := versionedRepo(t, root)
+	gitSrv, _ := gitHTTPServer(t, root, "", "")
 	versions := []string{"0.9.0", "1.0.0", "1.2.0", "1.3.0-beta", "2.0.0", "not-a-version"}
 	archives := map[string][]byte{}
 	for _, v := range versions {
@@ -83,7 +85,12 @@ func newTestRegistry(t *testing.T) *testRegistry {
 			case p == "/v1/modules/acme/gitmod/aws/versions":
 				writeJSON(w, listing("1.0.0"))
 			case p == "/v1/modules/acme/gitmod/aws/1.0.0/download":
-				w.Header().Set("X-Terraform-Get", "git::file://"+repo.bare+"//modules/net?ref=v1.0.0")
+				w.Header().Set("X-Terraform-Get", "git::"+gitSrv.URL+"/modules.git//modules/net?ref=v1.0.0")
+				w.WriteHeader(http.StatusNoContent)
+			case p == "/v1/modules/acme/filemod/aws/versions":
+				writeJSON(w, listing("1.0.0"))
+			case p == "/v1/modules/acme/filemod/aws/1.0.0/download":
+				w.Header().Set("X-Terraform-Get", "git::file://"+repo.bare+"?ref=v1.0.0")
 				w.WriteHeader(http.StatusNoContent)
 			default:
 				http.NotFound(w, r)
@@ -341,6 +348,11 @@ func TestRegistryErrors(t *testing.T) {
 			reason: "A subdirectory the package does not have is named.",
 			src:    Source{URL: publicRegistry + "/acme/net/aws//modules/nope", Version: "1.0.0"},
 			err:    []string{`subdirectory "modules/nope" does not exist`},
+		},
+		"FileLocation": {
+			reason: "A registry must not make the controller read its own filesystem: a git::file:// location is refused.",
+			src:    Source{URL: publicRegistry + "/acme/filemod/aws"},
+			err:    []string{"download location git::file://", "controller's own filesystem"},
 		},
 	}
 	for name, tc := range cases {

@@ -81,23 +81,41 @@ func redactAddress(raw string) string {
 // Credentials are the secrets a fetch may use. They come from the caller (typically a Secret named
 // by the Module), never from the controller's environment, and never appear in errors, in the
 // cache or in a snapshot.
+//
+// Each goes only where it was given for: the Module's own address. A registry's download location,
+// an X-Terraform-Get answer, a git submodule or an HTTP redirect is the remote's word, so a
+// location they name gets the credentials only where it has the scheme, host and port of the
+// Module's own address (for a registry address: https and the registry's host). A location
+// anywhere else is fetched without them. A location that names a file on the controller's own
+// filesystem (file://) is refused whatever credentials there are.
 type Credentials struct {
-	// GitUsername and GitToken authenticate git over http(s) with basic authentication, to the
-	// host of the repository only. The username defaults to "x-access-token" (accepted by GitHub
-	// and GitLab with any token); some hosts need the account's name.
+	// GitUsername and GitToken authenticate git over http(s) with basic authentication. The
+	// username defaults to "x-access-token" (accepted by GitHub and GitLab with any token); some
+	// hosts need the account's name.
+	//
+	// They are sent to the scheme, host and port of the Module's own address only: its
+	// repository, a submodule on that host, or a git location a registry or an X-Terraform-Get
+	// answer names there. A location on that host over plain http while the address is https is
+	// refused rather than fetched with or without them. git follows no HTTP redirect of a fetch
+	// that carries them (it would send them on to wherever the redirect leads).
 	GitUsername string
 	GitToken    string
-	// GitBearerToken is sent as "Authorization: Bearer" to git over http(s) instead.
+	// GitBearerToken is sent as "Authorization: Bearer" to git over http(s) instead, under the
+	// same rules.
 	GitBearerToken string
 	// GitSSHPrivateKey authenticates git over ssh (an OpenSSH or PEM private key without a
-	// passphrase). GitSSHKnownHosts lists the host keys to trust, in known_hosts format; ssh
-	// refuses any host not listed there.
+	// passphrase). It is offered only to the ssh host of the Module's own git::ssh:// (or
+	// git@host:path) address, on any port: not to a submodule on another host, and not to an ssh
+	// location a registry names. GitSSHKnownHosts lists the host keys to trust, in known_hosts
+	// format; ssh refuses any host not listed there.
 	GitSSHPrivateKey []byte
 	GitSSHKnownHosts []byte
 	// RegistryTokens are module registry API tokens keyed by host name ("app.terraform.io") or
 	// by the name of the environment variable Terraform would read it from
 	// ("TF_TOKEN_app_terraform_io": dots as "_", hyphens as "__", non-ASCII names in punycode).
-	// A token is sent only to the registry API of its host, never to download locations.
+	// A token is sent only to the registry API of its host over https: never to download
+	// locations (on that host or any other), nor to an API that service discovery places on
+	// another host or on plain http, nor along an HTTP redirect that leaves the host or https.
 	RegistryTokens map[string]string
 }
 

@@ -183,20 +183,54 @@ func (c *counter) total() int {
 // every request must carry them as basic authentication, or the token as a bearer token.
 func gitHTTPServer(t *testing.T, root, user, token string) (*httptest.Server, *counter) {
 	t.Helper()
+	return gitServer{root: root, user: user, token: token}.start(t)
+}
+
+// gitServer is a loopback git server over http.
+type gitServer struct {
+	// root holds the repositories, served as /<name>.
+	root string
+	// addr is where the server listens; empty for 127.0.0.1 (127.0.0.2 is another host on the
+	// same machine).
+	addr string
+	// user and token are the credentials every git request must carry; empty for a public server.
+	user, token string
+	// redirect, when set, is a base URL every git request is redirected to.
+	redirect string
+	// pages are other paths the server answers, without credentials.
+	pages map[string]http.HandlerFunc
+	// auth records the git requests that carried an Authorization header.
+	auth *authLog
+}
+
+func (s gitServer) start(t *testing.T) (*httptest.Server, *counter) {
+	t.Helper()
 	execPath, err := exec.Command("git", "--exec-path").Output()
 	if err != nil {
 		t.Fatalf("git --exec-path: %v", err)
 	}
 	backend := &cgi.Handler{
 		Path: filepath.Join(strings.TrimSpace(string(execPath)), "git-http-backend"),
-		Env:  []string{"GIT_PROJECT_ROOT=" + root, "GIT_HTTP_EXPORT_ALL=1", "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null"},
+		Env:  []string{"GIT_PROJECT_ROOT=" + s.root, "GIT_HTTP_EXPORT_ALL=1", "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null"},
 		// Its complaints about missing repositories are the tests' intent, not news.
 		Stderr: io.Discard,
 	}
 	c := &counter{}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if user != "" && r.Header.Get("Authorization") != "Bearer "+token {
-			if u, p, ok := r.BasicAuth(); !ok || u != user || p != token {
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if h, ok := s.pages[r.URL.Path]; ok {
+			h(w, r)
+			return
+		}
+		if s.auth != nil {
+			s.auth.record("http", r)
+		}
+		if s.redirect != "" {
+			c.add("redirect")
+			http.Redirect(w, r, s.redirect+r.URL.RequestURI(), http.StatusFound)
+			return
+		}
+		if s.user != "" && r.Header.Get("Authorization") != "Bearer "+s.token {
+			if u, p, ok := r.BasicAuth(); !ok || u != s.user || p != s.token {
 				c.add("unauthorized")
 				w.Header().Set("WWW-Authenticate", `Basic realm="git"`)
 				http.Error(w, "authentication required", http.StatusUnauthorized)
@@ -220,48 +254,126 @@ func gitHTTPServer(t *testing.T, root, user, token string) (*httptest.Server, *c
 		c.add(kind)
 		backend.ServeHTTP(w, r)
 	}))
+	if s.addr != "" {
+		l, err := net.Listen("tcp", s.addr)
+		if err != nil {
+			t.Fatalf("listen on %s: %v", s.addr, err)
+		}
+		srv.Listener.Close()
+		srv.Listener = l
+	}
+	srv.Start()
 	t.Cleanup(srv.Close)
 	return srv, c
 }
 
-// fakeSSH writes a stand-in for ssh that git runs as GIT_SSH_COMMAND: it checks that the private
-// key it is given is wantKey, copies the known hosts file it is given to a log, and runs the remote
-// command (git-upload-pack '<path>') on this machine. No network is involved.
-func fakeSSH(t *testing.T, wantKey string) (ssh, knownHostsLog, argsLog string) {
+// authLog records which URLs received an Authorization header, as scheme://host/<first path
+// element> (a repository, or the first element of an API path) or the whole path for paths
+// below /v1/ and /archives/.
+type authLog struct {
+	mu   sync.Mutex
+	seen map[string]bool
+}
+
+func (l *authLog) record(scheme string, r *http.Request) {
+	if r.Header.Get("Authorization") == "" {
+		return
+	}
+	p := r.URL.Path
+	if !strings.HasPrefix(p, "/v1/") && !strings.HasPrefix(p, "/archives/") && !strings.HasPrefix(p, "/.well-known/") {
+		if parts := strings.SplitN(strings.TrimPrefix(p, "/"), "/", 2); len(parts) > 0 {
+			p = "/" + parts[0]
+		}
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.seen == nil {
+		l.seen = map[string]bool{}
+	}
+	l.seen[scheme+"://"+r.Host+p] = true
+}
+
+// take returns the URLs recorded since the last take, sorted.
+func (l *authLog) take() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := sortedKeys(l.seen)
+	l.seen = nil
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}
+
+// fakeSSH writes a stand-in for ssh that git runs as GIT_SSH_COMMAND. It asks the real ssh (ssh
+// -G) which identity files and whether public key authentication the options it is given select
+// for the host, logs "<host> offered=<yes|no>" for each connection (yes when the key wantKey is
+// among them), copies the known hosts file it is given to a log, and runs the remote command
+// (git-upload-pack '<path>') on this machine. Hosts in public let in a connection that offers no
+// key; the others want wantKey. No network is involved.
+func fakeSSH(t *testing.T, wantKey string, public ...string) (ssh, knownHostsLog, argsLog, offersLog string) {
 	t.Helper()
+	if _, err := exec.LookPath("ssh"); err != nil {
+		t.Fatal("the ssh tests need ssh on PATH (for ssh -G)")
+	}
 	dir := t.TempDir()
 	keyFile := filepath.Join(dir, "want-key")
 	if err := os.WriteFile(keyFile, []byte(wantKey), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	knownHostsLog, argsLog = filepath.Join(dir, "known_hosts.log"), filepath.Join(dir, "args.log")
-	script := `#!/bin/sh
+	knownHostsLog, argsLog, offersLog = filepath.Join(dir, "known_hosts.log"), filepath.Join(dir, "args.log"), filepath.Join(dir, "offers.log")
+	script := `#!/bin/bash
 printf '%s\n' "$@" > '` + argsLog + `'
-key=
-while [ $# -gt 1 ]; do
-	case "$1" in
-	-i) key=$2; shift 2 ;;
+args=("$@")
+i=0
+while [ $i -lt ${#args[@]} ]; do
+	case "${args[$i]}" in
 	-o)
-		case "$2" in UserKnownHostsFile=*) cat "${2#UserKnownHostsFile=}" > '` + knownHostsLog + `' ;; esac
-		shift 2 ;;
-	-p|-F|-l) shift 2 ;;
-	-*) shift ;;
+		case "${args[$((i+1))]}" in UserKnownHostsFile=*) o=${args[$((i+1))]}; cat "${o#UserKnownHostsFile=}" > '` + knownHostsLog + `' ;; esac
+		i=$((i+2)) ;;
+	-p|-F|-l|-i) i=$((i+2)) ;;
+	-*) i=$((i+1)) ;;
 	*) break ;;
 	esac
 done
-host=$1
-shift
-if [ -z "$key" ] || ! cmp -s "$key" '` + keyFile + `'; then
-	echo "git@$host: Permission denied (publickey)." >&2
-	exit 255
+config=$(ssh -G "${args[@]:0:$((i+1))}" 2>/dev/null) || { echo "ssh -G failed" >&2; exit 255; }
+host=$(printf '%s\n' "$config" | sed -n 's/^hostname //p')
+offered=no
+if printf '%s\n' "$config" | grep -qE '^pubkeyauthentication (yes|true)'; then
+	while read -r f; do
+		if [ -f "$f" ] && cmp -s "$f" '` + keyFile + `'; then offered=yes; fi
+	done < <(printf '%s\n' "$config" | sed -n 's/^identityfile //p')
 fi
-exec sh -c "$*"
+echo "$host offered=$offered" >> '` + offersLog + `'
+if [ $offered = no ]; then
+	case " ` + strings.Join(public, " ") + ` " in
+	*" $host "*) ;;
+	*) echo "git@$host: Permission denied (publickey)." >&2; exit 255 ;;
+	esac
+fi
+exec sh -c "${args[*]:$((i+1))}"
 `
 	ssh = filepath.Join(dir, "ssh")
 	if err := os.WriteFile(ssh, []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	return ssh, knownHostsLog, argsLog
+	return ssh, knownHostsLog, argsLog, offersLog
+}
+
+// offers reads fakeSSH's log of connections as host → whether the key was offered on each.
+func offers(t *testing.T, log string) map[string][]bool {
+	t.Helper()
+	b, err := os.ReadFile(log)
+	if err != nil && !os.IsNotExist(err) {
+		t.Fatal(err)
+	}
+	out := map[string][]bool{}
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		if host, offered, ok := strings.Cut(line, " offered="); ok {
+			out[host] = append(out[host], offered == "yes")
+		}
+	}
+	return out
 }
 
 // makeTarGz packs files into a .tar.gz; a value starting with "->" is a symlink to the rest.
@@ -397,20 +509,24 @@ func (ca *testCA) serverCert(t *testing.T, names ...string) tls.Certificate {
 // server; nothing here reaches beyond loopback.
 const testDomain = ".modkind.test"
 
-// loopbackClient is an HTTP client that trusts ca, dials every name in testDomain at tlsAddr and
-// refuses to dial anything but loopback addresses.
+// loopbackClient is an HTTP client that trusts ca, dials every name in testDomain at tlsAddr (on
+// port 443; on another port, at 127.0.0.1 on that port) and refuses to dial anything but loopback
+// addresses.
 func loopbackClient(ca *testCA, tlsAddr string) *http.Client {
 	dialer := &net.Dialer{Timeout: 5 * time.Second}
 	return &http.Client{Transport: &http.Transport{
 		Proxy:           nil,
 		TLSClientConfig: &tls.Config{RootCAs: ca.pool},
 		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
-			host, _, err := net.SplitHostPort(addr)
+			host, port, err := net.SplitHostPort(addr)
 			if err != nil {
 				return nil, err
 			}
 			if strings.HasSuffix(host, testDomain) {
 				addr = tlsAddr
+				if port != "443" {
+					addr = net.JoinHostPort("127.0.0.1", port)
+				}
 			} else if ip := net.ParseIP(host); ip == nil || !ip.IsLoopback() {
 				return nil, errors.New("the test client dials only loopback addresses, not " + addr)
 			}

@@ -12,7 +12,10 @@ import (
 )
 
 // Two modkind processes without leader election reconcile the same instances at once: the state
-// lock lets only one terraform run per state at a time, and each object is made once.
+// lock lets only one terraform run per state at a time, and each object is made once. With one run
+// slot each, a process observes an instance without state, then waits for its slot while the other
+// process creates it: the state must be read again once the lock is held, or the object is
+// created a second time.
 func TestTwoProcessesShareStatesSafely(t *testing.T) {
 	kubeconfig, c := startAPIServer(t)
 	dir := t.TempDir()
@@ -29,11 +32,12 @@ func TestTwoProcessesShareStatesSafely(t *testing.T) {
 	}
 	for i := range 2 {
 		p := startModkind(t, "--kubeconfig", kubeconfig, "--work-dir", filepath.Join(dir, fmt.Sprintf("replica-%d", i)),
-			"--terraform-binary", wrapper, "--lock-duration", "10s", "--poll-interval", "1s")
+			"--terraform-binary", wrapper, "--lock-duration", "10s", "--poll-interval", "1s",
+			"--max-concurrent-runs", "1", "--max-reconciles", "4")
 		t.Cleanup(func() { _ = p.Process.Kill(); _ = p.Wait() })
 	}
 
-	traces, insts := createTraces(t, c, "replicas", 3, func(i int) []any { return []any{fmt.Sprintf("r%d", i)} }, 1)
+	traces, insts := createTraces(t, c, "replicas", 6, func(i int) []any { return []any{fmt.Sprintf("r%d", i)} }, 1)
 	for _, u := range insts {
 		waitInstanceReady(t, c, u)
 	}

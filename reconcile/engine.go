@@ -191,6 +191,14 @@ func (e *Engine) Stop(gvk schema.GroupVersionKind) {
 	e.log.Info("stopped instance controller", "kind", gvk.GroupKind().String())
 }
 
+// Serving reports whether a controller runs for gvk.
+func (e *Engine) Serving(gvk schema.GroupVersionKind) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	_, ok := e.kinds[gvk]
+	return ok
+}
+
 // Running reports the kinds with a running controller.
 func (e *Engine) Running() []schema.GroupVersionKind {
 	e.mu.Lock()

@@ -34,6 +34,7 @@ const (
 
 	errGetSourceCredentials = "cannot get the source credentials Secret"
 	errCredentialsNamespace = "spec.source.credentialsSecretRef: Secret %s/%s is outside the namespaces module credentials are read from (%s)"
+	errLastGood             = "cannot serve the kind with the module it was last served with"
 	errDriftInterval        = "spec.driftInterval: %s is shorter than the minimum of %s; use 0s to turn drift detection off"
 	errNotOwner             = "CustomResourceDefinition %s exists and does not belong to this Module"
 
@@ -160,22 +161,63 @@ func (r *ModuleReconciler) Reconcile(ctx context.Context, req reconcile.Request)
 		})
 		return reconcile.Result{RequeueAfter: time.Second}, r.updateStatus(ctx, m)
 	}
-	snap := &Snapshot{ModuleName: m.Name, Module: mod}
-	if d := m.Spec.DriftInterval; d != nil {
-		if min := r.engine.drift.min; d.Duration != 0 && d.Duration < min {
-			return r.fail(ctx, m, reasonSynthesize, errors.Errorf(errDriftInterval, d.Duration, min))
-		}
-		snap.DriftInterval = &d.Duration
+	snap, err := r.snapshot(m, mod)
+	if err != nil {
+		return r.fail(ctx, m, reasonSynthesize, err)
 	}
 	if err := r.engine.Run(ctx, gvk, snap); err != nil {
 		return r.fail(ctx, m, reasonStart, err)
 	}
 	r.engine.own(m.Name, gvk)
+	if mod.Resource == nil {
+		m.Status.Served = &v1alpha1.ServedModule{Digest: mod.Digest, Dir: mod.Dir}
+	}
 	if m.Status.GetCondition(xpv2.TypeReady).Status != "True" {
 		r.record.Event(m, event.Normal(reasonReady, "Kind "+gvk.Kind+" is served by CRD "+want.Name))
 	}
 	m.Status.SetConditions(xpv2.ReconcileSuccess(), xpv2.Available())
 	return reconcile.Result{RequeueAfter: r.recheck}, r.updateStatus(ctx, m)
+}
+
+// snapshot is what the kind's instances are applied with, once mod is installed.
+func (r *ModuleReconciler) snapshot(m *v1alpha1.Module, mod *module.Module) (*Snapshot, error) {
+	snap := &Snapshot{ModuleName: m.Name, Module: mod}
+	if d := m.Spec.DriftInterval; d != nil {
+		if min := r.engine.drift.min; d.Duration != 0 && d.Duration < min {
+			return nil, errors.Errorf(errDriftInterval, d.Duration, min)
+		}
+		snap.DriftInterval = &d.Duration
+	}
+	return snap, nil
+}
+
+// serveLastGood starts the kind's controller with the module it was last served with, when a
+// Module fails before its controller runs (after a restart): instances that worked keep working
+// while the source is broken or its change is refused.
+func (r *ModuleReconciler) serveLastGood(ctx context.Context, m *v1alpha1.Module) {
+	if m.Status.Served == nil || m.Status.CRDName == "" {
+		return
+	}
+	names := crd.Names(m.Spec.CRD)
+	gvk := schema.GroupVersionKind{Group: names.Group, Version: names.Version, Kind: names.Kind}
+	if r.engine.Serving(gvk) {
+		return
+	}
+	mod, err := module.Inspect(m.Status.Served.Dir)
+	if err != nil {
+		r.record.Event(m, event.Warning(reasonInspect, errors.Wrap(err, errLastGood)))
+		return
+	}
+	mod.Digest = m.Status.Served.Digest
+	snap, err := r.snapshot(m, mod)
+	if err == nil {
+		err = r.engine.Run(ctx, gvk, snap)
+	}
+	if err != nil {
+		r.record.Event(m, event.Warning(reasonStart, errors.Wrap(err, errLastGood)))
+		return
+	}
+	r.engine.own(m.Name, gvk)
 }
 
 // read fetches and inspects a Module's source, or installs its resource's provider and reads the
@@ -262,6 +304,7 @@ func (r *ModuleReconciler) credentials(ctx context.Context, ref *v1alpha1.Secret
 // any, stay in place: a broken source must not break the instances that already work.
 func (r *ModuleReconciler) fail(ctx context.Context, m *v1alpha1.Module, reason event.Reason, err error) (reconcile.Result, error) {
 	r.record.Event(m, event.Warning(reason, err))
+	r.serveLastGood(ctx, m)
 	m.Status.SetConditions(xpv2.ReconcileError(err), xpv2.Unavailable().WithMessage(err.Error()))
 	return reconcile.Result{RequeueAfter: r.retry}, r.updateStatus(ctx, m)
 }

@@ -135,6 +135,19 @@ type ModuleStatus struct {
 	// Outputs are the module's output names.
 	// +optional
 	Outputs []string `json:"outputs,omitempty"`
+	// Served is the module snapshot the kind's instances are applied with: the last one that
+	// installed its schema. When the source later breaks, or its change is refused, instances keep
+	// being served from it, also after a controller restart.
+	// +optional
+	Served *ServedModule `json:"served,omitempty"`
+}
+
+// ServedModule locates a module snapshot in the controller's content-addressed module cache.
+type ServedModule struct {
+	// Digest identifies the snapshot's contents.
+	Digest string `json:"digest"`
+	// Dir is the snapshot's directory on the controller's work volume.
+	Dir string `json:"dir"`
 }
 
 // A Module turns a Terraform module into a namespaced Kubernetes kind whose instances modkind

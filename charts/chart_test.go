@@ -7,78 +7,35 @@ import (
 	"context"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 	"testing"
 
-	"helm.sh/helm/v3/pkg/chart/loader"
-	"helm.sh/helm/v3/pkg/chartutil"
-	"helm.sh/helm/v3/pkg/engine"
+	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	"github.com/modkind/modkind/charts"
 )
 
-func renderChart(t *testing.T, values map[string]any) []*unstructured.Unstructured {
+func renderChart(t *testing.T, name, namespace string, values map[string]any) []*unstructured.Unstructured {
 	t.Helper()
-	ch, err := loader.Load("modkind")
-	if err != nil {
-		t.Fatal(err)
-	}
-	vals, err := chartutil.ToRenderValues(ch, values, chartutil.ReleaseOptions{Name: "modkind", Namespace: "modkind-system", IsInstall: true}, chartutil.DefaultCapabilities)
-	if err != nil {
-		t.Fatal(err)
-	}
-	files, err := engine.Render(ch, vals)
+	objs, err := charts.Render("modkind", name, namespace, values)
 	if err != nil {
 		t.Fatalf("the chart must render: %v", err)
-	}
-	names := make([]string, 0, len(files))
-	for n := range files {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	var objs []*unstructured.Unstructured
-	for _, n := range names {
-		if !strings.HasSuffix(n, ".yaml") {
-			continue
-		}
-		objs = append(objs, decode(t, n, files[n])...)
-	}
-	for _, f := range ch.CRDObjects() {
-		objs = append(objs, decode(t, f.Name, string(f.File.Data))...)
 	}
 	return objs
 }
 
-func decode(t *testing.T, name, doc string) []*unstructured.Unstructured {
-	t.Helper()
-	var out []*unstructured.Unstructured
-	d := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader([]byte(doc)), 4096)
-	for {
-		u := &unstructured.Unstructured{}
-		if err := d.Decode(&u.Object); err != nil {
-			break
-		}
-		if len(u.Object) > 0 {
-			out = append(out, u)
-		}
-	}
-	if len(out) == 0 && strings.TrimSpace(doc) != "" && !strings.HasPrefix(strings.TrimSpace(doc), "#") {
-		t.Fatalf("%s rendered to something that is not YAML objects", name)
-	}
-	return out
-}
-
-// Everything the chart renders is accepted by a real API server: CRDs first, then the rest.
+// Everything the chart renders is accepted by a real API server, with and without tenant
+// namespaces.
 func TestChartIsAcceptedByAPIServer(t *testing.T) {
 	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
 		t.Fatal("KUBEBUILDER_ASSETS is not set: run the tests with `make test`")
 	}
-	objs := renderChart(t, map[string]any{"generatedGroups": []any{"platform.example.org"}})
 	env := &envtest.Environment{}
 	cfg, err := env.Start()
 	if err != nil {
@@ -90,32 +47,66 @@ func TestChartIsAcceptedByAPIServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "modkind-system"}}); err != nil {
-		t.Fatal(err)
-	}
-	sort.SliceStable(objs, func(i, j int) bool {
-		return objs[i].GetKind() == "CustomResourceDefinition" && objs[j].GetKind() != "CustomResourceDefinition"
-	})
-	kinds := map[string]int{}
-	for _, o := range objs {
-		if err := c.Create(ctx, o); err != nil {
-			t.Errorf("the API server refused %s %s: %v", o.GetKind(), o.GetName(), err)
+	for _, ns := range []string{"modkind-system", "modkind-tenants", "team-a", "team-b"} {
+		if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+			t.Fatal(err)
 		}
-		kinds[o.GetKind()]++
 	}
-	for kind, want := range map[string]int{"Deployment": 1, "ServiceAccount": 1, "ClusterRoleBinding": 1, "Service": 1, "CustomResourceDefinition": 2, "ClusterRole": 4} {
-		if kinds[kind] != want {
-			t.Errorf("want %d %s, the chart rendered %d", want, kind, kinds[kind])
-		}
+
+	cases := map[string]struct {
+		reason    string
+		release   string
+		namespace string
+		values    map[string]any
+		want      map[string]int
+	}{
+		"AllNamespaces": {
+			reason:    "Without tenantNamespaces the tenant grant is one ClusterRoleBinding; generatedGroups add three aggregated ClusterRoles.",
+			release:   "modkind",
+			namespace: "modkind-system",
+			values:    map[string]any{"generatedGroups": []any{"platform.example.org"}},
+			want: map[string]int{"CustomResourceDefinition": 2, "Deployment": 1, "ServiceAccount": 1, "Service": 1,
+				"ClusterRole": 5, "ClusterRoleBinding": 2, "Role": 1, "RoleBinding": 1,
+				"ValidatingAdmissionPolicy": 1, "ValidatingAdmissionPolicyBinding": 1},
+		},
+		"TenantNamespaces": {
+			reason:    "With tenantNamespaces the tenant grant is a RoleBinding per namespace (duplicates once), plus Module events in default.",
+			release:   "modkind-tenants",
+			namespace: "modkind-tenants",
+			values:    map[string]any{"tenantNamespaces": []any{"team-a", "team-b", "team-a"}},
+			want: map[string]int{"CustomResourceDefinition": 2, "Deployment": 1, "ServiceAccount": 1, "Service": 1,
+				"ClusterRole": 2, "ClusterRoleBinding": 1, "Role": 2, "RoleBinding": 4,
+				"ValidatingAdmissionPolicy": 1, "ValidatingAdmissionPolicyBinding": 1},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			kinds := map[string]int{}
+			for _, o := range renderChart(t, tc.release, tc.namespace, tc.values) {
+				err := c.Create(ctx, o)
+				if o.GetKind() == "CustomResourceDefinition" {
+					// Both releases ship the same CRDs; Helm skips existing ones too.
+					err = client.IgnoreAlreadyExists(err)
+				}
+				if err != nil {
+					t.Errorf("the API server refused %s %s/%s: %v", o.GetKind(), o.GetNamespace(), o.GetName(), err)
+				}
+				kinds[o.GetKind()]++
+			}
+			if diff := cmp.Diff(tc.want, kinds); diff != "" {
+				t.Errorf("%s\nrendered kinds: -want, +got:\n%s", tc.reason, diff)
+			}
+		})
 	}
 }
 
 func TestChartDeploymentIsLockedDown(t *testing.T) {
-	for _, o := range renderChart(t, map[string]any{"terraformBinary": "tofu", "metrics": map[string]any{"serviceMonitor": map[string]any{"enabled": true}}}) {
+	objs := renderChart(t, "modkind", "modkind-system", map[string]any{"terraformBinary": "tofu", "metrics": map[string]any{"serviceMonitor": map[string]any{"enabled": true}}})
+	var monitor bool
+	for _, o := range objs {
 		switch o.GetKind() {
 		case "Deployment":
-			c, _, _ := unstructured.NestedSlice(o.Object, "spec", "template", "spec", "containers")
-			ctr := c[0].(map[string]any)
+			ctr := container(t, o)
 			if ro, _, _ := unstructured.NestedBool(ctr, "securityContext", "readOnlyRootFilesystem"); !ro {
 				t.Errorf("the root filesystem must be read-only")
 			}
@@ -123,14 +114,124 @@ func TestChartDeploymentIsLockedDown(t *testing.T) {
 				t.Errorf("modkind must run as non-root")
 			}
 			args, _, _ := unstructured.NestedStringSlice(ctr, "args")
-			if !contains(args, "--leader-elect=true") || !contains(args, "--terraform-binary=tofu") {
+			if !slices.Contains(args, "--leader-elect=true") || !slices.Contains(args, "--terraform-binary=tofu") {
 				t.Errorf("args must elect a leader and honour terraformBinary, got %v", args)
 			}
 		case "ServiceMonitor":
-			return
+			monitor = true
 		}
 	}
-	t.Errorf("metrics.serviceMonitor.enabled must render a ServiceMonitor")
+	if !monitor {
+		t.Errorf("metrics.serviceMonitor.enabled must render a ServiceMonitor")
+	}
+}
+
+// The Deployment tells modkind where it may look: its own namespace for credentials and leader
+// election, and the tenant namespaces, if any, for everything else.
+func TestChartDeploymentNamespaces(t *testing.T) {
+	cases := map[string]struct {
+		reason   string
+		values   map[string]any
+		wantArgs []string
+	}{
+		"AllNamespaces": {
+			reason:   "Without tenantNamespaces modkind watches every namespace: no --namespaces.",
+			values:   map[string]any{},
+			wantArgs: []string{"--leader-election-namespace=modkind-system", "--credentials-namespaces=modkind-system"},
+		},
+		"TenantNamespaces": {
+			reason:   "tenantNamespaces become --namespaces, each once.",
+			values:   map[string]any{"tenantNamespaces": []any{"team-a", "team-b", "team-a"}},
+			wantArgs: []string{"--leader-election-namespace=modkind-system", "--namespaces=team-a,team-b", "--credentials-namespaces=modkind-system"},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			d := find(t, renderChart(t, "modkind", "modkind-system", tc.values), "Deployment", "modkind")
+			ctr := container(t, d)
+			args, _, _ := unstructured.NestedStringSlice(ctr, "args")
+			var got []string
+			for _, a := range args {
+				for _, flag := range []string{"--namespaces=", "--credentials-namespaces=", "--leader-election-namespace="} {
+					if strings.HasPrefix(a, flag) {
+						got = append(got, a)
+					}
+				}
+			}
+			if diff := cmp.Diff(tc.wantArgs, got); diff != "" {
+				t.Errorf("%s\nnamespace args: -want, +got:\n%s", tc.reason, diff)
+			}
+			env, _, _ := unstructured.NestedSlice(ctr, "env")
+			want := map[string]any{"name": "POD_NAMESPACE", "valueFrom": map[string]any{"fieldRef": map[string]any{"fieldPath": "metadata.namespace"}}}
+			if !slices.ContainsFunc(env, func(e any) bool { return cmp.Equal(e, want) }) {
+				t.Errorf("%s\nPOD_NAMESPACE must come from the downward API, env is %v", tc.reason, env)
+			}
+		})
+	}
+}
+
+// With tenantNamespaces set, nothing bound cluster-wide to modkind's service account touches
+// Secrets, Leases or Events; without, the one cluster-wide tenant grant is there.
+func TestChartTenantGrant(t *testing.T) {
+	cases := map[string]struct {
+		reason string
+		values map[string]any
+		// clusterWide are the resources a ClusterRoleBinding grants modkind that are Secrets,
+		// Leases or Events.
+		clusterWide []string
+		// tenantBindings are the namespaces of RoleBindings to the tenant ClusterRole.
+		tenantBindings []string
+	}{
+		"AllNamespaces": {
+			reason:      "Without tenantNamespaces the grant is cluster-wide, as values.yaml documents.",
+			values:      map[string]any{},
+			clusterWide: []string{"events", "leases", "secrets"},
+		},
+		"TenantNamespaces": {
+			reason:         "With tenantNamespaces the grant is per namespace only.",
+			values:         map[string]any{"tenantNamespaces": []any{"team-a", "team-b"}},
+			tenantBindings: []string{"team-a", "team-b"},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			objs := renderChart(t, "modkind", "modkind-system", tc.values)
+			var clusterWide, tenantBindings []string
+			for _, o := range objs {
+				subjects, _, _ := unstructured.NestedSlice(o.Object, "subjects")
+				if !slices.ContainsFunc(subjects, func(s any) bool {
+					m := s.(map[string]any)
+					return m["kind"] == "ServiceAccount" && m["name"] == "modkind" && m["namespace"] == "modkind-system"
+				}) {
+					continue
+				}
+				role, _, _ := unstructured.NestedString(o.Object, "roleRef", "name")
+				switch o.GetKind() {
+				case "ClusterRoleBinding":
+					rules, _, _ := unstructured.NestedSlice(find(t, objs, "ClusterRole", role).Object, "rules")
+					for _, r := range rules {
+						res, _, _ := unstructured.NestedStringSlice(r.(map[string]any), "resources")
+						for _, x := range res {
+							if x == "secrets" || x == "leases" || x == "events" || x == "*" {
+								clusterWide = append(clusterWide, x)
+							}
+						}
+					}
+				case "RoleBinding":
+					if role == "modkind-tenant" {
+						tenantBindings = append(tenantBindings, o.GetNamespace())
+					}
+				}
+			}
+			slices.Sort(clusterWide)
+			if diff := cmp.Diff(tc.clusterWide, clusterWide); diff != "" {
+				t.Errorf("%s\ncluster-wide grants: -want, +got:\n%s", tc.reason, diff)
+			}
+			if diff := cmp.Diff(tc.tenantBindings, tenantBindings); diff != "" {
+				t.Errorf("%s\ntenant RoleBindings: -want, +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
 }
 
 // The chart ships exactly modkind's own CRDs.
@@ -150,11 +251,22 @@ func TestChartCRDsMatchModkind(t *testing.T) {
 	}
 }
 
-func contains(list []string, s string) bool {
-	for _, e := range list {
-		if e == s {
-			return true
+func find(t *testing.T, objs []*unstructured.Unstructured, kind, name string) *unstructured.Unstructured {
+	t.Helper()
+	for _, o := range objs {
+		if o.GetKind() == kind && o.GetName() == name {
+			return o
 		}
 	}
-	return false
+	t.Fatalf("the chart rendered no %s %s", kind, name)
+	return nil
+}
+
+func container(t *testing.T, deployment *unstructured.Unstructured) map[string]any {
+	t.Helper()
+	c, _, _ := unstructured.NestedSlice(deployment.Object, "spec", "template", "spec", "containers")
+	if len(c) != 1 {
+		t.Fatalf("the Deployment must have one container, has %d", len(c))
+	}
+	return c[0].(map[string]any)
 }

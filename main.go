@@ -57,6 +57,7 @@ func run() error {
 	flag.IntVar(&cfg.MaxReconciles, "max-reconciles", cfg.MaxReconciles, "instances of one kind reconciled at once")
 	flag.DurationVar(&cfg.PollInterval, "poll-interval", cfg.PollInterval, "how often an instance is observed; observing an unchanged instance runs no terraform")
 	flag.DurationVar(&cfg.DriftInterval, "drift-interval", cfg.DriftInterval, "how often a refreshing plan looks for changes made outside modkind; 0 never")
+	flag.DurationVar(&cfg.CollectInterval, "collect-interval", cfg.CollectInterval, "how often work directories of deleted instances and unused module snapshots are removed; 0 never")
 	flag.DurationVar(&cfg.MinDriftInterval, "min-drift-interval", cfg.MinDriftInterval, "the shortest drift interval an instance annotation or a Module may ask for")
 	flag.DurationVar(&cfg.ModuleRecheck, "module-recheck-interval", cfg.ModuleRecheck, "how often a Module's source is read again to notice changes")
 	flag.DurationVar(&cfg.RunTimeout, "run-timeout", cfg.RunTimeout, "how long one reconcile of an instance, terraform included, may take")

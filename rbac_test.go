@@ -586,7 +586,7 @@ const rbacModule = `variable "text" {
 }
 
 resource "terraform_data" "note" {
-  input = "${var.text} ${trimspace(file("${path.cwd}/token.txt"))}"
+  input = "${var.text} ${trimspace(file("${path.cwd}/files/token.txt"))}"
 }
 
 output "echo" {

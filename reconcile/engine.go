@@ -191,6 +191,19 @@ func (e *Engine) Stop(gvk schema.GroupVersionKind) {
 	e.log.Info("stopped instance controller", "kind", gvk.GroupKind().String())
 }
 
+// Digests are the module digests the running controllers apply instances with.
+func (e *Engine) Digests() []string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	var out []string
+	for _, k := range e.kinds {
+		if s := k.Snapshot(); s != nil && s.Module != nil {
+			out = append(out, s.Module.Digest)
+		}
+	}
+	return out
+}
+
 // Serving reports whether a controller runs for gvk.
 func (e *Engine) Serving(gvk schema.GroupVersionKind) bool {
 	e.mu.Lock()

@@ -128,6 +128,8 @@ func (c *connector) Connect(ctx context.Context, mg resource.Managed) (managed.E
 		Inputs:    digest(root.Main, root.Vars, []byte(setup.Digest())),
 		State:     StateRef(gvk.GroupKind().String(), inst.GetNamespace(), inst.GetName()),
 		Redactor:  NewRedactor(secrets...),
+		Owner: &Owner{APIVersion: gvk.GroupVersion().String(), Kind: gvk.Kind,
+			Namespace: inst.GetNamespace(), Name: inst.GetName(), UID: inst.GetUID()},
 
 		AllowDestructive: inst.AllowDestructive(),
 		OnRecovered: func(st *state.State) {

@@ -12,6 +12,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/modkind/modkind/reconcile"
 )
 
 // A state locked by another live replica is not touched; once that replica stops renewing the
@@ -22,7 +24,7 @@ func TestStateLockHeldThenBroken(t *testing.T) {
 	ns := newNamespace(t)
 	renewed := metav1.NewMicroTime(time.Now())
 	lease := &coordinationv1.Lease{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "tfstate.trace." + gvk.Group + ".held"},
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: reconcile.StateRef(gvk.GroupKind().String(), ns, "held").Name},
 		Spec: coordinationv1.LeaseSpec{
 			HolderIdentity:       ptr.To("other-replica"),
 			LeaseDurationSeconds: ptr.To[int32](3600),

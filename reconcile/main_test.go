@@ -88,6 +88,7 @@ func runMain(m *testing.M) int {
 		DriftInterval:     0,
 		// Drift tests ask for a check every second; a cluster's operator keeps the default 1m.
 		MinDriftInterval: time.Second,
+		CollectInterval:  time.Second,
 		ModuleRecheck:    2 * time.Second,
 		RunTimeout:       2 * time.Minute,
 		// Module credentials and ClusterProviderConfig Secrets are read from this namespace only.

@@ -14,6 +14,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/modkind/modkind/reconcile"
 )
 
 // policyModule creates a Module of its own for one test, so each test's module directory lives
@@ -27,7 +29,7 @@ func policyModule(t *testing.T, name string) schema.GroupVersionKind {
 }
 
 func stateSecret(gvk schema.GroupVersionKind, ns, name string) types.NamespacedName {
-	return types.NamespacedName{Namespace: ns, Name: "tfstate.trace." + gvk.Group + "." + name}
+	return reconcile.StateRef(gvk.GroupKind().String(), ns, name).NamespacedName
 }
 
 func patchSpec(t *testing.T, u *unstructured.Unstructured, spec string) {

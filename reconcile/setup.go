@@ -37,6 +37,9 @@ type Config struct {
 	MaxReconciles int
 	PollInterval  time.Duration
 	DriftInterval time.Duration
+	// CollectInterval is how often work directories of deleted instances and unused module
+	// snapshots are removed; 0 never.
+	CollectInterval time.Duration
 	// MinDriftInterval is the shortest drift interval an instance (annotation) or Module may ask
 	// for; shorter ones are refused.
 	MinDriftInterval time.Duration
@@ -65,6 +68,7 @@ func DefaultConfig() Config {
 		PollInterval:      time.Minute,
 		DriftInterval:     30 * time.Minute,
 		MinDriftInterval:  DefaultMinDriftInterval,
+		CollectInterval:   10 * time.Minute,
 		ModuleRecheck:     time.Minute,
 		RunTimeout:        20 * time.Minute,
 		Identity:          DefaultIdentity(),
@@ -165,6 +169,16 @@ func Setup(mgr manager.Manager, cfg Config) (*Engine, error) {
 		return nil, err
 	}
 	fetcher := &module.CacheFetcher{Dir: filepath.Join(cfg.Dir, "modules")}
+	if err := mgr.Add(&Collector{
+		Client: mgr.GetAPIReader(), WorkRoot: filepath.Join(cfg.Dir, "work"), Modules: fetcher, Engine: engine,
+		Interval: cfg.CollectInterval,
+		// A snapshot is kept while a run that was handed it may still go on, and until every
+		// Module has been read again.
+		Grace: 2*cfg.RunTimeout + cfg.ModuleRecheck,
+		Log:   mgr.GetLogger().WithName("collector"),
+	}); err != nil {
+		return nil, err
+	}
 	providers := &module.ProviderInstaller{Binary: bin, Dir: filepath.Join(cfg.Dir, "providers"), Env: terraformEnv()}
 	if err := SetupModuleController(mgr, fetcher, providers, engine, cfg.ModuleRecheck, cfg.CredentialsNamespaces); err != nil {
 		return nil, err

@@ -3,6 +3,7 @@ package reconcile
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -106,6 +107,9 @@ type Run struct {
 	OnRecovered func(*state.State)
 	State       state.Ref
 	Redactor    *Redactor
+	// Owner is the instance the work directory belongs to, recorded in it so that the directory
+	// is removed once the instance is gone.
+	Owner *Owner
 }
 
 // Apply plans and applies the run's root module, saving the state Terraform wrote whether or not
@@ -304,6 +308,13 @@ func (r *Runner) prepare(ctx context.Context, run *Run, stored *state.Stored) (*
 	files := map[string][]byte{FileMain: run.Root.Main, FileVars: run.Root.Vars}
 	if run.Lock != nil {
 		files[module.FileLock] = run.Lock
+	}
+	if run.Owner != nil {
+		owner, err := json.Marshal(run.Owner)
+		if err != nil {
+			return nil, nil, errors.Wrap(err, errWorkDir)
+		}
+		files[fileOwner] = owner
 	}
 	for p, b := range files {
 		if err := writeBeneath(run.Dir, p, b); err != nil {

@@ -203,6 +203,7 @@ func TestChartRBAC(t *testing.T) {
 	t.Run("TenantRoles", func(t *testing.T) { testTenantRoles(t, g) })
 	t.Run("LeaderElection", func(t *testing.T) { testLeaderElection(t, g) })
 	t.Run("EndToEnd", func(t *testing.T) { testRBACEndToEnd(t, g) })
+	t.Run("TenantAttacks", func(t *testing.T) { testTenantAttacks(t, g) })
 }
 
 func testControllerPermissions(t *testing.T, g *rbacGround) {
@@ -421,6 +422,29 @@ func aggregatedRules(ctx context.Context, t *testing.T, c client.Client, name st
 	return rules
 }
 
+// tenantClient acts as user tenant-<role> of the tenant namespace, bound there to what the
+// aggregated ClusterRole <role> (admin, edit, view) holds once the chart's roles are aggregated
+// into it: the union the aggregation controller, which envtest does not run, would compute.
+func tenantClient(ctx context.Context, t *testing.T, g *rbacGround, role string) client.Client {
+	t.Helper()
+	union := &rbacv1.ClusterRole{
+		ObjectMeta: metav1.ObjectMeta{Name: "union-of-" + role},
+		Rules:      aggregatedRules(ctx, t, g.admin, role, map[string]bool{}),
+	}
+	user := "tenant-" + role
+	rb := &rbacv1.RoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Namespace: rbacTenant, Name: user},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: union.Name},
+		Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: user}},
+	}
+	for _, o := range []client.Object{union, rb} {
+		if err := g.admin.Create(ctx, o); err != nil && !kerrors.IsAlreadyExists(err) {
+			t.Fatal(err)
+		}
+	}
+	return rbacClient(t, impersonate(g.adminConfig, user, "system:authenticated"))
+}
+
 func testTenantRoles(t *testing.T, g *rbacGround) {
 	ctx := context.Background()
 	gizmos := testCRD("gizmos", rbacGroup, "Gizmo", nil)
@@ -442,23 +466,8 @@ func testTenantRoles(t *testing.T, g *rbacGround) {
 	}
 	users := map[string]client.Client{}
 	for _, role := range []string{"admin", "edit", "view"} {
-		union := &rbacv1.ClusterRole{
-			ObjectMeta: metav1.ObjectMeta{Name: "union-of-" + role},
-			Rules:      aggregatedRules(ctx, t, g.admin, role, map[string]bool{}),
-		}
-		user := "tenant-" + role
-		rb := &rbacv1.RoleBinding{
-			ObjectMeta: metav1.ObjectMeta{Namespace: rbacTenant, Name: user},
-			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: union.Name},
-			Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: user}},
-		}
-		for _, o := range []client.Object{union, rb} {
-			if err := g.admin.Create(ctx, o); err != nil {
-				t.Fatal(err)
-			}
-		}
-		users[role] = rbacClient(t, impersonate(g.adminConfig, user, "system:authenticated"))
-		rbacEventually(t, user+"'s RoleBinding", allowed, func(ctx context.Context) error {
+		users[role] = tenantClient(ctx, t, g, role)
+		rbacEventually(t, "tenant-"+role+"'s RoleBinding", allowed, func(ctx context.Context) error {
 			return users[role].List(ctx, &unstructured.UnstructuredList{Object: map[string]any{"apiVersion": rbacGroup + "/v1", "kind": "GizmoList"}}, client.InNamespace(rbacTenant))
 		})
 	}
@@ -598,36 +607,9 @@ output "echo" {
 // a Module into a kind and apply an instance in team-a with its ProviderConfig's credentials,
 // publish its connection Secret, record events, and destroy it again.
 func testRBACEndToEnd(t *testing.T, g *rbacGround) {
-	refused := &refusals{}
-	restCfg := rest.CopyConfig(g.controllerConfig)
-	restCfg.Wrap(refused.wrap)
-	c := rbacClient(t, restCfg)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-
-	// main.go applies modkind's own CRDs at start, then runs the controllers.
-	own, err := crds.CRDs()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := crd.Install(ctx, c, own...); err != nil {
-		t.Fatalf("applying modkind's CRDs as the controller: %v", err)
-	}
-	cfg := reconcile.DefaultConfig()
-	cfg.Terraform = os.Getenv("MODKIND_TERRAFORM")
-	if _, err := reconcile.TerraformBinary(cfg.Terraform); err != nil {
-		t.Fatal(err)
-	}
-	cfg.Dir = filepath.Join(t.TempDir(), "modkind")
-	cfg.PollInterval = time.Second
-	cfg.ModuleRecheck = 2 * time.Second
-	cfg.Namespaces = []string{rbacTenant}
-	cfg.CredentialsNamespaces = []string{rbacNamespace}
-	mk, err := reconciletest.Attach(restCfg, cfg)
-	if err != nil {
-		t.Fatalf("running modkind as the controller: %v", err)
-	}
-	defer mk.Stop()
+	refused, _ := startControllerAs(ctx, t, g)
 
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "main.tf"), []byte(rbacModule), 0o600); err != nil {
@@ -719,6 +701,40 @@ func testRBACEndToEnd(t *testing.T, g *rbacGround) {
 	if r := refused.String(); r != "" {
 		t.Errorf("the API server refused modkind requests it made:\n%s", r)
 	}
+}
+
+// startControllerAs runs modkind as the chart's service account, watching the tenant namespace
+// only, until the test ends; it returns the requests the API server refused it.
+func startControllerAs(ctx context.Context, t *testing.T, g *rbacGround) (*refusals, string) {
+	t.Helper()
+	refused := &refusals{}
+	restCfg := rest.CopyConfig(g.controllerConfig)
+	restCfg.Wrap(refused.wrap)
+	c := rbacClient(t, restCfg)
+	// main.go applies modkind's own CRDs at start, then runs the controllers.
+	own, err := crds.CRDs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := crd.Install(ctx, c, own...); err != nil {
+		t.Fatalf("applying modkind's CRDs as the controller: %v", err)
+	}
+	cfg := reconcile.DefaultConfig()
+	cfg.Terraform = os.Getenv("MODKIND_TERRAFORM")
+	if _, err := reconcile.TerraformBinary(cfg.Terraform); err != nil {
+		t.Fatal(err)
+	}
+	cfg.Dir = filepath.Join(t.TempDir(), "modkind")
+	cfg.PollInterval = time.Second
+	cfg.ModuleRecheck = 2 * time.Second
+	cfg.Namespaces = []string{rbacTenant}
+	cfg.CredentialsNamespaces = []string{rbacNamespace}
+	mk, err := reconciletest.Attach(restCfg, cfg)
+	if err != nil {
+		t.Fatalf("running modkind as the controller: %v", err)
+	}
+	t.Cleanup(mk.Stop)
+	return refused, cfg.Dir
 }
 
 // rbacWaitFor waits until cond holds, showing what cond saw last and what modkind was refused

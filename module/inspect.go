@@ -32,6 +32,10 @@ type Module struct {
 	// Resource is set when the kind manages one resource of a provider rather than calling a
 	// module; Dir then holds the provider's lock file.
 	Resource *Resource
+	// ProviderSources are the source addresses of the providers the module requires, by local
+	// name, as its required_providers block says ("things": "example.com/acme/things"). A root
+	// module that configures one of them must require it under the same source.
+	ProviderSources map[string]string
 }
 
 // Variable is a module input variable.
@@ -104,6 +108,15 @@ func Inspect(dir string) (*Module, error) {
 	}
 
 	m := &Module{Dir: dir}
+	for name, req := range tm.RequiredProviders {
+		if req.Source == "" {
+			continue
+		}
+		if m.ProviderSources == nil {
+			m.ProviderSources = map[string]string{}
+		}
+		m.ProviderSources[name] = req.Source
+	}
 	for _, tv := range tm.Variables {
 		v := Variable{
 			Name:        tv.Name,

@@ -132,6 +132,11 @@ func Render(m *module.Module, in Inputs) (*RootModule, error) {
 	}
 	if len(in.Providers) > 0 {
 		root["provider"] = in.Providers
+		if m.Resource == nil {
+			if req := requiredProviders(m, in.Providers); len(req) > 0 {
+				root["terraform"] = map[string]any{"required_providers": req}
+			}
+		}
 	}
 	main, err := json.MarshalIndent(root, "", "  ")
 	if err != nil {
@@ -142,6 +147,22 @@ func Render(m *module.Module, in Inputs) (*RootModule, error) {
 		return nil, err
 	}
 	return &RootModule{Main: main, Vars: tfvars}, nil
+}
+
+// requiredProviders maps each provider the block configures to the source the module requires
+// it from: without it Terraform would read the root's configuration as hashicorp/<name>'s.
+func requiredProviders(m *module.Module, providers json.RawMessage) map[string]any {
+	var configured map[string]json.RawMessage
+	if json.Unmarshal(providers, &configured) != nil {
+		return nil
+	}
+	req := map[string]any{}
+	for name := range configured {
+		if src, ok := m.ProviderSources[name]; ok {
+			req[name] = map[string]any{"source": src}
+		}
+	}
+	return req
 }
 
 func output(value string, sensitive bool) map[string]any {

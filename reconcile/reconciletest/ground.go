@@ -9,6 +9,7 @@ import (
 	"os"
 
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
@@ -80,6 +81,8 @@ func (g *Ground) run(cfg reconcile.Config) error {
 	}
 	mo := reconcile.ManagerOptions(s, cfg)
 	mo.Metrics = metricsserver.Options{BindAddress: "0"}
+	// Tests may run modkind more than once in one process (one API server each).
+	mo.Controller.SkipNameValidation = ptr.To(true)
 	mgr, err := ctrl.NewManager(g.Config, mo)
 	if err != nil {
 		return err

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"sort"
 	"strings"
 
 	extv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -21,11 +22,132 @@ import (
 	"github.com/modkind/modkind/reconcile"
 )
 
+// command is one of modkind's subcommands.
+type command struct {
+	// summary is the command's line in modkind's usage.
+	summary string
+	run     func(args []string, out io.Writer) error
+}
+
 // commands are modkind's offline subcommands, for reviewing in GitOps what a cluster would get.
-var commands = map[string]func(args []string, out io.Writer) error{
-	"generate": generate,
-	"render":   render,
-	"version":  version,
+// They are set in init because each command's usage reads its summary from them.
+var commands map[string]command
+
+func init() {
+	commands = map[string]command{
+		"generate": {summary: "print the CRD that a Module with the given source would install", run: generate},
+		"render":   {summary: "print the root module and tfvars modkind would run for an instance", run: render},
+		"version":  {summary: "print modkind's version", run: version},
+	}
+}
+
+// usageError is a command line that cannot run, or flag.ErrHelp for a request for help: main
+// prints usage with it, on stderr and with exit code 2 for an error, on stdout for help.
+type usageError struct {
+	err   error
+	usage func(w io.Writer)
+}
+
+func (e *usageError) Error() string { return e.err.Error() }
+func (e *usageError) Unwrap() error { return e.err }
+
+// flagSet is a FlagSet that prints nothing itself: its parse errors and help requests come back
+// as usageErrors.
+type flagSet struct {
+	*flag.FlagSet
+	usage func(w io.Writer)
+}
+
+// newFlagSet returns a flagSet whose usage is the given function.
+func newFlagSet(name string, usage func(fs *flag.FlagSet, w io.Writer)) *flagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	return &flagSet{FlagSet: fs, usage: func(w io.Writer) { usage(fs, w) }}
+}
+
+// newCommandFlags returns the flagSet of a subcommand run as synopsis.
+func newCommandFlags(name, synopsis string) *flagSet {
+	return newFlagSet(name, func(fs *flag.FlagSet, w io.Writer) {
+		fmt.Fprintf(w, "Usage: %s\n\n%s\n", synopsis, commands[name].summary)
+		if hasFlags(fs) {
+			fmt.Fprintln(w, "\nFlags:")
+			printDefaults(fs, w)
+		}
+	})
+}
+
+func (f *flagSet) parse(args []string) error {
+	if err := f.Parse(args); err != nil {
+		return &usageError{err: err, usage: f.usage}
+	}
+	return nil
+}
+
+// fail returns a usageError with the given message.
+func (f *flagSet) fail(format string, args ...any) error {
+	return &usageError{err: fmt.Errorf(format, args...), usage: f.usage}
+}
+
+func hasFlags(fs *flag.FlagSet) bool {
+	n := 0
+	fs.VisitAll(func(*flag.Flag) { n++ })
+	return n > 0
+}
+
+// printDefaults prints the flags of fs to w.
+func printDefaults(fs *flag.FlagSet, w io.Writer) {
+	prev := fs.Output()
+	fs.SetOutput(w)
+	fs.PrintDefaults()
+	fs.SetOutput(prev)
+}
+
+// modkindUsage prints modkind's usage with the controller's flags as they are by default.
+func modkindUsage(w io.Writer) {
+	fs, _ := controllerFlags()
+	fs.usage(w)
+}
+
+// mainUsage prints modkind's usage: its commands, and the controller's flags from fs.
+func mainUsage(fs *flag.FlagSet, w io.Writer) {
+	fmt.Fprint(w, `modkind turns Terraform modules into Kubernetes kinds.
+
+Usage:
+  modkind [flags]              run the controller; without a cluster, in a local control plane
+  modkind <command> [flags]    run a command
+  modkind help [<command>]     print this help, or a command's
+
+Commands:
+`)
+	names := make([]string, 0, len(commands))
+	for n := range commands {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		fmt.Fprintf(w, "  %-10s %s\n", n, commands[n].summary)
+	}
+	fmt.Fprintln(w, "\nController flags:")
+	printDefaults(fs, w)
+}
+
+// help answers `modkind help [<command>]`: its usage goes to stdout as a request for help.
+func help(args []string) error {
+	switch {
+	case len(args) == 0:
+		return &usageError{err: flag.ErrHelp, usage: modkindUsage}
+	case len(args) > 1:
+		return &usageError{err: fmt.Errorf("help takes one command, got %q", args), usage: modkindUsage}
+	case args[0] == "help" || args[0] == "-h" || args[0] == "-help" || args[0] == "--help":
+		return help(nil)
+	}
+	cmd, ok := commands[args[0]]
+	if !ok {
+		return &usageError{err: fmt.Errorf("unknown command %q", args[0]), usage: modkindUsage}
+	}
+	// Every command answers --help with its usage before doing anything.
+	return cmd.run([]string{"--help"}, io.Discard)
 }
 
 // fetchModule fetches and inspects a module source (a path or a Terraform source address) into
@@ -56,18 +178,21 @@ func defaultCacheDir() string { return filepath.Join(defaultWorkDir(), "modules"
 
 // generate prints the CRD that a Module with the given source and names would install.
 func generate(args []string, out io.Writer) error {
-	fs := flag.NewFlagSet("generate", flag.ContinueOnError)
+	fs := newCommandFlags("generate", "modkind generate --source <path|url> --group <group> --kind <Kind> [flags]")
 	source := fs.String("source", "", "module source: a directory, or an address as in a Terraform module block")
 	ver := fs.String("version", "", "version constraint, for a registry source")
 	group := fs.String("group", "", "API group of the kind")
 	kind := fs.String("kind", "", "kind")
 	name := fs.String("module-name", "", "name of the Module (labels the CRD); the lower-cased kind when empty")
 	cache := fs.String("cache-dir", defaultCacheDir(), "where fetched modules are kept")
-	if err := fs.Parse(args); err != nil {
+	if err := fs.parse(args); err != nil {
 		return err
 	}
 	if *source == "" || *group == "" || *kind == "" {
-		return fmt.Errorf("usage: modkind generate --source <path|url> --group <group> --kind <Kind>")
+		return fs.fail("--source, --group and --kind are required")
+	}
+	if fs.NArg() > 0 {
+		return fs.fail("unexpected argument %q", fs.Arg(0))
 	}
 	m, err := fetchModule(context.Background(), *source, *ver, *cache)
 	if err != nil {
@@ -93,15 +218,15 @@ func generate(args []string, out io.Writer) error {
 // render prints the root module and tfvars modkind would run for an instance, with the values
 // of sensitive variables redacted.
 func render(args []string, out io.Writer) error {
-	fs := flag.NewFlagSet("render", flag.ContinueOnError)
+	fs := newCommandFlags("render", "modkind render --source <path|url> [flags] <instance.yaml>")
 	source := fs.String("source", "", "module source of the instance's kind: a directory or a Terraform source address")
 	ver := fs.String("version", "", "version constraint, for a registry source")
 	cache := fs.String("cache-dir", defaultCacheDir(), "where fetched modules are kept")
-	if err := fs.Parse(args); err != nil {
+	if err := fs.parse(args); err != nil {
 		return err
 	}
 	if *source == "" || fs.NArg() != 1 {
-		return fmt.Errorf("usage: modkind render --source <path|url> <instance.yaml>")
+		return fs.fail("--source and one instance file are required")
 	}
 	raw, err := os.ReadFile(fs.Arg(0))
 	if err != nil {
@@ -136,7 +261,14 @@ func render(args []string, out io.Writer) error {
 }
 
 // version prints modkind's version, from the build information Go records.
-func version(_ []string, out io.Writer) error {
+func version(args []string, out io.Writer) error {
+	fs := newCommandFlags("version", "modkind version")
+	if err := fs.parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fs.fail("unexpected argument %q", fs.Arg(0))
+	}
 	v := "(devel)"
 	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
 		v = bi.Main.Version

@@ -4,8 +4,10 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -16,6 +18,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/config"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
@@ -25,49 +28,148 @@ import (
 )
 
 func main() {
-	if len(os.Args) > 1 {
-		if cmd, ok := commands[os.Args[1]]; ok {
-			if err := cmd(os.Args[2:], os.Stdout); err != nil {
-				fmt.Fprintln(os.Stderr, "modkind:", err)
-				os.Exit(1)
-			}
-			return
-		}
-	}
-	if err := run(); err != nil {
-		fmt.Fprintln(os.Stderr, "modkind:", err)
-		os.Exit(1)
+	if code := runMain(os.Args[1:], os.Stdout, os.Stderr, run); code != 0 {
+		os.Exit(code)
 	}
 }
 
-func run() error {
-	cfg := reconcile.DefaultConfig()
-	var (
-		quickstart  = flag.String("quickstart", "", "apply the manifests in this directory once the controller runs, wait until they are Ready and print their outputs")
-		metricsAddr = flag.String("metrics-bind-address", "0", "address of the metrics endpoint; 0 turns it off")
-		probeAddr   = flag.String("health-probe-bind-address", "0", "address of the health probes; 0 turns them off")
-		leaderElect = flag.Bool("leader-elect", false, "elect a leader so that several replicas can run")
-		leaderNS    = flag.String("leader-election-namespace", "", "namespace of the leader election Lease; the controller's own when empty")
-		namespaces  = flag.String("namespaces", "", "comma-separated tenant namespaces whose instances, ProviderConfigs and Secrets modkind watches and writes; all namespaces when empty")
-		credsNS     = flag.String("credentials-namespaces", ownNamespace(), "comma-separated namespaces that Module source credentials and ClusterProviderConfig Secrets may be read from")
-	)
-	flag.StringVar(&cfg.Terraform, "terraform-binary", os.Getenv("MODKIND_TERRAFORM"), "terraform or tofu executable (env MODKIND_TERRAFORM); terraform, then tofu, on PATH when empty")
-	flag.StringVar(&cfg.Dir, "work-dir", defaultWorkDir(), "directory for fetched modules and terraform work directories")
-	flag.IntVar(&cfg.MaxConcurrentRuns, "max-concurrent-runs", cfg.MaxConcurrentRuns, "terraform processes running at once, across all instances")
-	flag.IntVar(&cfg.MaxReconciles, "max-reconciles", cfg.MaxReconciles, "instances of one kind reconciled at once")
-	flag.DurationVar(&cfg.PollInterval, "poll-interval", cfg.PollInterval, "how often an instance is observed; observing an unchanged instance runs no terraform")
-	flag.DurationVar(&cfg.DriftInterval, "drift-interval", cfg.DriftInterval, "how often a refreshing plan looks for changes made outside modkind; 0 never")
-	flag.DurationVar(&cfg.CollectInterval, "collect-interval", cfg.CollectInterval, "how often work directories of deleted instances and unused module snapshots are removed; 0 never")
-	flag.DurationVar(&cfg.MinDriftInterval, "min-drift-interval", cfg.MinDriftInterval, "the shortest drift interval an instance annotation or a Module may ask for")
-	flag.DurationVar(&cfg.ModuleRecheck, "module-recheck-interval", cfg.ModuleRecheck, "how often a Module's source is read again to notice changes")
-	flag.DurationVar(&cfg.RunTimeout, "run-timeout", cfg.RunTimeout, "how long one reconcile of an instance, terraform included, may take")
-	flag.DurationVar(&cfg.LockDuration, "lock-duration", cfg.LockDuration, "how long a state lock outlives the last renewal of a controller that died")
-	opts := zap.Options{}
-	opts.BindFlags(flag.CommandLine)
-	flag.Parse()
-	cfg.Namespaces = splitList(*namespaces)
-	cfg.CredentialsNamespaces = splitList(*credsNS)
-	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&opts)))
+// runMain runs the command line args and returns the exit code: 0, 1 when the command failed, 2
+// when the command line itself is wrong. Only a well-formed controller command line reaches start.
+func runMain(args []string, stdout, stderr io.Writer, start func(*controllerOptions) error) int {
+	var err error
+	switch {
+	case len(args) > 0 && args[0] == "help":
+		err = help(args[1:])
+	case len(args) > 0 && commands[args[0]].run != nil:
+		err = commands[args[0]].run(args[1:], stdout)
+	case len(args) > 0 && !strings.HasPrefix(args[0], "-"):
+		// A mistyped command must not start a controller, let alone a local control plane.
+		err = &usageError{err: fmt.Errorf("unknown command %q", args[0]), usage: modkindUsage}
+	default:
+		var o *controllerOptions
+		if o, err = parseController(args); err == nil {
+			err = start(o)
+		}
+	}
+	return report(err, stdout, stderr)
+}
+
+// report prints err where it belongs and returns the exit code for it.
+func report(err error, stdout, stderr io.Writer) int {
+	if err == nil {
+		return 0
+	}
+	ue := &usageError{}
+	if !errors.As(err, &ue) {
+		fmt.Fprintln(stderr, "modkind:", err)
+		return 1
+	}
+	if errors.Is(ue.err, flag.ErrHelp) {
+		ue.usage(stdout)
+		return 0
+	}
+	fmt.Fprintf(stderr, "modkind: %v\n\n", ue.err)
+	ue.usage(stderr)
+	return 2
+}
+
+// controllerOptions are the controller's settings, read from its command line.
+type controllerOptions struct {
+	Config                  reconcile.Config
+	Kubeconfig              string
+	Quickstart              string
+	MetricsAddr             string
+	ProbeAddr               string
+	LeaderElect             bool
+	LeaderElectionNamespace string
+	Zap                     zap.Options
+
+	namespaces, credentialsNamespaces string
+}
+
+// controllerFlags registers the controller's flags on a FlagSet of their own, so that usage can
+// print them without running anything; parsing the FlagSet fills the returned options.
+func controllerFlags() (*flagSet, *controllerOptions) {
+	fs := newFlagSet("modkind", mainUsage)
+	o := &controllerOptions{Config: reconcile.DefaultConfig()}
+	cfg := &o.Config
+	// controller-runtime registers --kubeconfig on the global FlagSet, where ctrl.GetConfig reads
+	// it: sharing its value keeps the two the same.
+	if f := flag.CommandLine.Lookup(config.KubeconfigFlagName); f != nil {
+		fs.Var(f.Value, f.Name, "kubeconfig of the cluster to run against; else KUBECONFIG, else the in-cluster config, else a local control plane")
+	} else {
+		config.RegisterFlags(fs.FlagSet)
+	}
+	fs.StringVar(&o.Quickstart, "quickstart", "", "apply the manifests in this directory once the controller runs, wait until they are Ready and print their outputs")
+	fs.StringVar(&o.MetricsAddr, "metrics-bind-address", "0", "address of the metrics endpoint; 0 turns it off")
+	fs.StringVar(&o.ProbeAddr, "health-probe-bind-address", "0", "address of the health probes; 0 turns them off")
+	fs.BoolVar(&o.LeaderElect, "leader-elect", false, "elect a leader so that several replicas can run")
+	fs.StringVar(&o.LeaderElectionNamespace, "leader-election-namespace", "", "namespace of the leader election Lease; the controller's own when empty")
+	fs.StringVar(&o.namespaces, "namespaces", "", "comma-separated tenant namespaces whose instances, ProviderConfigs and Secrets modkind watches and writes; all namespaces when empty")
+	fs.StringVar(&o.credentialsNamespaces, "credentials-namespaces", ownNamespace(), "comma-separated namespaces that Module source credentials and ClusterProviderConfig Secrets may be read from")
+	fs.StringVar(&cfg.Terraform, "terraform-binary", os.Getenv("MODKIND_TERRAFORM"), "terraform or tofu executable (env MODKIND_TERRAFORM); terraform, then tofu, on PATH when empty")
+	fs.StringVar(&cfg.Dir, "work-dir", defaultWorkDir(), "directory for fetched modules and terraform work directories")
+	fs.IntVar(&cfg.MaxConcurrentRuns, flagMaxRuns, cfg.MaxConcurrentRuns, "terraform processes at once across all instances; the bound on terraform's CPU and memory")
+	// Registered without a default so that the help does not show one that --max-concurrent-runs
+	// overrides; controllerOptions.complete fills it in.
+	fs.IntVar(&cfg.MaxReconciles, flagMaxReconciles, 0, "instances of one kind reconciled at once; defaults to --"+flagMaxRuns)
+	fs.DurationVar(&cfg.PollInterval, "poll-interval", cfg.PollInterval, "how often an instance is observed; observing an unchanged instance runs no terraform")
+	fs.DurationVar(&cfg.DriftInterval, "drift-interval", cfg.DriftInterval, "how often a refreshing plan looks for changes made outside modkind; 0 never")
+	fs.DurationVar(&cfg.CollectInterval, "collect-interval", cfg.CollectInterval, "how often work directories of deleted instances and unused module snapshots are removed; 0 never")
+	fs.DurationVar(&cfg.MinDriftInterval, "min-drift-interval", cfg.MinDriftInterval, "the shortest drift interval an instance annotation or a Module may ask for")
+	fs.DurationVar(&cfg.ModuleRecheck, "module-recheck-interval", cfg.ModuleRecheck, "how often a Module's source is read again to notice changes")
+	fs.DurationVar(&cfg.RunTimeout, "run-timeout", cfg.RunTimeout, "how long one reconcile of an instance, terraform included, may take")
+	fs.DurationVar(&cfg.LockDuration, "lock-duration", cfg.LockDuration, "how long a state lock outlives the last renewal of a controller that died")
+	o.Zap.BindFlags(fs.FlagSet)
+	return fs, o
+}
+
+const (
+	flagMaxRuns       = "max-concurrent-runs"
+	flagMaxReconciles = "max-reconciles"
+)
+
+// parseController reads the controller's command line. It takes flags only: a stray word is
+// most likely a mistyped command, and starting a controller for it would be a surprise.
+func parseController(args []string) (*controllerOptions, error) {
+	fs, o := controllerFlags()
+	if err := fs.parse(args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, fs.fail("unexpected argument %q: the controller takes flags only", fs.Arg(0))
+	}
+	if err := o.complete(fs.FlagSet); err != nil {
+		return nil, fs.fail("%v", err)
+	}
+	return o, nil
+}
+
+// complete fills in what follows from the parsed flags in fs and checks the limits.
+func (o *controllerOptions) complete(fs *flag.FlagSet) error {
+	o.Kubeconfig = fs.Lookup(config.KubeconfigFlagName).Value.String()
+	o.Config.Namespaces = splitList(o.namespaces)
+	o.Config.CredentialsNamespaces = splitList(o.credentialsNamespaces)
+	// A kind's workers beyond the terraform slots only wait for one, and fewer leave slots unused
+	// when one kind has all the work: workers follow the run limit unless asked otherwise.
+	reconciles := false
+	fs.Visit(func(f *flag.Flag) { reconciles = reconciles || f.Name == flagMaxReconciles })
+	if !reconciles {
+		o.Config.MaxReconciles = o.Config.MaxConcurrentRuns
+	}
+	if o.Config.MaxConcurrentRuns < 1 {
+		return fmt.Errorf("--%s must be at least 1, got %d", flagMaxRuns, o.Config.MaxConcurrentRuns)
+	}
+	if o.Config.MaxReconciles < 1 {
+		return fmt.Errorf("--%s must be at least 1, got %d", flagMaxReconciles, o.Config.MaxReconciles)
+	}
+	return nil
+}
+
+// run runs the controller until it is interrupted.
+func run(o *controllerOptions) error {
+	cfg := o.Config
+	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&o.Zap)))
 
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer cancel()
@@ -77,7 +179,7 @@ func run() error {
 	}
 	// controller-runtime defines --kubeconfig; without it, KUBECONFIG, or in-cluster config, modkind
 	// starts a local control plane.
-	restCfg, stop, err := restConfig(flag.Lookup("kubeconfig").Value.String(), cfg.Dir)
+	restCfg, stop, err := restConfig(o.Kubeconfig, cfg.Dir)
 	if err != nil {
 		return err
 	}
@@ -90,11 +192,11 @@ func run() error {
 		return err
 	}
 	mo := reconcile.ManagerOptions(scheme, cfg)
-	mo.Metrics = metricsserver.Options{BindAddress: *metricsAddr}
-	mo.HealthProbeBindAddress = *probeAddr
-	mo.LeaderElection = *leaderElect
+	mo.Metrics = metricsserver.Options{BindAddress: o.MetricsAddr}
+	mo.HealthProbeBindAddress = o.ProbeAddr
+	mo.LeaderElection = o.LeaderElect
 	mo.LeaderElectionID = "modkind.io"
-	mo.LeaderElectionNamespace = *leaderNS
+	mo.LeaderElectionNamespace = o.LeaderElectionNamespace
 	mgr, err := ctrl.NewManager(restCfg, mo)
 	if err != nil {
 		return err
@@ -121,9 +223,9 @@ func run() error {
 	stopped := make(chan error, 1)
 	go func() { stopped <- mgr.Start(ctx) }()
 	quickstartFailed := make(chan error, 1)
-	if *quickstart != "" {
+	if o.Quickstart != "" {
 		go func() {
-			if err := runQuickstart(ctx, direct, *quickstart, os.Stdout); err != nil {
+			if err := runQuickstart(ctx, direct, o.Quickstart, os.Stdout); err != nil {
 				quickstartFailed <- err
 				return
 			}

@@ -311,7 +311,7 @@ func TestInstanceLifecycle(t *testing.T) {
 		t.Errorf("want one terraform init, got %d: %v", n, runs)
 	}
 	touch(t, got)
-	time.Sleep(3 * ground.config.PollInterval) // Several polls; none may start terraform.
+	waitPolls(t, inst.GroupVersionKind(), 3)
 	if after := terraformRuns(t, workDir(ns, "trace.lifecycle.example.org", "one")); len(after) != len(runs) {
 		t.Errorf("observing an unchanged instance ran terraform: before %v, after %v", runs, after)
 	}

@@ -2,8 +2,8 @@ package reconcile_test
 
 import (
 	"context"
+	"strings"
 	"testing"
-	"time"
 
 	extv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -39,7 +39,15 @@ func TestDeletingModuleKeepsKindAndInstances(t *testing.T) {
 	if err := ground.client.Create(ctx, late); err != nil {
 		t.Fatalf("the CRD must still serve the kind: %v", err)
 	}
-	time.Sleep(3 * ground.config.PollInterval) // Several polls' worth; nothing may reconcile it.
+	// Once the controller is stopped nothing can reconcile the kind.
+	eventually(t, "the kind's controller to stop", func(context.Context) (bool, error) {
+		for _, l := range strings.Split(ground.logs.String(), "\n") {
+			if strings.Contains(l, "stopped instance controller") && strings.Contains(l, `"`+gvk.GroupKind().String()+`"`) {
+				return true, nil
+			}
+		}
+		return false, nil
+	})
 	if err := ground.client.Get(ctx, client.ObjectKeyFromObject(late), late); err != nil {
 		t.Fatal(err)
 	}

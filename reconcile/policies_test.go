@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
@@ -70,7 +69,13 @@ func TestObserveOnlyChangesNothing(t *testing.T) {
 		s := condition(conds, "Synced")
 		return s != nil && s["observedGeneration"] == got.GetGeneration(), nil
 	})
-	time.Sleep(3 * ground.config.PollInterval) // Several polls; none may apply.
+	// An Observe-only instance refreshes on every poll: two refreshes after the change are two
+	// observations that applied nothing.
+	dir := workDir(ns, "trace."+gvk.Group, "observed")
+	refreshes := count(terraformRuns(t, dir), "refresh")
+	eventually(t, "two refreshes after the spec change", func(context.Context) (bool, error) {
+		return count(terraformRuns(t, dir), "refresh") >= refreshes+2, nil
+	})
 	if _, err := os.Stat(filepath.Join(traces, "b")); !os.IsNotExist(err) {
 		t.Errorf("an Observe-only instance must not create trace file b; stat says %v", err)
 	}

@@ -11,7 +11,6 @@ import (
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -40,17 +39,15 @@ func resourceKind(t *testing.T, name, typ, group, kind string) (*v1alpha1.Module
 }
 
 // cloudNamespace creates a namespace with a test cloud and a ProviderConfig "default" that
-// points the test provider at it.
+// points the test provider at it. (Its environment does: a namespaced ProviderConfig's provider
+// block may not name a path outside the run.)
 func cloudNamespace(t *testing.T) (string, *thingstest.Cloud) {
 	t.Helper()
 	ns, cloud := newNamespace(t), thingstest.NewCloud(t)
-	raw, err := json.Marshal(map[string]any{"things": map[string]any{"directory": cloud.Dir}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	env, value, _ := strings.Cut(cloud.Env(), "=")
 	pc := &v1alpha1.ProviderConfig{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "default"},
-		Spec:       v1alpha1.ProviderConfigSpec{Providers: &runtime.RawExtension{Raw: raw}},
+		Spec:       v1alpha1.ProviderConfigSpec{Env: []v1alpha1.EnvVar{{Name: env, Value: &value}}},
 	}
 	if err := ground.client.Create(context.Background(), pc); err != nil {
 		t.Fatal(err)

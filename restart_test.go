@@ -1,0 +1,89 @@
+package main
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/modkind/modkind/apis/v1alpha1"
+)
+
+// A Module whose source breaks keeps serving its instances with the module it was last served
+// with, also after modkind restarts: the restarted controller has only the Module's status and the
+// module cache to go on.
+func TestBrokenModuleServedAfterRestart(t *testing.T) {
+	kubeconfig, c := startAPIServer(t)
+	dir := t.TempDir()
+	args := []string{"--kubeconfig", kubeconfig, "--work-dir", filepath.Join(dir, "work"), "--poll-interval", "1s",
+		"--module-recheck-interval", "1s"}
+	proc := startModkind(t, args...)
+	t.Cleanup(func() { _ = proc.Process.Kill(); _ = proc.Wait() })
+
+	src, err := filepath.Abs(filepath.Join("reconcile", "testdata", "modules", "trace", "main.tf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	main, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	modDir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(modDir, "main.tf"), main, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	gvk := schema.GroupVersionKind{Group: "restart.example.org", Version: "v1alpha1", Kind: "Trace"}
+	m := &v1alpha1.Module{
+		ObjectMeta: metav1.ObjectMeta{Name: "restart"},
+		Spec:       v1alpha1.ModuleSpec{Source: v1alpha1.ModuleSource{Path: modDir}, CRD: v1alpha1.CRDNames{Group: gvk.Group, Kind: gvk.Kind}},
+	}
+	poll(t, "the Module CRD to be served", 2*time.Minute, func(ctx context.Context) (bool, error) {
+		return c.Create(ctx, m) == nil, nil
+	})
+	traces := t.TempDir()
+	u := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"forProvider": map[string]any{
+		"dir": traces, "files": []any{"a"},
+	}}}}
+	u.SetGroupVersionKind(gvk)
+	u.SetNamespace("default")
+	u.SetName("kept")
+	createAll(t, c, []*unstructured.Unstructured{u})
+	waitInstanceReady(t, c, u)
+
+	// The source breaks while modkind is down.
+	if err := proc.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	_ = proc.Wait()
+	if err := os.WriteFile(filepath.Join(modDir, "main.tf"), []byte("this is { not terraform"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	proc = startModkind(t, args...)
+	poll(t, "the Module to report its broken source", time.Minute, func(ctx context.Context) (bool, error) {
+		got := &v1alpha1.Module{}
+		if err := c.Get(ctx, types.NamespacedName{Name: m.Name}, got); err != nil {
+			return false, err
+		}
+		s := got.Status.GetCondition("Synced")
+		return s.Status == "False" && strings.Contains(s.Message, "main.tf"), nil
+	})
+
+	// The instance is still served: a spec change is applied with the module last served.
+	patch := client.RawPatch(types.MergePatchType, []byte(`{"spec":{"forProvider":{"files":["a","b"]}}}`))
+	if err := c.Patch(context.Background(), u, patch); err != nil {
+		t.Fatal(err)
+	}
+	poll(t, "trace file b from the module last served", 2*time.Minute, func(context.Context) (bool, error) {
+		b, err := os.ReadFile(filepath.Join(traces, "b"))
+		return err == nil && string(b) == "hello", nil
+	})
+}

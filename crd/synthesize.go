@@ -136,10 +136,19 @@ func Synthesize(moduleName string, n v1alpha1.CRDNames, m *module.Module) (*extv
 // ForProviderSchema is the schema of spec.forProvider: one property per module variable.
 func ForProviderSchema(m *module.Module) (extv1.JSONSchemaProps, error) {
 	names := make([]string, len(m.Variables))
+	sensitive := map[string]bool{}
 	for i, v := range m.Variables {
 		names[i] = v.Name
+		sensitive[v.Name] = v.Sensitive
 	}
-	fields, err := fieldNames("variables", names)
+	// A sensitive variable's field is its Secret reference, which may be another variable's
+	// field too: token and token_secret_ref would both be tokenSecretRef.
+	fields, err := fieldNamesBy("variables", names, func(n string) string {
+		if sensitive[n] {
+			return SecretRefField(n)
+		}
+		return FieldName(n)
+	})
 	if err != nil {
 		return extv1.JSONSchemaProps{}, err
 	}
@@ -157,9 +166,9 @@ func ForProviderSchema(m *module.Module) (extv1.JSONSchemaProps, error) {
 			// sees it: the field names a Secret key instead.
 			ref := secretRefSchema(v)
 			if v.Required() {
-				s.Required = append(s.Required, SecretRefField(v.Name))
+				s.Required = append(s.Required, fields[v.Name])
 			}
-			s.Properties[SecretRefField(v.Name)] = ref
+			s.Properties[fields[v.Name]] = ref
 			continue
 		}
 		p, err := TypeSchema(v.Type, v.TypeDefaults)

@@ -344,7 +344,7 @@ func TestSynthesizeMetadata(t *testing.T) {
 	want := meta{
 		Name:        "policies.db.example.org",
 		Labels:      map[string]string{LabelModule: "policies"},
-		Annotations: map[string]string{AnnotationDigest: "abc"},
+		Annotations: map[string]string{AnnotationDigest: "abc", AnnotationModule: "policies"},
 		Names: extv1.CustomResourceDefinitionNames{Kind: "Policy", ListKind: "PolicyList", Plural: "policies", Singular: "policy",
 			ShortNames: []string{"pol"}, Categories: []string{"modkind"}},
 		Scope:    extv1.NamespaceScoped,

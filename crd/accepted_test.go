@@ -1,6 +1,7 @@
 package crd
 
 import (
+	"context"
 	"fmt"
 	"path/filepath"
 	"reflect"
@@ -12,10 +13,13 @@ import (
 	extv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/pruning"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/kube-openapi/pkg/validation/strfmt"
 	"k8s.io/kube-openapi/pkg/validation/validate"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/modkind/modkind/apis/v1alpha1"
 	"github.com/modkind/modkind/module"
@@ -92,6 +96,56 @@ func TestSynthesizeAcceptedByAPIServer(t *testing.T) {
 			problems = append(problems, defaultProblems(root, s)...)
 			if diff := cmp.Diff([]string(nil), problems); diff != "" {
 				t.Errorf("\n%s\nThe API server would refuse the CRD of module %s: -want, +got:\n%s", tc.reason, name, diff)
+			}
+		})
+	}
+}
+
+// TestProviderConfigRefKindsAPIServer checks the kinds an instance may reference for its provider
+// configuration, as the API server enforces them.
+func TestProviderConfigRefKindsAPIServer(t *testing.T) {
+	cl := testAPIServer(t)
+	ctx := context.Background()
+	m := &module.Module{Digest: testDigest}
+	c, err := Synthesize("pcref", v1alpha1.CRDNames{Group: "pcref.example.org", Kind: "Thing"}, m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := installCRD(ctx, cl, c); err != nil {
+		t.Fatal(err)
+	}
+	cases := map[string]struct {
+		reason string
+		ref    map[string]any
+		// want is the stored kind, "" when the instance is refused.
+		want string
+	}{
+		"Default":    {reason: "An instance that names no kind references a ProviderConfig.", ref: map[string]any{"name": "p"}, want: "ProviderConfig"},
+		"Namespaced": {reason: "A ProviderConfig in the instance's namespace.", ref: map[string]any{"name": "p", "kind": "ProviderConfig"}, want: "ProviderConfig"},
+		"Cluster":    {reason: "A cluster-scoped ClusterProviderConfig.", ref: map[string]any{"name": "p", "kind": "ClusterProviderConfig"}, want: "ClusterProviderConfig"},
+		"Other":      {reason: "No other kind can be referenced.", ref: map[string]any{"name": "p", "kind": "Secret"}},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			u := &unstructured.Unstructured{Object: map[string]any{
+				"apiVersion": c.Spec.Group + "/" + c.Spec.Versions[0].Name,
+				"kind":       c.Spec.Names.Kind,
+				"metadata":   map[string]any{"name": "i", "namespace": "default"},
+				"spec":       map[string]any{"providerConfigRef": tc.ref},
+			}}
+			err := cl.Create(ctx, u, client.DryRunAll)
+			if tc.want == "" {
+				if !apierrors.IsInvalid(err) {
+					t.Errorf("\n%s\nCreate: want invalid, got %v", tc.reason, err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("\n%s\nCreate: %v", tc.reason, err)
+			}
+			got, _, _ := unstructured.NestedString(u.Object, "spec", "providerConfigRef", "kind")
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("\n%s\nspec.providerConfigRef.kind: -want, +got:\n%s", tc.reason, diff)
 			}
 		})
 	}

@@ -1,6 +1,7 @@
 package crd
 
 import (
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -106,6 +107,58 @@ variable "tier" {
 	narrower := Breaks(crdOf(t, mod(`"a", "b", "c"`)), crdOf(t, mod(`"a", "b"`)))
 	if len(narrower) == 0 {
 		t.Errorf("narrowing the allowed values must be a break")
+	}
+}
+
+// withProviderConfigKinds is c with the kinds spec.providerConfigRef.kind allows set to kinds.
+func withProviderConfigKinds(c *extv1.CustomResourceDefinition, kinds ...string) *extv1.CustomResourceDefinition {
+	c = c.DeepCopy()
+	root := c.Spec.Versions[0].Schema.OpenAPIV3Schema
+	spec := root.Properties["spec"]
+	ref := spec.Properties["providerConfigRef"]
+	ref.Properties = maps.Clone(ref.Properties)
+	kind := ref.Properties["kind"]
+	kind.Enum = nil
+	for _, k := range kinds {
+		kind.Enum = append(kind.Enum, extv1.JSON{Raw: []byte(`"` + k + `"`)})
+	}
+	ref.Properties["kind"] = kind
+	spec.Properties["providerConfigRef"] = ref
+	root.Properties["spec"] = spec
+	return c
+}
+
+func TestBreaksProviderConfigKinds(t *testing.T) {
+	const mod = `variable "name" { type = string }`
+	current := crdOf(t, mod)
+	cases := map[string]struct {
+		reason    string
+		installed *extv1.CustomResourceDefinition
+		wanted    *extv1.CustomResourceDefinition
+		want      []Break
+	}{
+		"ClusterProviderConfigAdded": {
+			reason:    "A CRD installed before ClusterProviderConfig allowed ProviderConfig only: allowing one more kind keeps every instance valid.",
+			installed: withProviderConfigKinds(current, "ProviderConfig"),
+			wanted:    current,
+		},
+		"ClusterProviderConfigRemoved": {
+			reason:    "Instances may reference a ClusterProviderConfig: taking it away would make them invalid.",
+			installed: current,
+			wanted:    withProviderConfigKinds(current, "ProviderConfig"),
+			want:      []Break{{Path: "spec.providerConfigRef.kind", Reason: `values no longer allowed: "ClusterProviderConfig"`}},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, Breaks(tc.installed, tc.wanted)); diff != "" {
+				t.Errorf("%s\n-want +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+	kind := current.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["spec"].Properties["providerConfigRef"].Properties["kind"]
+	if diff := cmp.Diff(`"ProviderConfig"`, string(kind.Default.Raw)); diff != "" {
+		t.Errorf("\nAn instance that names no kind references a ProviderConfig, as before.\ndefault: -want, +got:\n%s", diff)
 	}
 }
 

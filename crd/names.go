@@ -41,10 +41,15 @@ func (e *CollisionError) Error() string {
 
 // fieldNames maps each Terraform name to its field name, refusing two names that would collide.
 func fieldNames(where string, terraformNames []string) (map[string]string, error) {
+	return fieldNamesBy(where, terraformNames, FieldName)
+}
+
+// fieldNamesBy is fieldNames with the field of each name given by field.
+func fieldNamesBy(where string, terraformNames []string, field func(string) string) (map[string]string, error) {
 	byField := map[string][]string{}
 	out := make(map[string]string, len(terraformNames))
 	for _, n := range terraformNames {
-		f := FieldName(n)
+		f := field(n)
 		byField[f] = append(byField[f], n)
 		out[n] = f
 	}

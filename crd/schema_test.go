@@ -2,7 +2,9 @@ package crd
 
 import (
 	"errors"
+	"maps"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -210,6 +212,20 @@ func TestSynthesizeCollisions(t *testing.T) {
 			}},
 			want: &CollisionError{Where: "value", Field: "maxSize", Names: []string{"maxSize", "max_size"}},
 		},
+		"SecretRef": {
+			reason: "A sensitive variable's field is its Secret reference: token and token_secret_ref would both be tokenSecretRef, one silently replacing the other.",
+			m: &module.Module{Variables: []module.Variable{
+				{Name: "token", Type: cty.String, Sensitive: true}, {Name: "token_secret_ref", Type: cty.String},
+			}},
+			want: &CollisionError{Where: "variables", Field: "tokenSecretRef", Names: []string{"token", "token_secret_ref"}},
+		},
+		"SecretRefBothSensitive": {
+			reason: "Two sensitive variables whose Secret references are one field collide too.",
+			m: &module.Module{Variables: []module.Variable{
+				{Name: "api_key", Type: cty.String, Sensitive: true}, {Name: "apiKey", Type: cty.String, Sensitive: true},
+			}},
+			want: &CollisionError{Where: "variables", Field: "apiKeySecretRef", Names: []string{"apiKey", "api_key"}},
+		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -230,6 +246,19 @@ func TestSynthesizeCollisions(t *testing.T) {
 	}}
 	if _, err := Synthesize("mod", v1alpha1.CRDNames{Group: "example.org", Kind: "Thing"}, m); err != nil {
 		t.Errorf("\nA sensitive output has no status field and cannot collide.\nSynthesize: %v", err)
+	}
+	// A sensitive variable's own name is not a field: token (sensitive) and a variable named token
+	// are tokenSecretRef and token.
+	m = &module.Module{Variables: []module.Variable{
+		{Name: "token", Type: cty.String, Sensitive: true}, {Name: "Token", Type: cty.String},
+	}}
+	c, err := Synthesize("mod", v1alpha1.CRDNames{Group: "example.org", Kind: "Thing"}, m)
+	if err != nil {
+		t.Fatalf("\nA sensitive variable's name is free for another field.\nSynthesize: %v", err)
+	}
+	fp := c.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["spec"].Properties["forProvider"]
+	if diff := cmp.Diff([]string{"token", "tokenSecretRef"}, slices.Sorted(maps.Keys(fp.Properties))); diff != "" {
+		t.Errorf("\nBoth variables should have their field.\nforProvider: -want, +got:\n%s", diff)
 	}
 }
 
@@ -315,7 +344,7 @@ func TestSynthesizeMetadata(t *testing.T) {
 	want := meta{
 		Name:        "policies.db.example.org",
 		Labels:      map[string]string{LabelModule: "policies"},
-		Annotations: map[string]string{AnnotationDigest: "abc"},
+		Annotations: map[string]string{AnnotationDigest: "abc", AnnotationModule: "policies"},
 		Names: extv1.CustomResourceDefinitionNames{Kind: "Policy", ListKind: "PolicyList", Plural: "policies", Singular: "policy",
 			ShortNames: []string{"pol"}, Categories: []string{"modkind"}},
 		Scope:    extv1.NamespaceScoped,

@@ -18,7 +18,8 @@ import (
 )
 
 const (
-	// LabelModule names the Module that owns a generated CRD.
+	// LabelModule marks a CRD that modkind generated, and says for which Module: its value is
+	// ModuleLabelValue of the Module's name; ModuleOf reads the full name.
 	LabelModule = "modkind.io/module"
 	// AnnotationDigest records the module digest a CRD's schema was generated from.
 	AnnotationDigest = "modkind.io/module-digest"
@@ -96,8 +97,8 @@ func Synthesize(moduleName string, n v1alpha1.CRDNames, m *module.Module) (*extv
 		TypeMeta: metav1.TypeMeta{APIVersion: extv1.SchemeGroupVersion.String(), Kind: "CustomResourceDefinition"},
 		ObjectMeta: metav1.ObjectMeta{
 			Name:        n.Plural + "." + n.Group,
-			Labels:      map[string]string{LabelModule: moduleName},
-			Annotations: map[string]string{AnnotationDigest: m.Digest},
+			Labels:      map[string]string{LabelModule: ModuleLabelValue(moduleName)},
+			Annotations: map[string]string{AnnotationDigest: m.Digest, AnnotationModule: moduleName},
 		},
 		Spec: extv1.CustomResourceDefinitionSpec{
 			Group: n.Group,
@@ -138,10 +139,19 @@ func Synthesize(moduleName string, n v1alpha1.CRDNames, m *module.Module) (*extv
 // ForProviderSchema is the schema of spec.forProvider: one property per module variable.
 func ForProviderSchema(m *module.Module) (extv1.JSONSchemaProps, error) {
 	names := make([]string, len(m.Variables))
+	sensitive := map[string]bool{}
 	for i, v := range m.Variables {
 		names[i] = v.Name
+		sensitive[v.Name] = v.Sensitive
 	}
-	fields, err := fieldNames("variables", names)
+	// A sensitive variable's field is its Secret reference, which may be another variable's
+	// field too: token and token_secret_ref would both be tokenSecretRef.
+	fields, err := fieldNamesBy("variables", names, func(n string) string {
+		if sensitive[n] {
+			return SecretRefField(n)
+		}
+		return FieldName(n)
+	})
 	if err != nil {
 		return extv1.JSONSchemaProps{}, err
 	}
@@ -159,9 +169,9 @@ func ForProviderSchema(m *module.Module) (extv1.JSONSchemaProps, error) {
 			// sees it: the field names a Secret key instead.
 			ref := secretRefSchema(v)
 			if v.Required() {
-				s.Required = append(s.Required, SecretRefField(v.Name))
+				s.Required = append(s.Required, fields[v.Name])
 			}
-			s.Properties[SecretRefField(v.Name)] = ref
+			s.Properties[fields[v.Name]] = ref
 			continue
 		}
 		p, err := TypeSchema(v.Type, v.TypeDefaults)
@@ -296,12 +306,14 @@ var printerColumns = []extv1.CustomResourceColumnDefinition{
 }
 
 var providerConfigRefSchema = extv1.JSONSchemaProps{
-	Type:        "object",
-	Description: "ProviderConfigRef names a ProviderConfig in this namespace that supplies provider configuration and credentials. Without one the module runs with none.",
-	Required:    []string{"name"},
+	Type: "object",
+	Description: "ProviderConfigRef names the provider configuration and credentials the module runs with: a ProviderConfig in this " +
+		"namespace, or a cluster-scoped ClusterProviderConfig. Without one the module runs with none.",
+	Required: []string{"name"},
 	Properties: map[string]extv1.JSONSchemaProps{
-		"kind": {Type: "string", Description: "Kind of the referenced object.", Default: &extv1.JSON{Raw: []byte(`"ProviderConfig"`)},
-			Enum: []extv1.JSON{{Raw: []byte(`"ProviderConfig"`)}}},
+		"kind": {Type: "string", Description: "Kind of the referenced object: ProviderConfig (in this namespace, the default) or ClusterProviderConfig.",
+			Default: &extv1.JSON{Raw: []byte(`"ProviderConfig"`)},
+			Enum:    []extv1.JSON{{Raw: []byte(`"ProviderConfig"`)}, {Raw: []byte(`"ClusterProviderConfig"`)}}},
 		"name": {Type: "string", Description: "Name of the referenced object.", MinLength: ptr.To[int64](1)},
 	},
 }

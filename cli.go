@@ -150,6 +150,9 @@ func help(args []string) error {
 	return cmd.run([]string{"--help"}, io.Discard)
 }
 
+// diagnostics receives the offline commands' progress and warnings, apart from their output.
+var diagnostics io.Writer = os.Stderr
+
 // fetchModule fetches and inspects a module source (a path or a Terraform source address) into
 // a cache directory, as the controller would.
 func fetchModule(ctx context.Context, source, ver, cacheDir string) (*module.Module, error) {
@@ -161,7 +164,7 @@ func fetchModule(ctx context.Context, source, ver, cacheDir string) (*module.Mod
 		}
 		src = module.Source{Path: abs}
 	}
-	fmt.Fprintf(os.Stderr, "fetching %s…\n", src)
+	fmt.Fprintf(diagnostics, "fetching %s…\n", src)
 	r, err := (&module.CacheFetcher{Dir: cacheDir}).FetchSource(ctx, src)
 	if err != nil {
 		return nil, err
@@ -204,6 +207,9 @@ func generate(args []string, out io.Writer) error {
 	c, err := crd.Synthesize(*name, v1alpha1.CRDNames{Group: *group, Kind: *kind}, m)
 	if err != nil {
 		return err
+	}
+	for _, f := range crd.YAMLAmbiguousFields(c) {
+		fmt.Fprintln(diagnostics, "warning:", crd.YAMLKeyWarning(f))
 	}
 	// Status is the API server's to fill; a CRD for review carries none.
 	c.Status = extv1.CustomResourceDefinitionStatus{}

@@ -32,6 +32,30 @@ func TestGenerateCommand(t *testing.T) {
 	}
 }
 
+// A variable named like a YAML boolean becomes a field that kubectl reads as true or false unless
+// quoted: generate says so on stderr, naming the field and the fix.
+func TestGenerateWarnsOfYAMLBooleanFields(t *testing.T) {
+	dir := t.TempDir()
+	tf := "variable \"on\" {\n  type = bool\n}\nvariable \"settings\" {\n  type = object({ yes = optional(string) })\n  default = {}\n}\n"
+	if err := os.WriteFile(filepath.Join(dir, "main.tf"), []byte(tf), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var out, diag bytes.Buffer
+	diagnostics = &diag
+	t.Cleanup(func() { diagnostics = os.Stderr })
+	if err := generate([]string{"--source", dir, "--group", "yaml.example.org", "--kind", "Switch", "--cache-dir", t.TempDir()}, &out); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"spec.forProvider.on: YAML reads the key on as", "spec.forProvider.settings.yes:", `quote it in manifests ("on": ...)`} {
+		if !strings.Contains(diag.String(), want) {
+			t.Errorf("stderr must warn %q, got:\n%s", want, diag.String())
+		}
+	}
+	if strings.Contains(out.String(), "warning") {
+		t.Errorf("warnings belong on stderr, not in the CRD printed")
+	}
+}
+
 func TestRenderCommand(t *testing.T) {
 	inst := filepath.Join(t.TempDir(), "instance.yaml")
 	const doc = `

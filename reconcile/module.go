@@ -97,7 +97,7 @@ func SetupModuleController(mgr ctrl.Manager, fetcher Fetcher, providers Provider
 		For(&v1alpha1.Module{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Watches(&extv1.CustomResourceDefinition{}, handler.EnqueueRequestsFromMapFunc(
 			func(_ context.Context, o client.Object) []reconcile.Request {
-				return []reconcile.Request{{NamespacedName: types.NamespacedName{Name: o.GetLabels()[crd.LabelModule]}}}
+				return []reconcile.Request{{NamespacedName: types.NamespacedName{Name: crd.ModuleOf(o)}}}
 			}), builder.WithPredicates(owned)).
 		Complete(r)
 }
@@ -135,7 +135,7 @@ func (r *ModuleReconciler) Reconcile(ctx context.Context, req reconcile.Request)
 	case kerrors.IsNotFound(err):
 	case err != nil:
 		return r.fail(ctx, m, reasonInstall, errors.Wrap(err, errGetCRD))
-	case got.Labels[crd.LabelModule] != m.Name:
+	case !crd.OwnedBy(got, m.Name):
 		return r.fail(ctx, m, reasonInstall, errors.Errorf(errNotOwner, want.Name))
 	default:
 		if breaks := crd.Breaks(got, want); len(breaks) > 0 && !m.Spec.AllowBreakingChanges {
@@ -147,6 +147,10 @@ func (r *ModuleReconciler) Reconcile(ctx context.Context, req reconcile.Request)
 	}
 	m.Status.CRDName = want.Name
 	m.Status.Digest = digest
+	m.Status.Warnings = nil
+	for _, f := range crd.YAMLAmbiguousFields(want) {
+		m.Status.Warnings = append(m.Status.Warnings, crd.YAMLKeyWarning(f))
+	}
 	m.Status.Variables, m.Status.Outputs = nil, nil
 	for _, v := range mod.Variables {
 		m.Status.Variables = append(m.Status.Variables, v.Name)

@@ -8,12 +8,16 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	extv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
+	"github.com/modkind/modkind/apis/v1alpha1"
+	"github.com/modkind/modkind/crd"
 	"github.com/modkind/modkind/reconcile"
 )
 
@@ -250,4 +254,89 @@ func TestObserveOnlyRefreshes(t *testing.T) {
 	if after := count(terraformRuns(t, dir), "apply"); after != before {
 		t.Errorf("an Observe-only instance must apply nothing, ran apply %d times", after-before)
 	}
+}
+
+// A Module may have any name a cluster-scoped object may have: its CRD is labelled with a value
+// that fits, and names the Module in full.
+func TestLongModuleName(t *testing.T) {
+	name := strings.Repeat("m", 240) + "-long"
+	createModule(t, name, moduleDir(t, "trace"), "longmodule.example.org", "Trace")
+	got := waitModuleReady(t, name)
+	c := &extv1.CustomResourceDefinition{}
+	if err := ground.client.Get(context.Background(), types.NamespacedName{Name: got.Status.CRDName}, c); err != nil {
+		t.Fatal(err)
+	}
+	if !crd.OwnedBy(c, name) {
+		t.Errorf("the CRD must say which Module owns it: labels %v, annotations %v", c.Labels, c.Annotations)
+	}
+}
+
+// A variable named like a YAML boolean becomes a field kubectl would misread unless quoted: the
+// Module's status says so.
+func TestModuleWarnsOfYAMLBooleanFields(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "main.tf"), []byte("variable \"on\" {\n  type = bool\n  default = false\n}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	createModule(t, "yaml-switch", dir, "yamlswitch.example.org", "Switch")
+	got := waitModuleReady(t, "yaml-switch")
+	if len(got.Status.Warnings) != 1 || !strings.Contains(got.Status.Warnings[0], `spec.forProvider.on: YAML reads the key on as "true"`) {
+		t.Errorf("status.warnings must name the field and how YAML reads it, got %q", got.Status.Warnings)
+	}
+}
+
+// A ClusterProviderConfig, written by cluster admins, serves instances of any namespace with
+// expressions and with Secrets from the credentials namespaces only.
+func TestClusterProviderConfig(t *testing.T) {
+	ctx := context.Background()
+	token := "cluster-token-5e1"
+	sec := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: credentialsNamespace, Name: "cluster-creds"},
+		Data: map[string][]byte{"token": []byte(token), "file": []byte("cluster-file")}}
+	tenantNS := newNamespace(t)
+	foreign := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: tenantNS, Name: "tenant-creds"}, Data: map[string][]byte{"token": []byte("t")}}
+	ref := func(ns, name, key string) *v1alpha1.SecretKeySelector {
+		return &v1alpha1.SecretKeySelector{Namespace: ns, Name: name, Key: key}
+	}
+	shared := &v1alpha1.ClusterProviderConfig{ObjectMeta: metav1.ObjectMeta{Name: "shared-" + tenantNS}, Spec: v1alpha1.ProviderConfigSpec{
+		Env:   []v1alpha1.EnvVar{{Name: "TRACE_TEST_TOKEN", SecretKeyRef: ref(credentialsNamespace, "cluster-creds", "token")}},
+		Files: []v1alpha1.File{{Path: "creds/token.txt", SecretKeyRef: *ref(credentialsNamespace, "cluster-creds", "file")}},
+	}}
+	wrong := &v1alpha1.ClusterProviderConfig{ObjectMeta: metav1.ObjectMeta{Name: "wrong-" + tenantNS}, Spec: v1alpha1.ProviderConfigSpec{
+		Env: []v1alpha1.EnvVar{{Name: "TRACE_TEST_TOKEN", SecretKeyRef: ref(tenantNS, "tenant-creds", "token")}},
+	}}
+	for _, o := range []client.Object{sec, foreign, shared, wrong} {
+		if err := ground.client.Create(ctx, o); client.IgnoreAlreadyExists(err) != nil {
+			t.Fatal(err)
+		}
+	}
+	createModule(t, "trace-cpc", moduleDir(t, "trace"), "cpc.example.org", "Trace")
+	waitModuleReady(t, "trace-cpc")
+	gvk := schema.GroupVersionKind{Group: "cpc.example.org", Version: "v1alpha1", Kind: "Trace"}
+	traces := t.TempDir()
+	inst := newInstance(gvk, tenantNS, "shared", map[string]any{
+		"forProvider":       map[string]any{"dir": traces, "files": []any{}, "recordEnv": true},
+		"providerConfigRef": map[string]any{"kind": "ClusterProviderConfig", "name": shared.Name},
+	})
+	if err := ground.client.Create(ctx, inst); err != nil {
+		t.Fatal(err)
+	}
+	waitInstance(t, inst, 1)
+	if got := readFile(t, filepath.Join(traces, "env.txt")); got != token {
+		t.Errorf("env.txt: want the ClusterProviderConfig's token, got %q", got)
+	}
+	if got := readFile(t, filepath.Join(traces, "file.txt")); got != "cluster-file" {
+		t.Errorf("file.txt: want the ClusterProviderConfig's file, got %q", got)
+	}
+
+	refused := newInstance(gvk, tenantNS, "refused", map[string]any{
+		"forProvider":       map[string]any{"dir": t.TempDir(), "files": []any{}, "recordEnv": true},
+		"providerConfigRef": map[string]any{"kind": "ClusterProviderConfig", "name": wrong.Name},
+	})
+	if err := ground.client.Create(ctx, refused); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "a ClusterProviderConfig reading a tenant's Secret refused", func(context.Context) (bool, error) {
+		s := synced(t, refused)
+		return s != nil && s["status"] == "False" && strings.Contains(s["message"].(string), "outside the namespaces cluster credentials are read from"), nil
+	})
 }

@@ -135,6 +135,10 @@ type ModuleStatus struct {
 	// Outputs are the module's output names.
 	// +optional
 	Outputs []string `json:"outputs,omitempty"`
+	// Warnings are things about the generated kind its users should know, e.g. fields whose
+	// names YAML reads as booleans unless they are quoted.
+	// +optional
+	Warnings []string `json:"warnings,omitempty"`
 	// Served is the module snapshot the kind's instances are applied with: the last one that
 	// installed its schema. When the source later breaks, or its change is refused, instances keep
 	// being served from it, also after a controller restart.

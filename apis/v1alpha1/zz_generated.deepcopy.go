@@ -259,6 +259,11 @@ func (in *ModuleStatus) DeepCopyInto(out *ModuleStatus) {
 		*out = make([]string, len(*in))
 		copy(*out, *in)
 	}
+	if in.Warnings != nil {
+		in, out := &in.Warnings, &out.Warnings
+		*out = make([]string, len(*in))
+		copy(*out, *in)
+	}
 	if in.Served != nil {
 		in, out := &in.Served, &out.Served
 		*out = new(ServedModule)

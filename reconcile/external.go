@@ -256,6 +256,10 @@ func (e *external) checkStateNotLost() error {
 	if lineage == "" || e.inst.GetAnnotations()[AnnotationRecreateState] == lineage {
 		return nil
 	}
+	if local, err := e.run.LocalState(); err == nil && local != nil && local.Lineage == lineage {
+		// The work directory still holds that state: the next run stores it again (recover).
+		return nil
+	}
 	serial, _, _ := unstructured.NestedInt64(e.inst.Object, "status", statusState, "serial")
 	if meta.WasDeleted(e.inst) {
 		// Nothing can be destroyed without the state; say so, and let the deletion finish.

@@ -118,10 +118,13 @@ func TestDeleteWithoutDeletePolicyOrphans(t *testing.T) {
 	if err := ground.client.Create(ctx, again); err != nil {
 		t.Fatal(err)
 	}
-	waitInstance(t, again, 1)
-	runs := terraformRuns(t, workDir(ns, "trace."+gvk.Group, "orphaned"))
-	if n := count(runs, "apply"); n != 1 {
+	adopted := waitInstance(t, again, 1)
+	runs := terraformRuns(t, reconcile.WorkDir(filepath.Join(ground.config.Dir, "work"), gvk, ns, "orphaned", adopted.GetUID()))
+	if n := count(runs, "apply"); n != 0 {
 		t.Errorf("adopting the kept state must not apply again (nothing changed); applies: %d in %v", n, runs)
+	}
+	if log := readFile(t, filepath.Join(traces, "a.log")); strings.Count(log, "created") != 1 {
+		t.Errorf("adopting the kept state must create nothing again: %q", log)
 	}
 }
 

@@ -19,6 +19,7 @@ import (
 	"github.com/modkind/modkind/apis/v1alpha1"
 	"github.com/modkind/modkind/crd"
 	"github.com/modkind/modkind/reconcile"
+	"github.com/modkind/modkind/state"
 )
 
 // reconciles is how often the controller of gvk's instances has reconciled so far, from
@@ -65,8 +66,9 @@ func synced(t testing.TB, u *unstructured.Unstructured) map[string]any {
 	return condition(conds, "Synced")
 }
 
-// A deleted state Secret does not make an instance create everything again beside what exists:
-// the instance says the state is missing and applies nothing until a person restores it or says
+// A deleted state Secret does not make an instance create everything again beside what exists.
+// While the work directory still holds the state terraform last wrote, it is stored again; without
+// it the instance says the state is missing and applies nothing until a person restores it or says
 // to start from an empty state.
 func TestLostStateIsAnError(t *testing.T) {
 	ctx := context.Background()
@@ -82,11 +84,32 @@ func TestLostStateIsAnError(t *testing.T) {
 	if lineage == "" {
 		t.Fatalf("status.state.lineage must record the state the instance was applied with: %v", got.Object["status"])
 	}
-
 	ref := reconcile.StateRef(gvk.GroupKind().String(), ns, "forgetful")
-	if err := ground.client.Delete(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ref.Namespace, Name: ref.Name}}); err != nil {
+	deleteState := func() {
+		t.Helper()
+		if err := ground.client.Delete(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ref.Namespace, Name: ref.Name}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	created := func() int { return strings.Count(readFile(t, filepath.Join(traces, "a.log")), "created") }
+
+	// The work directory's copy is stored again: same lineage, nothing created twice.
+	deleteState()
+	touch(t, got)
+	eventually(t, "the state stored again from the work directory", func(ctx context.Context) (bool, error) {
+		st, err := (&state.Store{Client: ground.client}).Get(ctx, ref)
+		return err == nil && st != nil && st.Lineage == lineage, err
+	})
+	if n := created(); n != 1 {
+		t.Errorf("nothing may be created again: trace file a created %d times", n)
+	}
+
+	// Without the work directory (a new pod, a lost volume) nothing can tell what exists.
+	deleteState()
+	if err := os.RemoveAll(reconcile.WorkDir(filepath.Join(ground.config.Dir, "work"), gvk, ns, "forgetful", got.GetUID())); err != nil {
 		t.Fatal(err)
 	}
+	touch(t, got)
 	eventually(t, "Synced=False saying the state is missing", func(context.Context) (bool, error) {
 		s := synced(t, inst)
 		return s != nil && s["status"] == "False" && strings.Contains(s["message"].(string), "is missing") &&
@@ -97,18 +120,25 @@ func TestLostStateIsAnError(t *testing.T) {
 	if s := synced(t, inst); s["status"] != "False" {
 		t.Errorf("the missing state must stay an error, got %v", s)
 	}
-	if log := readFile(t, filepath.Join(traces, "a.log")); strings.Count(log, "created") != 1 {
-		t.Errorf("nothing may be created again without the state: %q", log)
+	if n := created(); n != 1 {
+		t.Errorf("nothing may be created again without the state: trace file a created %d times", n)
 	}
 
 	// Starting over is a person's explicit decision, for this lineage only.
-	patch := client.RawPatch("application/merge-patch+json", []byte(`{"metadata":{"annotations":{"`+reconcile.AnnotationRecreateState+`":"`+lineage+`"}}}`))
+	patch := client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"annotations":{"`+reconcile.AnnotationRecreateState+`":"`+lineage+`"}}}`))
 	if err := ground.client.Patch(ctx, got, patch); err != nil {
 		t.Fatal(err)
 	}
-	got = waitInstance(t, inst, 1)
-	if next, _, _ := unstructured.NestedString(got.Object, "status", "state", "lineage"); next == "" || next == lineage {
-		t.Errorf("starting over makes a new state with a new lineage, got %q", next)
+	eventually(t, "a new state from an empty one", func(ctx context.Context) (bool, error) {
+		got := inst.DeepCopy()
+		if err := ground.client.Get(ctx, client.ObjectKeyFromObject(inst), got); err != nil {
+			return false, err
+		}
+		next, _, _ := unstructured.NestedString(got.Object, "status", "state", "lineage")
+		return next != "" && next != lineage, nil
+	})
+	if n := created(); n != 2 {
+		t.Errorf("starting over applies the module again: trace file a created %d times, want 2", n)
 	}
 }
 

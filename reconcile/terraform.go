@@ -387,23 +387,34 @@ func (r *Runner) prepare(ctx context.Context, run *Run, stored *state.Stored) (*
 	return tf, stored, nil
 }
 
+// LocalState is the state file the run's last terraform left in its work directory, nil when there
+// is none (or only a torn one).
+func (run *Run) LocalState() (*state.State, error) {
+	raw, err := os.ReadFile(filepath.Join(run.Dir, fileState))
+	if os.IsNotExist(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	st, err := state.Parse(raw)
+	if err != nil {
+		return nil, nil //nolint:nilerr // A file cut short by a crash is no state at all.
+	}
+	return st, nil
+}
+
 // recover adopts the state file a run left in the work directory when it is newer than the
 // stored state: the controller died before it could save what terraform had recorded (terraform
 // persists state to its file while it applies, and is killed with the controller).
 func (r *Runner) recover(ctx context.Context, run *Run, stored *state.Stored) (*state.Stored, error) {
-	raw, err := os.ReadFile(filepath.Join(run.Dir, fileState))
-	if os.IsNotExist(err) {
-		return stored, nil
-	}
+	local, err := run.LocalState()
 	if err != nil {
 		return stored, errors.Wrap(err, errReadState)
 	}
-	local, err := state.Parse(raw)
-	if err != nil {
-		// A file cut short by a crash mid-write is no state at all.
-		return stored, nil //nolint:nilerr // An unreadable leftover is ignored, not an error.
-	}
 	switch {
+	case local == nil:
+		return stored, nil
 	case stored == nil:
 		if n, err := local.ResourceCount(); err != nil || n == 0 {
 			return stored, nil

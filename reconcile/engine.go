@@ -138,6 +138,7 @@ func (e *Engine) Run(ctx context.Context, gvk schema.GroupVersionKind, snap *Sna
 			workRoot: e.opts.WorkDir, drift: e.drift, notes: e.notes, record: recorder,
 		}),
 		managed.WithInitializers(),
+		managed.WithFinalizer(finalizer{client: km.GetClient()}),
 		// Terraform state makes a repeated create safe: an interrupted apply is just applied again.
 		managed.WithDeterministicExternalName(true),
 		// Existence is read from the state Secret, which is never eventually consistent.

@@ -2,16 +2,15 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -45,13 +44,12 @@ func TestStopDuringCreates(t *testing.T) {
 	poll(t, "the Module CRD to be served", 2*time.Minute, func(ctx context.Context) (bool, error) {
 		return c.Create(ctx, m) == nil, nil
 	})
-	providers, err := json.Marshal(map[string]any{"things": map[string]any{"directory": cloud.Dir}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	// A namespaced ProviderConfig points the provider at the cloud through its environment: its
+	// provider block may not name a path outside the run.
+	env, dir, _ := strings.Cut(cloud.Env(), "=")
 	if err := c.Create(ctx, &v1alpha1.ProviderConfig{
 		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "cloud"},
-		Spec:       v1alpha1.ProviderConfigSpec{Providers: &runtime.RawExtension{Raw: providers}},
+		Spec:       v1alpha1.ProviderConfigSpec{Env: []v1alpha1.EnvVar{{Name: env, Value: &dir}}},
 	}); err != nil {
 		t.Fatal(err)
 	}

@@ -203,16 +203,22 @@ func TestOrphanedWorkDirIsCollected(t *testing.T) {
 	}
 }
 
+// driftWorld serves the drift module as kind Drift of group <name>.example.org and gives a
+// namespace and the source file its instances read, holding "one".
+func driftWorld(t *testing.T, name string) (schema.GroupVersionKind, string, string) {
+	t.Helper()
+	createModule(t, name, moduleDir(t, "drift"), name+".example.org", "Drift")
+	waitModuleReady(t, name)
+	src := filepath.Join(t.TempDir(), "source.tfstate")
+	writeSourceState(t, src, "one")
+	return schema.GroupVersionKind{Group: name + ".example.org", Version: "v1alpha1", Kind: "Drift"}, newNamespace(t), src
+}
+
 // Drift found in approval mode waits for approval, visibly, for as long as it takes: it does not
 // vanish at the next poll. Approving it applies it at once.
 func TestDriftWaitsForApproval(t *testing.T) {
 	ctx := context.Background()
-	createModule(t, "drift-approval", moduleDir(t, "drift"), "driftapproval.example.org", "Drift")
-	waitModuleReady(t, "drift-approval")
-	gvk := schema.GroupVersionKind{Group: "driftapproval.example.org", Version: "v1alpha1", Kind: "Drift"}
-	ns := newNamespace(t)
-	src := filepath.Join(t.TempDir(), "source.tfstate")
-	writeSourceState(t, src, "one")
+	gvk, ns, src := driftWorld(t, "driftapproval")
 	inst := newInstance(gvk, ns, "careful", map[string]any{
 		"forProvider": map[string]any{"path": src},
 		"approval":    map[string]any{"mode": "Manual"},
@@ -257,12 +263,7 @@ func TestDriftWaitsForApproval(t *testing.T) {
 // its outputs follow the world, and nothing is applied.
 func TestObserveOnlyRefreshes(t *testing.T) {
 	ctx := context.Background()
-	createModule(t, "drift-observed", moduleDir(t, "drift"), "driftobserved.example.org", "Drift")
-	waitModuleReady(t, "drift-observed")
-	gvk := schema.GroupVersionKind{Group: "driftobserved.example.org", Version: "v1alpha1", Kind: "Drift"}
-	ns := newNamespace(t)
-	src := filepath.Join(t.TempDir(), "source.tfstate")
-	writeSourceState(t, src, "one")
+	gvk, ns, src := driftWorld(t, "driftobserved")
 	inst := newInstance(gvk, ns, "watched", map[string]any{"forProvider": map[string]any{"path": src}})
 	if err := ground.client.Create(ctx, inst); err != nil {
 		t.Fatal(err)

@@ -215,7 +215,8 @@ func driftWorld(t *testing.T, name string) (schema.GroupVersionKind, string, str
 }
 
 // Drift found in approval mode waits for approval, visibly, for as long as it takes: it does not
-// vanish at the next poll. Approving it applies it at once.
+// vanish at the next poll, even with no drift check to find it again. Approving it applies it at
+// once, not at the next drift check.
 func TestDriftWaitsForApproval(t *testing.T) {
 	ctx := context.Background()
 	gvk, ns, src := driftWorld(t, "driftapproval")
@@ -232,13 +233,18 @@ func TestDriftWaitsForApproval(t *testing.T) {
 
 	writeSourceState(t, src, "two")
 	id := waitForApproval(t, inst)
+	// No drift check comes again: the drift found must stay visible on its own.
+	off := client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"annotations":{"`+reconcile.AnnotationDriftInterval+`":"0s"}}}`))
+	if err := ground.client.Patch(ctx, inst.DeepCopy(), off); err != nil {
+		t.Fatal(err)
+	}
 	waitPolls(t, gvk, 4)
 	got := inst.DeepCopy()
 	if err := ground.client.Get(ctx, client.ObjectKeyFromObject(inst), got); err != nil {
 		t.Fatal(err)
 	}
-	if s := synced(t, inst); s["status"] != "False" || !strings.Contains(s["message"].(string), id) {
-		t.Errorf("the drift correction must keep waiting for approval, visibly, got %v", s)
+	if got := waitForApproval(t, inst); got != id {
+		t.Errorf("the drift correction must keep waiting for approval with plan %s, now waits with %s", id, got)
 	}
 	if _, found, _ := unstructured.NestedMap(got.Object, "status", "pendingDrift"); !found {
 		t.Errorf("status.pendingDrift must show the drift found, got %v", got.Object["status"])

@@ -61,6 +61,18 @@ func (l *Locker) clock() time.Time {
 // closed if a renewal finds the lock taken away; work under the lock must stop then. broken is
 // non-nil when a stale lock was broken to take this one.
 func (l *Locker) Lock(ctx context.Context, ref Ref) (unlock func(), lost <-chan struct{}, broken *BrokenLock, err error) {
+	// A take that conflicts raced a release or another take: look again, and the lock is either
+	// free or held by whoever won.
+	for range 3 {
+		unlock, lost, broken, err = l.lock(ctx, ref)
+		if !kerrors.IsConflict(errors.Cause(err)) && !kerrors.IsAlreadyExists(errors.Cause(err)) {
+			break
+		}
+	}
+	return unlock, lost, broken, err
+}
+
+func (l *Locker) lock(ctx context.Context, ref Ref) (unlock func(), lost <-chan struct{}, broken *BrokenLock, err error) {
 	lease := &coordinationv1.Lease{}
 	now := metav1.NewMicroTime(l.clock())
 	err = l.Client.Get(ctx, ref.NamespacedName, lease)

@@ -11,9 +11,17 @@ import (
 	"runtime/debug"
 	"sort"
 	"strings"
+	"time"
 
 	extv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/discovery/cached/memory"
+	"k8s.io/client-go/restmapper"
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
 	"github.com/modkind/modkind/apis/v1alpha1"
@@ -29,13 +37,16 @@ type command struct {
 	run     func(args []string, out io.Writer) error
 }
 
-// commands are modkind's offline subcommands, for reviewing in GitOps what a cluster would get.
-// They are set in init because each command's usage reads its summary from them.
+// commands are modkind's subcommands: offline ones for reviewing in GitOps what a cluster would
+// get, and plan and approve for an instance's plans in a cluster. They are set in init because
+// each command's usage reads its summary from them.
 var commands map[string]command
 
 func init() {
 	commands = map[string]command{
+		"approve":  {summary: "approve the plan that waits for an instance in approval mode", run: approve},
 		"generate": {summary: "print the CRD that a Module with the given source would install", run: generate},
+		"plan":     {summary: "print the last plan of an instance, as terraform shows it", run: plan},
 		"render":   {summary: "print the root module and tfvars modkind would run for an instance", run: render},
 		"version":  {summary: "print modkind's version", run: version},
 	}
@@ -280,5 +291,148 @@ func version(args []string, out io.Writer) error {
 		v = bi.Main.Version
 	}
 	_, err := fmt.Fprintln(out, "modkind", v)
+	return err
+}
+
+// clusterFlags are the flags of the commands that read an instance in a cluster.
+type clusterFlags struct {
+	kubeconfig, namespace string
+}
+
+func (c *clusterFlags) register(fs *flagSet) {
+	fs.StringVar(&c.kubeconfig, "kubeconfig", "", "kubeconfig of the cluster; else KUBECONFIG, ~/.kube/config or the in-cluster config")
+	fs.StringVar(&c.namespace, "namespace", "", "namespace of the instance; the kubeconfig context's when empty")
+	fs.StringVar(&c.namespace, "n", "", "short for --namespace")
+}
+
+// instanceRef is an instance named on the command line as <kind>/<name>, resolved in a cluster.
+type instanceRef struct {
+	gvk    schema.GroupVersionKind
+	key    types.NamespacedName
+	client client.Client
+}
+
+// resolve connects to the cluster and finds the kind of arg (<kind>/<name>, the kind as a
+// resource name such as traces or traces.example.org, or as Kind.group) through discovery.
+func (c *clusterFlags) resolve(fs *flagSet, arg string) (*instanceRef, error) {
+	kind, name, ok := strings.Cut(arg, "/")
+	if !ok || kind == "" || name == "" || strings.Contains(name, "/") {
+		return nil, fs.fail("want <kind>/<name>, such as traces.example.org/web, got %q", arg)
+	}
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	rules.ExplicitPath = c.kubeconfig
+	overrides := &clientcmd.ConfigOverrides{}
+	overrides.Context.Namespace = c.namespace
+	cc := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, overrides)
+	cfg, err := cc.ClientConfig()
+	if err != nil {
+		return nil, err
+	}
+	ns, _, err := cc.Namespace()
+	if err != nil {
+		return nil, err
+	}
+	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	mapper := restmapper.NewShortcutExpander(restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(dc)), dc, nil)
+	gvk, err := reconcile.ResolveKind(mapper, kind)
+	if err != nil {
+		return nil, err
+	}
+	cl, err := client.New(cfg, client.Options{Mapper: mapper})
+	if err != nil {
+		return nil, err
+	}
+	return &instanceRef{gvk: gvk, key: types.NamespacedName{Namespace: ns, Name: name}, client: cl}, nil
+}
+
+func (r *instanceRef) String() string {
+	return fmt.Sprintf("%s %s/%s", r.gvk.GroupKind(), r.key.Namespace, r.key.Name)
+}
+
+// parseInterspersed parses args allowing flags after positional arguments, as kubectl does, and
+// returns the positional ones.
+func parseInterspersed(fs *flagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.parse(args); err != nil {
+			return nil, err
+		}
+		if fs.NArg() == 0 {
+			return pos, nil
+		}
+		pos = append(pos, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
+}
+
+// plan prints an instance's last plan: the text of terraform show, with the values modkind read
+// from Secrets redacted, from the Secret modkind keeps it in.
+func plan(args []string, out io.Writer) error {
+	fs := newCommandFlags("plan", "modkind plan <kind>/<name> [-n namespace] [--kubeconfig file]")
+	var cf clusterFlags
+	cf.register(fs)
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return fs.fail("want one instance as <kind>/<name>, got %d arguments", len(pos))
+	}
+	ref, err := cf.resolve(fs, pos[0])
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	view, err := reconcile.ReadPlanView(ctx, ref.client, ref.gvk.GroupKind().String(), ref.key.Namespace, ref.key.Name)
+	if err != nil {
+		return err
+	}
+	inst := &unstructured.Unstructured{}
+	inst.SetGroupVersionKind(ref.gvk)
+	if err := ref.client.Get(ctx, ref.key, inst); err != nil {
+		return err
+	}
+	if view.ID == "" {
+		fmt.Fprintf(out, "The last plan of %s, made %s, changes nothing.\n\n", ref, view.Time)
+	} else {
+		fmt.Fprintf(out, "Plan %s of %s (%s), made %s.\n", view.ID, ref, view.Summary, view.Time)
+		if reconcile.WaitingPlan(inst) == view.ID {
+			fmt.Fprintf(out, "It waits for approval: modkind approve %s -n %s --plan %s\n", pos[0], ref.key.Namespace, view.ID)
+		}
+		fmt.Fprintln(out)
+	}
+	// terraform show starts with an empty line; the header above already separates it.
+	_, err = io.WriteString(out, strings.TrimLeft(view.Text, "\n"))
+	return err
+}
+
+// approve approves the plan that waits for an instance in approval mode: the one plan shows.
+func approve(args []string, out io.Writer) error {
+	fs := newCommandFlags("approve", "modkind approve <kind>/<name> [-n namespace] [--plan id] [--kubeconfig file]")
+	var cf clusterFlags
+	cf.register(fs)
+	want := fs.String("plan", "", "the id of the plan reviewed (as modkind plan shows it); refused when another plan waits")
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return fs.fail("want one instance as <kind>/<name>, got %d arguments", len(pos))
+	}
+	ref, err := cf.resolve(fs, pos[0])
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	view, err := reconcile.Approve(ctx, ref.client, ref.gvk, ref.key, *want)
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(out, "Approved plan %s (%s) of %s: modkind applies it next.\n", view.ID, view.Summary, ref)
 	return err
 }

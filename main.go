@@ -201,6 +201,9 @@ func run(o *controllerOptions) error {
 	if err != nil {
 		return err
 	}
+	if err := addProbes(mgr); err != nil {
+		return err
+	}
 
 	// modkind installs its own CRDs so that a fresh cluster needs nothing else.
 	direct, err := client.New(restCfg, client.Options{Scheme: scheme})

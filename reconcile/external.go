@@ -171,7 +171,7 @@ func (e *external) Observe(ctx context.Context, _ resource.Managed) (managed.Ext
 	// Shown even before anything exists: a first plan may wait for approval.
 	if n := e.notes.Get(e.inst.GetUID()); n.plan != nil || n.lockBroken != nil {
 		if n.plan != nil {
-			e.inst.SetStatusField("lastPlan", n.plan.statusValue())
+			e.inst.SetStatusField("lastPlan", lastPlanStatus(*n.plan, e.run))
 		}
 		if n.lockBroken != nil {
 			e.inst.SetStatusField("stateLock", lockStatus(n.lockBroken))
@@ -455,7 +455,7 @@ func (e *external) apply(ctx context.Context) (*state.Stored, error) {
 	stored, summary, err := e.runner.Apply(ctx, e.run, e.stored)
 	if summary != nil {
 		e.notes.SetPlan(e.inst.GetUID(), *summary)
-		e.inst.SetStatusField("lastPlan", summary.statusValue())
+		e.inst.SetStatusField("lastPlan", lastPlanStatus(*summary, e.run))
 	}
 	if err == nil {
 		e.drift.Checked(e.inst.GetUID())
@@ -474,6 +474,10 @@ func (e *external) apply(ctx context.Context) (*state.Stored, error) {
 // Delete destroys everything the instance's state tracks and only then deletes the state.
 func (e *external) Delete(ctx context.Context, _ resource.Managed) (managed.ExternalDelete, error) {
 	if err := e.runner.Destroy(ctx, e.run, e.stored); err != nil {
+		return managed.ExternalDelete{}, err
+	}
+	// The plan goes first: were the state gone and this failed, nothing would delete it later.
+	if err := e.runner.deletePlanView(ctx, e.run); err != nil {
 		return managed.ExternalDelete{}, err
 	}
 	if err := e.runner.States.Delete(ctx, e.run.State); err != nil {

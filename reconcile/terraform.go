@@ -155,6 +155,10 @@ func (r *Runner) apply(ctx context.Context, tf *tfexec.Terraform, run *Run, stor
 		summary.At = start
 	}
 	summary.Took = time.Since(start)
+	// Stored before the guard and approval decide, so that a refused or waiting plan can be read.
+	if err := r.storePlanView(ctx, tf, run, planFile, changes, summary); err != nil {
+		return stored, summary, err
+	}
 	if !changes {
 		// Nothing to apply; only record that these inputs are applied.
 		saved, err := r.save(ctx, run, stored, run.Inputs)

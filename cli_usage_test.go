@@ -33,7 +33,7 @@ func commandLines() []string {
 // Every command line gets either the controller, a command, help on stdout with exit code 0, or
 // usage on stderr with exit code 2; only a well-formed controller command line starts anything.
 func TestUsage(t *testing.T) {
-	usage := append(commandLines(), "Controller flags:", "-max-concurrent-runs", "-kubeconfig", "-namespaces")
+	usage := slices.Clip(append(commandLines(), "Controller flags:", "-max-concurrent-runs", "-kubeconfig", "-namespaces"))
 	cases := map[string]struct {
 		reason      string
 		args        []string
@@ -52,7 +52,7 @@ func TestUsage(t *testing.T) {
 		"HelpCommand":         {reason: "modkind help <command> is the command's --help", args: []string{"help", "render"}, wantStdout: []string{"Usage: modkind render", "-source"}},
 		"VersionHelp":         {reason: "version too answers --help", args: []string{"version", "--help"}, wantStdout: []string{"Usage: modkind version"}},
 		"UnknownCommand":      {reason: "a mistyped command is refused with the usage", args: []string{"plna"}, wantCode: 2, wantStderr: append(usage, `unknown command "plna"`)},
-		"UnknownCommandHelp":  {reason: "--help does not make an unknown command known", args: []string{"plan", "--help"}, wantCode: 2, wantStderr: append(usage, `unknown command "plan"`)},
+		"UnknownCommandHelp":  {reason: "--help does not make an unknown command known", args: []string{"deploy", "--help"}, wantCode: 2, wantStderr: append(usage, `unknown command "deploy"`)},
 		"StrayArgument":       {reason: "the controller takes no positional argument", args: []string{"--quickstart", "dir", "extra"}, wantCode: 2, wantStderr: append(usage, `unexpected argument "extra"`)},
 		"UnknownFlag":         {reason: "an unknown flag is refused with the usage", args: []string{"--max-runs", "3"}, wantCode: 2, wantStderr: append(usage, "max-runs")},
 		"HelpUnknownCommand":  {reason: "help for an unknown command is refused", args: []string{"help", "plna"}, wantCode: 2, wantStderr: append(usage, `unknown command "plna"`)},
@@ -217,9 +217,9 @@ func TestCLIBinary(t *testing.T) {
 		},
 		"UnknownCommandHelp": {
 			reason:     "--help after an unknown command does not run the controller",
-			args:       []string{"plan", "--help"},
+			args:       []string{"deploy", "--help"},
 			wantCode:   2,
-			wantStderr: append(commandLines(), `unknown command "plan"`),
+			wantStderr: append(commandLines(), `unknown command "deploy"`),
 		},
 		"StrayArgument": {
 			reason:     "a stray argument after the controller's flags is refused",

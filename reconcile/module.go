@@ -105,6 +105,17 @@ func SetupModuleController(mgr ctrl.Manager, fetcher Fetcher, providers Provider
 // Reconcile fetches and inspects the Module's source, installs the generated CRD and makes sure
 // a controller runs for its kind.
 func (r *ModuleReconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	res, err := r.reconcile(ctx, req)
+	if kerrors.IsConflict(errors.Cause(err)) {
+		// The Module changed while it was reconciled (its status written by a reconcile of an
+		// older event): the newer version is reconciled next, so this is no error to report.
+		ctrl.LoggerFrom(ctx).V(1).Info("Module changed while it was reconciled; reconciling it again", "error", err.Error())
+		return reconcile.Result{Requeue: true}, nil
+	}
+	return res, err
+}
+
+func (r *ModuleReconciler) reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 	m := &v1alpha1.Module{}
 	if err := r.client.Get(ctx, req.NamespacedName, m); err != nil {
 		if kerrors.IsNotFound(err) {

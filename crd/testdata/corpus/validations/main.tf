@@ -180,7 +180,7 @@ variable "debug" {
 }
 
 variable "prefixed" {
-  description = "startswith is not translated: Terraform checks it at plan time."
+  description = "startswith with a plain literal: the normal form starts with it only where the string does."
   type        = string
   default     = "mk-a"
   validation {

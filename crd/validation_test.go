@@ -1,22 +1,17 @@
 package crd
 
 import (
-	"encoding/json"
 	"fmt"
-	"math"
-	"slices"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/hashicorp/hcl/v2"
-	"github.com/hashicorp/hcl/v2/ext/tryfunc"
-	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/zclconf/go-cty/cty"
-	"github.com/zclconf/go-cty/cty/function"
 	"github.com/zclconf/go-cty/cty/function/stdlib"
-	ctyjson "github.com/zclconf/go-cty/cty/json"
 	"golang.org/x/text/unicode/norm"
 
 	"github.com/modkind/modkind/module"
@@ -614,145 +609,43 @@ func FuzzTerraformLength(f *testing.F) {
 	})
 }
 
-// terraformFunctions are the functions of the conditions modkind translates, as Terraform defines
-// them (length of a string counts grapheme clusters, as Terraform's own length does).
-var terraformFunctions = map[string]function.Function{
-	"can":      tryfunc.CanFunc,
-	"contains": stdlib.ContainsFunc,
-	"regex":    stdlib.RegexFunc,
-	"regexall": stdlib.RegexAllFunc,
-	"length": function.New(&function.Spec{
-		Params: []function.Parameter{{Name: "value", Type: cty.DynamicPseudoType}},
-		Type:   function.StaticReturnType(cty.Number),
-		Impl: func(args []cty.Value, _ cty.Type) (cty.Value, error) {
-			if args[0].Type() == cty.String {
-				return stdlib.Strlen(args[0])
-			}
-			return stdlib.Length(args[0])
-		},
-	}),
-	"startswith": function.New(&function.Spec{
-		Params: []function.Parameter{{Name: "s", Type: cty.String}, {Name: "prefix", Type: cty.String}},
-		Type:   function.StaticReturnType(cty.Bool),
-		Impl: func(args []cty.Value, _ cty.Type) (cty.Value, error) {
-			return cty.BoolVal(strings.HasPrefix(args[0].AsString(), args[1].AsString())), nil
-		},
-	}),
-}
-
-// terraformAccepts evaluates a condition as Terraform does: an error fails it.
-func terraformAccepts(v module.Variable, val module.Validation, x cty.Value) bool {
-	e, diags := hclsyntax.ParseExpression([]byte(val.Condition), "condition", hcl.InitialPos)
-	if diags.HasErrors() {
-		return false
-	}
-	ctx := &hcl.EvalContext{
-		Variables: map[string]cty.Value{"var": cty.ObjectVal(map[string]cty.Value{v.Name: x})},
-		Functions: terraformFunctions,
-	}
-	res, diags := e.Value(ctx)
-	return !diags.HasErrors() && res.Type() == cty.Bool && res.IsKnown() && !res.IsNull() && res.True()
-}
-
-// FuzzTranslationSound checks the promise of the translation on arbitrary values: whatever
-// Terraform accepts, the rule accepts; and where the translation is exact, whatever the rule
-// accepts, Terraform accepts. The conditions are those of the validation corpus; the value is
-// given to the rule as the API server holds it, and to Terraform as Terraform reads the tfvars
-// modkind writes from it.
+// FuzzTranslationSound checks the promise of the translation on values made from the fuzzer's
+// seed and string: whatever Terraform accepts, the rule accepts; and where the translation is
+// exact, whatever the rule accepts, Terraform accepts. The conditions are those of the validation
+// corpus and of the public modules' corpus; values are given to the rule as the API server holds
+// them, and to Terraform as Terraform reads the tfvars modkind writes from them.
 func FuzzTranslationSound(f *testing.F) {
-	m, err := module.Inspect("testdata/corpus/validations")
-	if err != nil {
-		f.Fatal(err)
+	targets := soundnessTargets(f, corpusDirs(f)...)
+	for i := range targets {
+		f.Add(uint16(i), uint64(i), "")
+		f.Add(uint16(i), uint64(i)+7919, "K\u0301")
 	}
-	type target struct {
-		v   module.Variable
-		val module.Validation
-	}
-	var targets []target
-	for _, v := range m.Variables {
-		for _, val := range v.Validations {
-			targets = append(targets, target{v, val})
-		}
-	}
-	for i, s := range []string{"dev", "KMS", "\u212aMS", "caf\u00e9", "cafe\u0301", "ab\r\ncdefg", "a,b,c", "a,a", "", "v1.2.3", "\U0001F44D\U0001F3FD"} {
-		f.Add(uint8(i), s, float64(i)-1, int64(i))
-	}
-	f.Add(uint8(7), "x", 0.5, int64(9007199254740993))
-	f.Add(uint8(8), "x", 65535.5, int64(65535))
-	f.Fuzz(func(t *testing.T, pick uint8, s string, fl float64, in int64) {
+	f.Fuzz(func(t *testing.T, pick uint16, seed uint64, s string) {
 		if !utf8.ValidString(s) {
 			return // the API server holds only valid UTF-8
 		}
 		tg := targets[int(pick)%len(targets)]
 		tr := translateValidation(tg.v, tg.val)
-		for _, c := range fuzzValues(tg.v.Type, s, fl, in) {
-			tfAccepts := terraformAccepts(tg.v, tg.val, c.terraform)
-			ruleAccepts := accepts(tr.p, c.field)
-			if tfAccepts && !ruleAccepts {
-				t.Errorf("%s: Terraform accepts %#v but the rule %s refuses it", tg.val.Condition, c.field, tr.p.cel())
-			}
-			if tr.exact && ruleAccepts && !tfAccepts {
-				t.Errorf("%s: the exact rule %s accepts %#v but Terraform refuses it", tg.val.Condition, tr.p.cel(), c.field)
-			}
+		p := tg.pools
+		if s != "" {
+			p = poolsOf(tg.v, s, s+s, strings.ToUpper(s))
 		}
+		checkSound(t, tg, tr, rand.New(rand.NewPCG(seed, uint64(pick))), p, 8)
 	})
 }
 
-type fuzzValue struct {
-	field     any       // as the API server holds it
-	terraform cty.Value // as Terraform reads it from the tfvars
-}
-
-// fuzzValues makes values of type ty from the fuzzer's inputs, leaving out those the API server
-// or Terraform refuses before any condition: duplicates in a set, map keys equal once normalized.
-func fuzzValues(ty cty.Type, s string, fl float64, in int64) []fuzzValue {
-	var out []fuzzValue
-	add := func(field any) {
-		raw, err := json.Marshal(field)
-		if err != nil {
-			return
-		}
-		v, err := ctyjson.Unmarshal(raw, ty)
-		if err != nil {
-			return
-		}
-		out = append(out, fuzzValue{field: field, terraform: v})
+// corpusDirs are the modules whose validation blocks the soundness checks take.
+func corpusDirs(t testing.TB) []string {
+	t.Helper()
+	dirs := []string{filepath.Join("testdata", "corpus", "validations")}
+	public, err := filepath.Glob(filepath.Join("testdata", "corpus", "public", "*"))
+	if err != nil {
+		t.Fatal(err)
 	}
-	parts := strings.Split(s, ",")
-	switch {
-	case ty == cty.String:
-		add(s)
-	case ty == cty.Number:
-		if !math.IsInf(fl, 0) && !math.IsNaN(fl) {
-			add(fl)
+	for _, d := range public {
+		if fi, err := os.Stat(d); err == nil && fi.IsDir() {
+			dirs = append(dirs, d)
 		}
-		add(in)
-	case ty == cty.Bool:
-		add(len(s)%2 == 0)
-	case ty.IsListType():
-		add(toAny(parts))
-	case ty.IsSetType():
-		if len(slices.Compact(slices.Sorted(slices.Values(parts)))) == len(parts) {
-			add(toAny(parts))
-		}
-	case ty.IsMapType():
-		m, keys := map[string]any{}, map[string]bool{}
-		for _, p := range parts {
-			if keys[norm.NFC.String(p)] {
-				return out
-			}
-			keys[norm.NFC.String(p)] = true
-			m[p] = "v"
-		}
-		add(m)
 	}
-	return out
-}
-
-func toAny(ss []string) []any {
-	out := make([]any, len(ss))
-	for i, s := range ss {
-		out[i] = s
-	}
-	return out
+	return dirs
 }

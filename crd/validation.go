@@ -151,6 +151,11 @@ type translated struct {
 	p       pred
 	exact   bool
 	dropped []string
+	// mayErr is set when Terraform's evaluation may err for a value the API server admits: a
+	// null where a value is needed, as an unset optional attribute is. Terraform before 1.12
+	// evaluates both sides of || and errs when either does, so var.x.a == null || var.x.a > 3
+	// fails there for an unset a; the translation, which holds for it, is then not exact.
+	mayErr bool
 }
 
 func untranslated(why string, e hcl.Expression, src string) translated {
@@ -166,7 +171,7 @@ func exprText(e hcl.Expression, src string) string {
 }
 
 func and(a, b translated) translated {
-	out := translated{exact: a.exact && b.exact, dropped: append(append([]string(nil), a.dropped...), b.dropped...)}
+	out := translated{exact: a.exact && b.exact, dropped: append(append([]string(nil), a.dropped...), b.dropped...), mayErr: a.mayErr || b.mayErr}
 	switch {
 	case a.p == constPred(false) && a.exact, b.p == constPred(false) && b.exact:
 		out.p, out.exact = constPred(false), true
@@ -181,12 +186,13 @@ func and(a, b translated) translated {
 }
 
 func or(a, b translated) translated {
-	out := translated{exact: a.exact && b.exact, dropped: append(append([]string(nil), a.dropped...), b.dropped...)}
+	// A side that may err makes the other side's verdict Terraform's only where it short-circuits.
+	out := translated{exact: a.exact && b.exact && !a.mayErr && !b.mayErr, dropped: append(append([]string(nil), a.dropped...), b.dropped...), mayErr: a.mayErr || b.mayErr}
 	switch {
 	case a.p == constPred(true) || b.p == constPred(true):
 		// One side holds for all values, so does the disjunction; it is exact when that side is.
 		out.p = constPred(true)
-		out.exact = (a.p == constPred(true) && a.exact) || (b.p == constPred(true) && b.exact)
+		out.exact = (a.p == constPred(true) && a.exact && !b.mayErr) || (b.p == constPred(true) && b.exact && !a.mayErr)
 	case a.p == constPred(false):
 		out.p = b.p
 	case b.p == constPred(false):

@@ -85,6 +85,8 @@ type term struct {
 	tryNull bool
 	// parent is the object an attribute belongs to.
 	parent *term
+	// lenient is set for a term whose value is made up where Terraform errs.
+	lenient bool
 }
 
 func (t *term) value(e env) (any, bool) { return t.get(e) }

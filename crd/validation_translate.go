@@ -120,7 +120,7 @@ func (t *translator) translate(e hclsyntax.Expression, neg bool) translated {
 		if neg {
 			p = notPred{p}
 		}
-		return exactly(p)
+		return translated{p: p, exact: true, mayErr: len(s.optional) > 0 || s.lenient}
 	}
 	return t.untranslated("not a form modkind translates", e)
 }
@@ -132,13 +132,18 @@ func (t *translator) conditional(e *hclsyntax.ConditionalExpr, neg bool) transla
 	a, b := t.translate(e.TrueResult, neg), t.translate(e.FalseResult, neg)
 	if c.exact && nc.exact && total(c.p) && c.p != constPred(true) && c.p != constPred(false) {
 		// A presence test never errs: c ? a : b says it best.
-		out := translated{p: condPred{c.p, a.p, b.p}, exact: a.exact && b.exact, dropped: append(append([]string(nil), a.dropped...), b.dropped...)}
+		out := translated{p: condPred{c.p, a.p, b.p}, exact: a.exact && b.exact && !c.mayErr, dropped: append(append([]string(nil), a.dropped...), b.dropped...),
+			mayErr: c.mayErr || a.mayErr || b.mayErr}
 		if a.p == constPred(true) && b.p == constPred(true) {
 			out.p = constPred(true)
 		}
 		return out
 	}
-	return or(and(c, a), and(nc, b))
+	// Terraform evaluates only the branch the condition picks.
+	out := or(and(c, a), and(nc, b))
+	out.exact = c.exact && nc.exact && a.exact && b.exact && !c.mayErr
+	out.mayErr = c.mayErr || a.mayErr || b.mayErr
+	return out
 }
 
 var operators = map[*hclsyntax.Operation]string{
@@ -248,15 +253,25 @@ func (t *translator) comparison(e *hclsyntax.BinaryOpExpr, neg bool) translated 
 // != true, and errs on everything else; CEL errs on all. The leaf is made to hold or fail as
 // Terraform's does, or to hold where Terraform errs, which is safe.
 func guarded(tr translated, s *term, op string) translated {
+	if s.lenient {
+		// Terraform errs where the term's value is made up.
+		tr.exact, tr.mayErr = false, true
+	}
 	if len(s.optional) == 0 || tr.p == constPred(true) {
 		return tr
 	}
+	// Terraform reads s as null where only s itself may be unset, and compares null with ==
+	// and != without error; it errs on everything else.
+	onlyLast := len(s.optional) == 1 && s.optional[0].expr == s.expr
 	if op == "!=" {
-		// Where only s itself may be unset, Terraform's null != c holds as !has() does.
-		exact := tr.exact && len(s.optional) == 1 && s.optional[0].expr == s.expr
-		return or(translated{p: absent(s), exact: exact}, tr)
+		// null != c holds, as !has() does.
+		out := or(translated{p: absent(s), exact: tr.exact && onlyLast}, tr)
+		out.mayErr = tr.mayErr || !onlyLast
+		return out
 	}
-	return and(translated{p: present(s), exact: true}, tr)
+	out := and(translated{p: present(s), exact: true}, tr)
+	out.mayErr = tr.mayErr || !(op == "==" && onlyLast)
+	return out
 }
 
 // nullCheck translates x == null and x != null.
@@ -277,9 +292,9 @@ func (t *translator) nullCheck(e hcl.Expression, subject hclsyntax.Expression, o
 	// false in either case, so the check may hold where Terraform errs.
 	exact := s.tryNull || (len(s.optional) == 1 && s.optional[0].expr == s.expr)
 	if isNull {
-		return translated{p: absent(s), exact: exact}
+		return translated{p: absent(s), exact: exact, mayErr: !exact}
 	}
-	return exactly(present(s))
+	return translated{p: present(s), exact: true, mayErr: !exact}
 }
 
 // compareTerm translates s op c for a term s and a constant c.
@@ -645,6 +660,13 @@ func (t *translator) affix(e *hclsyntax.FunctionCallExpr, neg bool) translated {
 
 // can translates can(regex("pattern", x)), can(cidrhost(x, 0)) and can([for v in l : regex(...)]).
 func (t *translator) can(e *hclsyntax.FunctionCallExpr, neg bool) translated {
+	// can() never errs: it is false where its argument errs.
+	out := t.canOf(e, neg)
+	out.mayErr = false
+	return out
+}
+
+func (t *translator) canOf(e *hclsyntax.FunctionCallExpr, neg bool) translated {
 	if len(e.Args) != 1 {
 		return t.untranslated("not can(...)", e)
 	}
@@ -705,6 +727,7 @@ func (t *translator) try(e *hclsyntax.FunctionCallExpr, neg bool) translated {
 		return t.untranslated("not try(condition, true) or try(condition, false)", e)
 	}
 	inner := t.translate(e.Args[0], false)
+	inner.mayErr = false
 	if fallback.False() {
 		// Where try(c, false) holds, c holds without error.
 		return inner
@@ -954,7 +977,9 @@ func (t *translator) forAll(e hcl.Expression, f *hclsyntax.ForExpr, all, neg boo
 		}
 		*t = saved
 	}
-	out := translated{exact: b.exact, dropped: b.dropped}
+	// Terraform evaluates the condition for every element, and errs if it errs for one: some
+	// element's condition holding is Terraform's verdict only where none errs.
+	out := translated{exact: b.exact && (all || !b.mayErr), dropped: b.dropped, mayErr: b.mayErr || len(over.optional) > 0 && !coll.orEmpty}
 	switch {
 	case all && b.p == constPred(true):
 		return translated{p: constPred(true), exact: b.exact, dropped: b.dropped}
@@ -1365,6 +1390,8 @@ func coalesced(s *term, lit string) *term {
 	if len(s.optional) == 0 {
 		out.expr = "(" + s.expr + " != '' ? " + s.expr + " : " + celLiteral(lit) + ")"
 	}
+	// coalesce(null, "") and coalesce("", "") err.
+	out.lenient = lit == ""
 	out.get = func(e env) (any, bool) {
 		v, ok := s.get(e)
 		if str, isStr := v.(string); ok && isStr && str != "" {

@@ -146,8 +146,13 @@ func TestPublicCorpusAPIServer(t *testing.T) {
 		for _, b := range Translations(m) {
 			k.blocks[b.Variable] = append(k.blocks[b.Variable], b)
 		}
+		fp := c.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["spec"].Properties["forProvider"]
 		for _, v := range m.Variables {
-			k.makers[v.Name], k.pools[v.Name] = newFieldMaker(t, v), poolsOf(v)
+			if v.Sensitive {
+				// Given in a Secret, not in the instance.
+				continue
+			}
+			k.makers[v.Name], k.pools[v.Name] = newFieldMaker(t, v).withSchema(t, fp.Properties[FieldName(v.Name)]), poolsOf(v)
 		}
 		kinds[n] = k
 		merged.WriteString(prefixed(t, n))
@@ -162,22 +167,33 @@ func TestPublicCorpusAPIServer(t *testing.T) {
 	for round := range rounds {
 		values := map[string]json.RawMessage{}
 		fields := map[string]map[string]any{}
+		// beyond are the values only the bounds of the conditions refuse: Terraform must too.
+		beyond := map[string]json.RawMessage{}
 		for _, n := range names {
 			m, k := mods[n], kinds[n]
 			fp := map[string]any{}
 			for _, v := range m.Variables {
+				if v.Sensitive {
+					continue
+				}
 				r := rand.New(rand.NewPCG(uint64(round), uint64(len(n)*1000+len(v.Name))))
-				for range 10 {
+				for range 40 {
 					x := genValue(r, v.Type, k.pools[v.Name], 4)
-					f, ok := k.makers[v.Name].field(x)
-					if !ok {
+					f, ok, out := k.makers[v.Name].fieldWithin(x)
+					if !ok && (!out || v.Required()) {
+						// A required field needs a value the API server takes.
 						continue
 					}
 					if _, err := terraformValue(v, x); err != nil {
 						continue
 					}
 					raw, _ := json.Marshal(x)
-					values[n+"__"+v.Name], fp[FieldName(v.Name)] = raw, f
+					values[n+"__"+v.Name] = raw
+					if out {
+						beyond[n+"__"+v.Name] = raw
+					} else {
+						fp[FieldName(v.Name)] = f
+					}
 					break
 				}
 			}
@@ -186,6 +202,12 @@ func TestPublicCorpusAPIServer(t *testing.T) {
 		tfErrs := terraformPlan(t, tf, work, values)
 		if len(tfErrs[""]) > 0 {
 			t.Fatalf("round %d: terraform plan failed for other reasons than the variables' values: %v", round, tfErrs[""])
+		}
+		for name, raw := range beyond {
+			checked++
+			if len(tfErrs[name]) == 0 {
+				t.Errorf("\nTerraform accepts var.%s = %s, beyond the bounds the schema takes from its conditions", name, raw)
+			}
 		}
 		for _, n := range names {
 			m, k := mods[n], kinds[n]
@@ -263,7 +285,7 @@ func dryRun(ctx context.Context, cl client.Client, c *extv1.CustomResourceDefini
 	for _, cause := range status.Status().Details.Causes {
 		f, ok := strings.CutPrefix(cause.Field, "spec.forProvider.")
 		if !ok {
-			return nil, fmt.Errorf("refused for something other than a variable: %s: %s", cause.Field, cause.Message)
+			return nil, fmt.Errorf("refused for something other than a variable: %s: %s (%v)", cause.Field, cause.Message, err)
 		}
 		out[strings.FieldsFunc(f, func(r rune) bool { return r == '.' || r == '[' })[0]] = true
 	}

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/ext/tryfunc"
@@ -20,6 +21,7 @@ import (
 	"github.com/zclconf/go-cty/cty/function"
 	"github.com/zclconf/go-cty/cty/function/stdlib"
 	ctyjson "github.com/zclconf/go-cty/cty/json"
+	extv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/kube-openapi/pkg/validation/strfmt"
@@ -236,6 +238,8 @@ func terraformValue(v module.Variable, tf any) (cty.Value, error) {
 type fieldMaker struct {
 	v module.Variable
 	s *structuralschema.Structural
+	// bounded is the field's schema with the bounds of its conditions, when it has any.
+	bounded *structuralschema.Structural
 }
 
 func newFieldMaker(t testing.TB, v module.Variable) fieldMaker {
@@ -247,18 +251,36 @@ func newFieldMaker(t testing.TB, v module.Variable) fieldMaker {
 	return fieldMaker{v: v, s: fuzzStructural(t, v.Name, schema)}
 }
 
-func (m fieldMaker) field(tf any) (any, bool) {
+// withSchema is m checking values against the field's schema in a CRD as well.
+func (m fieldMaker) withSchema(t testing.TB, schema extv1.JSONSchemaProps) fieldMaker {
+	t.Helper()
+	schema.XValidations = nil
+	m.bounded = fuzzStructural(t, m.v.Name, schema)
+	return m
+}
+
+// field is the field value of the Terraform value tf; ok is false when the API server refuses its
+// shape, beyond when only the bounds of the conditions refuse it.
+func (m fieldMaker) field(tf any) (v any, ok bool) {
+	v, ok, _ = m.fieldWithin(tf)
+	return v, ok
+}
+
+func (m fieldMaker) fieldWithin(tf any) (v any, ok, beyond bool) {
 	f, err := ToField(tf, m.v.Type)
 	if err != nil || f == nil {
-		return nil, false
+		return nil, false, false
 	}
 	obj := map[string]any{"value": runtime.DeepCopyJSONValue(f)}
 	pruneNulls(obj, m.s)
 	applyDefaults(obj, m.s)
 	if len(validate.NewSchemaValidator(m.s.ToKubeOpenAPI(), nil, "", strfmt.Default).Validate(obj).Errors) > 0 {
-		return nil, false
+		return nil, false, false
 	}
-	return obj["value"], true
+	if m.bounded != nil && len(validate.NewSchemaValidator(m.bounded.ToKubeOpenAPI(), nil, "", strfmt.Default).Validate(obj).Errors) > 0 {
+		return obj["value"], false, true
+	}
+	return obj["value"], true, false
 }
 
 // terraformFunctions are the functions of the conditions modkind translates, and of the others of
@@ -321,6 +343,17 @@ var terraformFunctions = map[string]function.Function{
 				}
 			}
 			return cty.NilVal, fmt.Errorf("item not found")
+		},
+	}),
+	"cidrnetmask": function.New(&function.Spec{
+		Params: []function.Parameter{{Name: "prefix", Type: cty.String}},
+		Type:   function.StaticReturnType(cty.String),
+		Impl: func(args []cty.Value, _ cty.Type) (cty.Value, error) {
+			bits, ok := terraformParseCIDR(args[0].AsString())
+			if !ok || !terraformIPv4Prefix(args[0].AsString(), bits) {
+				return cty.NilVal, fmt.Errorf("only IPv4 prefixes have a netmask")
+			}
+			return cty.StringVal("mask"), nil
 		},
 	}),
 	"cidrhost": function.New(&function.Spec{
@@ -408,6 +441,27 @@ func terraformParseCIDR(s string) (int, bool) {
 		return 0, false
 	}
 	return size - n, true
+}
+
+// terraformIPv4Prefix reports whether the prefix s, which terraformParseCIDR reads, is one Go
+// 1.16's net package turns into a 4-byte address: an IPv4 one, or an IPv4-mapped IPv6 one.
+func terraformIPv4Prefix(s string, hostBits int) bool {
+	addr, _, _ := strings.Cut(s, "/")
+	if parseIPv4Leniently(addr) {
+		return true
+	}
+	// The network address of an IPv4-mapped IPv6 prefix is IPv4 where the mask keeps ::ffff.
+	if hostBits > 32 {
+		return false
+	}
+	groups := strings.Split(addr, ":")
+	last := groups[len(groups)-1]
+	if !strings.Contains(last, ".") {
+		return false
+	}
+	prefix := strings.Join(groups[:len(groups)-1], ":") + ":"
+	prefix = strings.ToLower(prefix)
+	return prefix == "::ffff:" || strings.HasSuffix(prefix, ":0:ffff:") && strings.Count(prefix, ":") >= 3
 }
 
 func parseIPv4Leniently(s string) bool {
@@ -535,6 +589,12 @@ func checkSound(t *testing.T, tg soundnessTarget, tr translated, r *rand.Rand, p
 			ruleRefused++
 		}
 		raw, _ := json.Marshal(field)
+		if tfAccepts && !slices.ContainsFunc(tg.v.Validations, func(val module.Validation) bool { return !terraformAccepts(tg.v, val, x) }) {
+			// The bounds the schema may get from the conditions hold for what Terraform accepts.
+			if why := beyondBounds(variableBounds(tg.v), field); why != "" {
+				t.Errorf("%s: Terraform accepts %s = %s, beyond the bounds of its conditions: %s", tg.val.Pos, tg.v.Name, raw, why)
+			}
+		}
 		if tfAccepts && !ruleAccepts {
 			t.Errorf("%s: Terraform accepts %s = %s but the rule %s refuses it", tg.val.Pos, tg.v.Name, raw, tr.p.cel())
 		}
@@ -543,4 +603,30 @@ func checkSound(t *testing.T, tg soundnessTarget, tr translated, r *rand.Rand, p
 		}
 	}
 	return
+}
+
+// beyondBounds says which bound of b the field value x exceeds, "" when none.
+func beyondBounds(b *schemaBounds, x any) string {
+	for path, n := range b.maxItems {
+		for _, y := range valuesAt(x, path) {
+			switch y := y.(type) {
+			case []any:
+				if int64(len(y)) > n {
+					return fmt.Sprintf("%s has %d items, more than %d", path, len(y), n)
+				}
+			case map[string]any:
+				if int64(len(y)) > n {
+					return fmt.Sprintf("%s has %d entries, more than %d", path, len(y), n)
+				}
+			}
+		}
+	}
+	for path, n := range b.maxLength {
+		for _, y := range valuesAt(x, path) {
+			if s, ok := y.(string); ok && int64(utf8.RuneCountInString(s)) > n {
+				return fmt.Sprintf("%s is %d characters long, more than %d", path, utf8.RuneCountInString(s), n)
+			}
+		}
+	}
+	return ""
 }

@@ -2,13 +2,16 @@ package crd
 
 import (
 	"cmp"
+	"encoding/json"
 	"fmt"
 	"math/big"
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/ext/typeexpr"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/zclconf/go-cty/cty"
 	extv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -295,6 +298,12 @@ func integer(n cty.Value) (int64, bool) {
 
 // translateValidation translates one validation block of v.
 func translateValidation(v module.Variable, val module.Validation) translated {
+	return translateBounded(v, val, nil)
+}
+
+// translateBounded translates one validation block of v, whose collections and strings have the
+// bounds b.
+func translateBounded(v module.Variable, val module.Validation, b *schemaBounds) translated {
 	e, diags := hclsyntax.ParseExpression([]byte(val.Condition), "condition", hcl.InitialPos)
 	if diags.HasErrors() {
 		return translated{p: constPred(true), dropped: []string{"the condition does not parse: " + diags.Error()}}
@@ -316,7 +325,7 @@ func translateValidation(v module.Variable, val module.Validation) translated {
 			return untranslated("it refers to another variable", e, val.Condition)
 		}
 	}
-	tr := newTranslator(v.Name, v.Type, v.TypeDefaults, val.Condition).translate(e, false)
+	tr := newTranslator(v.Name, v.Type, v.TypeDefaults, val.Condition, b).translate(e, false)
 	tr.p = simplify(tr.p, map[string]bool{})
 	if tr.p == constPred(true) {
 		tr.exact = false
@@ -348,6 +357,82 @@ const cheap = 1_000
 func Translations(m *module.Module) []Translation { return translations(m, apiServerBudget) }
 
 func translations(m *module.Module, budget costBudget) []Translation {
+	ts, _ := translateModule(m, budget)
+	return ts
+}
+
+// variableBounds are the bounds the validation blocks of v give its collections and strings, as
+// far as its defaults keep them.
+func variableBounds(v module.Variable) *schemaBounds {
+	b := &schemaBounds{maxItems: map[string]int64{}, maxLength: map[string]int64{}}
+	for _, val := range v.Validations {
+		if tr := translateValidation(v, val); tr.p != constPred(true) {
+			b.collect(tr.p)
+		}
+	}
+	for path, n := range b.maxItems {
+		if !defaultsWithin(v, path, func(x any) bool {
+			switch x := x.(type) {
+			case []any:
+				return int64(len(x)) <= n
+			case map[string]any:
+				return int64(len(x)) <= n
+			}
+			return true
+		}) {
+			delete(b.maxItems, path)
+		}
+	}
+	for path, n := range b.maxLength {
+		if !defaultsWithin(v, path, func(x any) bool {
+			s, ok := x.(string)
+			return !ok || int64(utf8.RuneCountInString(s)) <= n
+		}) {
+			delete(b.maxLength, path)
+		}
+	}
+	return b
+}
+
+// translateModule translates the validation blocks of m's variables, and returns with them the
+// bounds of each variable's field. Bounds replace the module's message with the API server's for
+// values beyond them, so they are used only where the rules would not fit the budget without: for
+// the variables with expensive rules, in a module whose rules do not all fit.
+func translateModule(m *module.Module, budget costBudget) ([]Translation, map[string]*schemaBounds) {
+	ts, bounds := translateModuleWith(m, budget, nil)
+	for _, t := range ts {
+		for _, d := range t.Dropped {
+			if strings.HasSuffix(d, overBudget) {
+				return translateModuleWith(m, budget, expensive)
+			}
+		}
+	}
+	return ts, bounds
+}
+
+const overBudget = "over the API server's CEL cost budget"
+
+// expensive reports whether bounds make an expensive rule of v affordable.
+func expensive(v module.Variable) bool {
+	b := variableBounds(v)
+	if b.empty() {
+		return false
+	}
+	for _, val := range v.Validations {
+		unbounded, bounded := conjuncts(translateValidation(v, val).p), conjuncts(translateBounded(v, val, b).p)
+		if len(unbounded) != len(bounded) {
+			continue
+		}
+		for i := range unbounded {
+			if c := bounded[i].cost(); unbounded[i].cost() >= cheap && c < unbounded[i].cost() && c <= apiServerBudget.rule {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func translateModuleWith(m *module.Module, budget costBudget, bounded func(module.Variable) bool) ([]Translation, map[string]*schemaBounds) {
 	type part struct {
 		p    pred
 		keep bool
@@ -360,9 +445,16 @@ func translations(m *module.Module, budget costBudget) []Translation {
 		implied bool
 	}
 	var blocks []*block
+	bounds := map[string]*schemaBounds{}
 	for _, v := range m.Variables {
+		var vb *schemaBounds
+		if len(v.Validations) > 0 && !v.Sensitive && bounded != nil && bounded(v) {
+			if vb = variableBounds(v); !vb.empty() {
+				bounds[v.Name] = vb
+			}
+		}
 		for _, val := range v.Validations {
-			tr := translateValidation(v, val)
+			tr := translateBounded(v, val, vb)
 			b := &block{t: Translation{Variable: v.Name, Pos: val.Pos, Message: message(val.ErrorMessage), Dropped: tr.dropped}, exact: tr.exact}
 			switch {
 			case tr.p == constPred(true):
@@ -416,7 +508,7 @@ func translations(m *module.Module, budget costBudget) []Translation {
 				kept = append(kept, p.p)
 			} else {
 				b.exact = false
-				b.t.Dropped = append(b.t.Dropped, fmt.Sprintf("%s: over the API server's CEL cost budget", p.p.cel()))
+				b.t.Dropped = append(b.t.Dropped, fmt.Sprintf("%s: %s", p.p.cel(), overBudget))
 			}
 		}
 		switch len(kept) {
@@ -442,7 +534,96 @@ func translations(m *module.Module, budget costBudget) []Translation {
 		}
 		out[i] = b.t
 	}
-	return out
+	return out, bounds
+}
+
+// defaultsWithin reports whether every value at path within v's default, and every default of an
+// optional attribute there, satisfies ok.
+func defaultsWithin(v module.Variable, path string, ok func(any) bool) bool {
+	if v.HasDefault && v.Default != nil {
+		d, err := ToField(withoutNullAttributes(v.Default, v.Type), v.Type)
+		if err != nil {
+			return false
+		}
+		for _, x := range valuesAt(d, path) {
+			if !ok(x) {
+				return false
+			}
+		}
+	}
+	return typeDefaultsWithin(v.TypeDefaults, v.Type, path, ok)
+}
+
+func typeDefaultsWithin(d *typeexpr.Defaults, ty cty.Type, path string, ok func(any) bool) bool {
+	if d == nil || path == "" {
+		return true
+	}
+	if strings.HasPrefix(path, "[]") || strings.HasPrefix(path, "{}") {
+		if !ty.IsCollectionType() {
+			return true
+		}
+		return typeDefaultsWithin(d.Children[""], ty.ElementType(), path[2:], ok)
+	}
+	name, rest := path[1:], ""
+	if end := strings.IndexAny(path[1:], ".[{"); end >= 0 {
+		name, rest = path[1:end+1], path[end+1:]
+	}
+	if !ty.IsObjectType() {
+		return true
+	}
+	for attr, at := range ty.AttributeTypes() {
+		if FieldName(attr) != name {
+			continue
+		}
+		if dv, has := d.DefaultValues[attr]; has && !dv.IsNull() {
+			raw, err := ctyToField(dv, at)
+			if err != nil {
+				return false
+			}
+			var x any
+			if err := json.Unmarshal(raw, &x); err != nil {
+				return false
+			}
+			for _, y := range valuesAt(x, rest) {
+				if !ok(y) {
+					return false
+				}
+			}
+		}
+		return typeDefaultsWithin(d.Children[attr], at, rest, ok)
+	}
+	return true
+}
+
+// valuesAt are the values at path (see term.path) within the field value x.
+func valuesAt(x any, path string) []any {
+	if x == nil {
+		return nil
+	}
+	switch {
+	case path == "":
+		return []any{x}
+	case strings.HasPrefix(path, "[]"):
+		l, _ := x.([]any)
+		var out []any
+		for _, e := range l {
+			out = append(out, valuesAt(e, path[2:])...)
+		}
+		return out
+	case strings.HasPrefix(path, "{}"):
+		m, _ := x.(map[string]any)
+		var out []any
+		for _, e := range m {
+			out = append(out, valuesAt(e, path[2:])...)
+		}
+		return out
+	}
+	name, rest := path[1:], ""
+	if end := strings.IndexAny(path[1:], ".[{"); end >= 0 {
+		name, rest = path[1:end+1], path[end+1:]
+	}
+	m, _ := x.(map[string]any)
+	return valuesAt(m[name], rest)
 }
 
 // defaultPasses reports whether the variable's default, as the API server holds it, satisfies p.
@@ -458,10 +639,11 @@ func defaultPasses(v module.Variable, p pred) bool {
 }
 
 // ApplyValidations adds to the forProvider schema the rules translated from the validation blocks
-// of m's variables, each with its block's error_message, and returns what became of each block.
-// Variables without a field of their own in forProvider (sensitive ones) get none.
+// of m's variables, each with its block's error_message, and the bounds those blocks give the
+// variables' collections and strings, and returns what became of each block. Variables without a
+// field of their own in forProvider (sensitive ones) get none.
 func ApplyValidations(forProvider *extv1.JSONSchemaProps, m *module.Module) []Translation {
-	ts := Translations(m)
+	ts, bounds := translateModule(m, apiServerBudget)
 	rules := map[string]extv1.ValidationRules{}
 	for _, t := range ts {
 		if t.Rule != "" {
@@ -476,6 +658,7 @@ func ApplyValidations(forProvider *extv1.JSONSchemaProps, m *module.Module) []Tr
 		}
 		// Replacing rather than appending keeps this idempotent.
 		p.XValidations = rules[v.Name]
+		bounds[v.Name].apply(&p)
 		forProvider.Properties[f] = p
 	}
 	return ts

@@ -87,6 +87,12 @@ type term struct {
 	parent *term
 	// lenient is set for a term whose value is made up where Terraform errs.
 	lenient bool
+	// path is where the term's values are in the field's schema: "" for the field, ".f" for its
+	// property f, "[]" for the items of a list, "{}" for the values of a map; "?" for map keys,
+	// which have no schema of their own.
+	path string
+	// bounds are the bounds of the collections and strings of the field.
+	bounds *schemaBounds
 }
 
 func (t *term) value(e env) (any, bool) { return t.get(e) }
@@ -582,16 +588,30 @@ func (p quantPred) eval(e env) tri {
 	return out
 }
 
-// cidrPred holds for strings the Kubernetes CEL network library reads as an IP prefix.
-type cidrPred struct{ s *term }
+// cidrPred holds for strings the Kubernetes CEL network library reads as an IP prefix (of IPv4,
+// with ipv4).
+type cidrPred struct {
+	s    *term
+	ipv4 bool
+}
 
-func (p cidrPred) cel() string { return "isCIDR(" + p.s.expr + ")" }
-func (p cidrPred) cost() int64 { return walkCost(p.s) + selectCost(p.s) }
+func (p cidrPred) cel() string {
+	if p.ipv4 {
+		return "(isCIDR(" + p.s.expr + ") && cidr(" + p.s.expr + ").ip().family() == 4)"
+	}
+	return "isCIDR(" + p.s.expr + ")"
+}
+func (p cidrPred) cost() int64 {
+	if p.ipv4 {
+		return 2*walkCost(p.s) + 2*selectCost(p.s) + smallCost
+	}
+	return walkCost(p.s) + selectCost(p.s)
+}
 func (p cidrPred) eval(e env) tri {
 	return stringTest(p.s, e, func(s string) bool {
 		// Kubernetes' isCIDR: netip's syntax, without IPv4-mapped IPv6 addresses or zones.
 		pr, err := netip.ParsePrefix(s)
-		return err == nil && !pr.Addr().Is4In6() && pr.Addr().Zone() == ""
+		return err == nil && !pr.Addr().Is4In6() && pr.Addr().Zone() == "" && (!p.ipv4 || pr.Addr().Is4())
 	})
 }
 

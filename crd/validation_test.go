@@ -375,6 +375,16 @@ func TestTranslations(t *testing.T) {
 			ty:     str, condition: `can(cidrhost(var.x, 0))`,
 			want: want{Rule: `isCIDR(self) || self.matches('(^|[.:/])0[0-9a-fA-F]|[0-9a-fA-F]{5}|:.*\\.')`},
 		},
+		"CIDRNetmask": {
+			reason: "can(cidrnetmask(x)) is an IPv4 prefix: isCIDR() of family 4, with the same leniency.",
+			ty:     str, condition: `can(cidrnetmask(var.x))`,
+			want: want{Rule: `(isCIDR(self) && cidr(self).ip().family() == 4) || self.matches('(^|[.:/])0[0-9a-fA-F]|[0-9a-fA-F]{5}|:.*\\.')`},
+		},
+		"AllPatterns": {
+			reason: "alltrue over a list of can(regex()): each element searched, ASCII strings judged.",
+			ty:     cty.List(str), condition: `alltrue([for v in var.x : can(regex("^[a-z]+$", v))])`,
+			want: want{Rule: `self.all(v, v.matches('^[a-z]+$') || size(bytes(v)) != size(v))`},
+		},
 		"CIDRHostOne": {
 			reason: "cidrhost(x, 1) also errs for prefixes without a first host.",
 			ty:     str, condition: `can(cidrhost(var.x, 1))`,

@@ -39,8 +39,8 @@ type translator struct {
 	celVars map[string]bool
 }
 
-func newTranslator(name string, ty cty.Type, defaults *typeexpr.Defaults, src string) *translator {
-	self := &term{expr: "self", ty: ty, get: func(e env) (any, bool) { return e.self, e.self != nil }}
+func newTranslator(name string, ty cty.Type, defaults *typeexpr.Defaults, src string, b *schemaBounds) *translator {
+	self := &term{expr: "self", ty: ty, get: func(e env) (any, bool) { return e.self, e.self != nil }, bounds: b}
 	self.defaults = defaults
 	sizeTerm(self)
 	return &translator{name: name, src: src, self: self, scope: map[string]*term{}, celVars: map[string]bool{}}
@@ -686,6 +686,20 @@ func (t *translator) canOf(e *hclsyntax.FunctionCallExpr, neg bool) translated {
 			return t.contains(&hclsyntax.FunctionCallExpr{Name: "contains", Args: call.Args, NameRange: call.NameRange, OpenParenRange: call.OpenParenRange, CloseParenRange: call.CloseParenRange}, neg)
 		}
 	}
+	if call, ok := arg.(*hclsyntax.FunctionCallExpr); ok && call.Name == "cidrnetmask" && len(call.Args) == 1 && !call.ExpandFinal {
+		// cidrnetmask errs for prefixes that are not IPv4 ones.
+		if neg {
+			return t.untranslated("the negation of a check of an IP prefix", e)
+		}
+		s, why := t.term(unwrap(call.Args[0]))
+		if s == nil {
+			return t.untranslated(why, e)
+		}
+		if s.ty != cty.String || !s.exactTerm() {
+			return t.untranslated("not cidrnetmask(string)", e)
+		}
+		return guarded(soundly(orPred{cidrPred{s: s, ipv4: true}, matchPred{s, cidrLenient}}), s, "")
+	}
 	if call, ok := arg.(*hclsyntax.FunctionCallExpr); ok && call.Name == "cidrhost" && len(call.Args) == 2 && !call.ExpandFinal {
 		if neg {
 			return t.untranslated("the negation of a check of an IP prefix", e)
@@ -697,7 +711,7 @@ func (t *translator) canOf(e *hclsyntax.FunctionCallExpr, neg bool) translated {
 		if n, ok := constant(call.Args[1]); !ok || n.Type() != cty.Number || n.IsNull() || !n.RawEquals(cty.Zero) || s.ty != cty.String || !s.exactTerm() {
 			return t.untranslated("not cidrhost(string, 0)", e)
 		}
-		return guarded(soundly(orPred{cidrPred{s}, matchPred{s, cidrLenient}}), s, "")
+		return guarded(soundly(orPred{cidrPred{s: s}, matchPred{s, cidrLenient}}), s, "")
 	}
 	if f, ok := arg.(*hclsyntax.ForExpr); ok && !neg {
 		// can([for v in l : regex(p, v)]): every element's call succeeds.
@@ -708,7 +722,7 @@ func (t *translator) canOf(e *hclsyntax.FunctionCallExpr, neg bool) translated {
 			return t.can(&hclsyntax.FunctionCallExpr{Name: "can", Args: []hclsyntax.Expression{body}, NameRange: e.NameRange, OpenParenRange: e.OpenParenRange, CloseParenRange: e.CloseParenRange}, false)
 		})
 	}
-	return t.untranslated("not can(regex(...)) or can(cidrhost(..., 0))", e)
+	return t.untranslated("not can(regex(...)), can(cidrhost(..., 0)) or can(cidrnetmask(...))", e)
 }
 
 // cidrLenient matches the IP prefixes Terraform reads (with the IPv4 parser of Go 1.16) and the
@@ -1326,7 +1340,7 @@ func attribute(s *term, name string) (*term, string) {
 			optional = false
 		}
 	}
-	out := &term{expr: s.expr + "." + cf, ty: at, defaults: childDefaults(s.defaults, name), parent: s}
+	out := &term{expr: s.expr + "." + cf, ty: at, defaults: childDefaults(s.defaults, name), parent: s, path: s.path + "." + field, bounds: s.bounds}
 	parent := s
 	out.get = func(e env) (any, bool) {
 		v, ok := parent.get(e)
@@ -1347,7 +1361,7 @@ func attribute(s *term, name string) (*term, string) {
 
 // elementTerm is the loop variable v over the elements of list s.
 func elementTerm(s *term, v string) *term {
-	out := &term{expr: v, ty: s.ty.ElementType(), defaults: childDefaults(s.defaults, "")}
+	out := &term{expr: v, ty: s.ty.ElementType(), defaults: childDefaults(s.defaults, ""), path: s.path + "[]", bounds: s.bounds}
 	out.get = func(e env) (any, bool) { x, ok := e.vars[v]; return x, ok && x != nil }
 	sizeTerm(out)
 	return out
@@ -1356,14 +1370,14 @@ func elementTerm(s *term, v string) *term {
 // keyTerm is the loop variable v over the keys of a map.
 func keyTerm(v string) *term {
 	// The API server's estimate of a map key's length is small.
-	out := &term{expr: v, ty: cty.String, maxBytes: 64}
+	out := &term{expr: v, ty: cty.String, maxBytes: 64, path: "?"}
 	out.get = func(e env) (any, bool) { x, ok := e.vars[v]; return x, ok }
 	return out
 }
 
 // mapValueTerm is s[v], the value of map s at the loop variable v over its keys.
 func mapValueTerm(s *term, v string) *term {
-	out := &term{expr: s.expr + "[" + v + "]", ty: s.ty.ElementType(), defaults: childDefaults(s.defaults, "")}
+	out := &term{expr: s.expr + "[" + v + "]", ty: s.ty.ElementType(), defaults: childDefaults(s.defaults, ""), path: s.path + "{}", bounds: s.bounds}
 	out.get = func(e env) (any, bool) {
 		m, ok := s.get(e)
 		mm, isMap := m.(map[string]any)
@@ -1454,11 +1468,16 @@ func hasCELType(ty cty.Type) bool {
 	return false
 }
 
-// sizeTerm sets the API server's estimates of the size of s's values.
+// sizeTerm sets the API server's estimates of the size of s's values: from the bounds the
+// module's conditions give, else from the size of a request.
 func sizeTerm(s *term) {
 	switch {
 	case s.ty == cty.String:
 		s.maxBytes = maxRequestBytes
+		if n, ok := s.bounds.length(s.path); ok {
+			// The API server counts maxLength in code points, of up to four bytes.
+			s.maxBytes = 4 * n
+		}
 	case s.ty.IsListType(), s.ty.IsSetType(), s.ty.IsTupleType():
 		var et cty.Type
 		if s.ty.IsTupleType() {
@@ -1472,8 +1491,14 @@ func sizeTerm(s *term) {
 		if s.ty.IsTupleType() {
 			s.card = int64(len(s.ty.TupleElementTypes()))
 		}
+		if n, ok := s.bounds.items(s.path); ok {
+			s.card = n
+		}
 	case s.ty.IsMapType():
 		s.card = (maxRequestBytes - 2) / (minSize(s.ty.ElementType()) + 6)
+		if n, ok := s.bounds.items(s.path); ok {
+			s.card = n
+		}
 	}
 }
 

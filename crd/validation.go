@@ -94,7 +94,7 @@ func (t Translation) Summary() string {
 	case Enforced:
 		return head + ": checked at admission"
 	case Implied:
-		return head + ": holds for every value the schema admits"
+		return head + ": holds for every non-null value the schema admits"
 	case Partly:
 		return head + ": partly checked at admission; at plan time: " + t.reason()
 	}
@@ -103,7 +103,11 @@ func (t Translation) Summary() string {
 
 // reason is the first reason a part was left to Terraform, on one short line.
 func (t Translation) reason() string {
-	if len(t.Dropped) == 0 {
+	switch {
+	case len(t.Dropped) > 0:
+	case t.Outcome == Partly:
+		return "the rule lets through some values Terraform refuses (strings outside ASCII, which Terraform normalizes; nulls in conditions Terraform before 1.12 errs on)"
+	default:
 		return "only null fails it, which rules never see"
 	}
 	r := t.Dropped[0]
@@ -327,9 +331,6 @@ func translateBounded(v module.Variable, val module.Validation, b *schemaBounds)
 	}
 	tr := newTranslator(v.Name, v.Type, v.TypeDefaults, val.Condition, b).translate(e, false)
 	tr.p = simplify(tr.p, map[string]bool{})
-	if tr.p == constPred(true) {
-		tr.exact = false
-	}
 	return tr
 }
 

@@ -14,6 +14,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/zclconf/go-cty/cty"
 	extv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -433,7 +435,13 @@ func terraformPlan(t *testing.T, tf, dir string, values map[string]json.RawMessa
 				Severity string `json:"severity"`
 				Summary  string `json:"summary"`
 				Detail   string `json:"detail"`
-				Snippet  struct {
+				Range    struct {
+					Filename string `json:"filename"`
+					Start    struct {
+						Line int `json:"line"`
+					} `json:"start"`
+				} `json:"range"`
+				Snippet struct {
 					Values []struct {
 						Traversal string `json:"traversal"`
 					} `json:"values"`
@@ -446,8 +454,14 @@ func terraformPlan(t *testing.T, tf, dir string, values map[string]json.RawMessa
 		about := ""
 		for _, v := range msg.Diagnostic.Snippet.Values {
 			if n, ok := strings.CutPrefix(v.Traversal, "var."); ok {
-				about = n
+				// var.x.y is about x.
+				about = strings.FieldsFunc(n, func(r rune) bool { return r == '.' || r == '[' })[0]
 			}
+		}
+		if about == "" {
+			// An error evaluating a condition (a null where a value is needed) names no value:
+			// the variable is the one declared around it.
+			about = declaredAt(t, filepath.Join(work, msg.Diagnostic.Range.Filename), msg.Diagnostic.Range.Start.Line)
 		}
 		errs[about] = append(errs[about], strings.Join(strings.Fields(msg.Diagnostic.Summary+": "+msg.Diagnostic.Detail), " "))
 	}
@@ -566,4 +580,23 @@ func TestCorpusOutputsAPIServer(t *testing.T) {
 			t.Errorf("\nA typed output field should refuse a value of another type.\nstatus.atProvider.%s = %v: %v", field, bad, err)
 		}
 	}
+}
+
+// declaredAt is the name of the variable whose declaration in file spans line, "" if none does.
+func declaredAt(t *testing.T, file string, line int) string {
+	t.Helper()
+	src, err := os.ReadFile(file)
+	if err != nil || line == 0 {
+		return ""
+	}
+	f, diags := hclsyntax.ParseConfig(src, file, hcl.InitialPos)
+	if diags.HasErrors() {
+		return ""
+	}
+	for _, b := range f.Body.(*hclsyntax.Body).Blocks {
+		if b.Type == "variable" && len(b.Labels) == 1 && b.Range().Start.Line <= line && line <= b.Range().End.Line {
+			return b.Labels[0]
+		}
+	}
+	return ""
 }

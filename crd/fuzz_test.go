@@ -76,7 +76,7 @@ func FuzzTypeMapping(f *testing.F) {
 
 // fuzzStructural checks schema as the API server checks a CRD's schema and returns its
 // structural form, under a root object as in a CRD.
-func fuzzStructural(t *testing.T, expr string, schema extv1.JSONSchemaProps) *structuralschema.Structural {
+func fuzzStructural(t testing.TB, expr string, schema extv1.JSONSchemaProps) *structuralschema.Structural {
 	t.Helper()
 	root := extv1.JSONSchemaProps{Type: "object", Properties: map[string]extv1.JSONSchemaProps{"value": schema}}
 	internal := &apiextensions.JSONSchemaProps{}

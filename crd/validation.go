@@ -1,13 +1,17 @@
 package crd
 
 import (
+	"cmp"
+	"encoding/json"
 	"fmt"
 	"math/big"
-	"regexp"
+	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/ext/typeexpr"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/zclconf/go-cty/cty"
 	extv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -56,6 +60,96 @@ type Translation struct {
 	Exact bool
 	// Dropped names the parts of the condition left to Terraform, and why.
 	Dropped []string
+	// Outcome sums up what the API server checks of the block.
+	Outcome Outcome
+
+	pred pred
+}
+
+// An Outcome says how much of a validation block the API server checks when an instance is
+// written; Terraform checks all of it at plan time in any case.
+type Outcome string
+
+const (
+	// Enforced blocks are checked at admission: the rule refuses exactly what the condition does
+	// (null aside, which rules never see).
+	Enforced Outcome = "Enforced"
+	// Partly blocks have a rule that checks part of the condition: what it refuses, Terraform
+	// would refuse, but Terraform may refuse more at plan time.
+	Partly Outcome = "Partly"
+	// Implied blocks hold for every value the schema admits but null: no rule is needed.
+	Implied Outcome = "Implied"
+	// PlanTime blocks are checked by Terraform at plan time only.
+	PlanTime Outcome = "PlanTime"
+)
+
+// Summary says in one line what became of the block, for a Module's status and `modkind
+// generate`: "settings (variables.tf:12): checked at admission".
+func (t Translation) Summary() string {
+	head := t.Variable
+	if t.Pos != "" {
+		head += " (" + t.Pos + ")"
+	}
+	switch t.Outcome {
+	case Enforced:
+		return head + ": checked at admission"
+	case Implied:
+		return head + ": holds for every non-null value the schema admits"
+	case Partly:
+		return head + ": partly checked at admission; at plan time: " + t.reason()
+	}
+	return head + ": at plan time: " + t.reason()
+}
+
+// reason is the first reason a part was left to Terraform, on one short line.
+func (t Translation) reason() string {
+	switch {
+	case len(t.Dropped) > 0:
+	case t.Outcome == Partly:
+		return "the rule lets through some values Terraform refuses (strings outside ASCII, which Terraform normalizes; nulls in conditions Terraform before 1.12 errs on)"
+	default:
+		return "only null fails it, which rules never see"
+	}
+	r := t.Dropped[0]
+	const max = 160
+	if len(r) > max {
+		// Keep the reason, which follows the expression.
+		if i := strings.LastIndex(r, ": "); i > 0 && len(r)-i < max-20 {
+			r = r[:max-(len(r)-i)-3] + "..." + r[i:]
+		} else {
+			r = r[:max-3] + "..."
+		}
+	}
+	return r
+}
+
+// A ValidationReport says, for each validation block of a module, what the API server checks of it.
+type ValidationReport struct {
+	Blocks []Translation
+}
+
+// Validations reports what becomes of the validation blocks of m's variables in the CRD that
+// Synthesize makes of it.
+func Validations(m *module.Module) ValidationReport { return ValidationReport{Blocks: Translations(m)} }
+
+// Count is how many blocks have the outcome.
+func (r ValidationReport) Count(o Outcome) int {
+	n := 0
+	for _, b := range r.Blocks {
+		if b.Outcome == o {
+			n++
+		}
+	}
+	return n
+}
+
+// Lines are the blocks' summaries, in the order of the variables.
+func (r ValidationReport) Lines() []string {
+	out := make([]string, len(r.Blocks))
+	for i, b := range r.Blocks {
+		out[i] = b.Summary()
+	}
+	return out
 }
 
 // translated is a condition's translation: p holds for every non-null value for which the
@@ -64,6 +158,11 @@ type translated struct {
 	p       pred
 	exact   bool
 	dropped []string
+	// mayErr is set when Terraform's evaluation may err for a value the API server admits: a
+	// null where a value is needed, as an unset optional attribute is. Terraform before 1.12
+	// evaluates both sides of || and errs when either does, so var.x.a == null || var.x.a > 3
+	// fails there for an unset a; the translation, which holds for it, is then not exact.
+	mayErr bool
 }
 
 func untranslated(why string, e hcl.Expression, src string) translated {
@@ -79,7 +178,7 @@ func exprText(e hcl.Expression, src string) string {
 }
 
 func and(a, b translated) translated {
-	out := translated{exact: a.exact && b.exact, dropped: append(append([]string(nil), a.dropped...), b.dropped...)}
+	out := translated{exact: a.exact && b.exact, dropped: append(append([]string(nil), a.dropped...), b.dropped...), mayErr: a.mayErr || b.mayErr}
 	switch {
 	case a.p == constPred(false) && a.exact, b.p == constPred(false) && b.exact:
 		out.p, out.exact = constPred(false), true
@@ -94,12 +193,13 @@ func and(a, b translated) translated {
 }
 
 func or(a, b translated) translated {
-	out := translated{exact: a.exact && b.exact, dropped: append(append([]string(nil), a.dropped...), b.dropped...)}
+	// A side that may err makes the other side's verdict Terraform's only where it short-circuits.
+	out := translated{exact: a.exact && b.exact && !a.mayErr && !b.mayErr, dropped: append(append([]string(nil), a.dropped...), b.dropped...), mayErr: a.mayErr || b.mayErr}
 	switch {
 	case a.p == constPred(true) || b.p == constPred(true):
 		// One side holds for all values, so does the disjunction; it is exact when that side is.
 		out.p = constPred(true)
-		out.exact = (a.p == constPred(true) && a.exact) || (b.p == constPred(true) && b.exact)
+		out.exact = (a.p == constPred(true) && a.exact && !b.mayErr) || (b.p == constPred(true) && b.exact && !a.mayErr)
 	case a.p == constPred(false):
 		out.p = b.p
 	case b.p == constPred(false):
@@ -108,27 +208,34 @@ func or(a, b translated) translated {
 		// x == "a" || x == "b" reads better as one membership.
 		ai, aok := a.p.(inPred)
 		bi, bok := b.p.(inPred)
-		if aok && bok {
-			out.p = append(append(inPred(nil), ai...), bi...)
-		} else {
-			out.p = orPred{a.p, b.p}
+		switch {
+		case aok && bok && ai.s.expr == bi.s.expr:
+			out.p = inPred{s: ai.s, lits: append(slices.Clone(ai.lits), bi.lits...)}
+		default:
+			var ps orPred
+			for _, p := range []pred{a.p, b.p} {
+				if o, ok := p.(orPred); ok {
+					ps = append(ps, o...)
+				} else {
+					ps = append(ps, p)
+				}
+			}
+			// The same test twice, as try() adds has() tests a condition may already make, once.
+			seen := map[string]bool{}
+			var dedup orPred
+			for _, p := range ps {
+				if !seen[p.cel()] {
+					seen[p.cel()] = true
+					dedup = append(dedup, p)
+				}
+			}
+			out.p = dedup
+			if len(dedup) == 1 {
+				out.p = dedup[0]
+			}
 		}
 	}
 	return out
-}
-
-func not(a translated, e hcl.Expression, src string) translated {
-	if !a.exact {
-		// The negation of a weaker rule would be a stronger one.
-		return untranslated("the negation of a condition modkind cannot translate exactly", e, src)
-	}
-	switch a.p {
-	case constPred(true):
-		return translated{p: constPred(false), exact: true}
-	case constPred(false):
-		return translated{p: constPred(true), exact: true}
-	}
-	return translated{p: notPred{a.p}, exact: true}
 }
 
 func conjuncts(p pred) []pred {
@@ -136,295 +243,6 @@ func conjuncts(p pred) []pred {
 		return a
 	}
 	return []pred{p}
-}
-
-// translator translates the conditions of one variable.
-type translator struct {
-	name string   // the variable's name
-	ty   cty.Type // the variable's type
-	src  string   // the condition's source
-}
-
-func (t translator) translate(e hclsyntax.Expression) translated {
-	switch e := e.(type) {
-	case *hclsyntax.ParenthesesExpr:
-		return t.translate(e.Expression)
-	case *hclsyntax.BinaryOpExpr:
-		switch e.Op {
-		case hclsyntax.OpLogicalAnd:
-			return and(t.translate(e.LHS), t.translate(e.RHS))
-		case hclsyntax.OpLogicalOr:
-			return or(t.translate(e.LHS), t.translate(e.RHS))
-		case hclsyntax.OpEqual, hclsyntax.OpNotEqual, hclsyntax.OpGreaterThan, hclsyntax.OpGreaterThanOrEqual,
-			hclsyntax.OpLessThan, hclsyntax.OpLessThanOrEqual:
-			return t.comparison(e)
-		}
-	case *hclsyntax.UnaryOpExpr:
-		if e.Op == hclsyntax.OpLogicalNot {
-			return not(t.translate(e.Val), e, t.src)
-		}
-	case *hclsyntax.FunctionCallExpr:
-		switch e.Name {
-		case "contains":
-			return t.contains(e)
-		case "can":
-			return t.can(e)
-		}
-	}
-	return untranslated("not a form modkind translates", e, t.src)
-}
-
-var operators = map[*hclsyntax.Operation]string{
-	hclsyntax.OpEqual: "==", hclsyntax.OpNotEqual: "!=",
-	hclsyntax.OpGreaterThan: ">", hclsyntax.OpGreaterThanOrEqual: ">=",
-	hclsyntax.OpLessThan: "<", hclsyntax.OpLessThanOrEqual: "<=",
-}
-
-// flipped is the operator that says the same with its operands swapped: 3 < x is x > 3.
-var flipped = map[string]string{"==": "==", "!=": "!=", ">": "<", ">=": "<=", "<": ">", "<=": ">="}
-
-// comparison translates a comparison of the variable, its length, or the number of matches of a
-// pattern in it, with a constant.
-func (t translator) comparison(e *hclsyntax.BinaryOpExpr) translated {
-	op := operators[e.Op]
-	subject, other := e.LHS, e.RHS
-	c, ok := constant(other)
-	if !ok {
-		subject, other, op = e.RHS, e.LHS, flipped[op]
-		if c, ok = constant(other); !ok {
-			return untranslated("neither side is a constant", e, t.src)
-		}
-	}
-	subject = unwrap(subject)
-	if t.isSelf(subject) {
-		return t.compareSelf(e, op, c)
-	}
-	call, ok := subject.(*hclsyntax.FunctionCallExpr)
-	if !ok || call.Name != "length" || len(call.Args) != 1 || call.ExpandFinal {
-		return untranslated("not a comparison of the variable or its length with a constant", e, t.src)
-	}
-	n, ok := integer(c)
-	if !ok {
-		return untranslated("a length is compared with something other than a whole number", e, t.src)
-	}
-	arg := unwrap(call.Args[0])
-	if t.isSelf(arg) {
-		return t.length(e, op, n)
-	}
-	if re, ok := t.regexCall(arg, "regexall"); ok {
-		// length(regexall(p, x)) > 0 is can(regex(p, x)): some part of x matches.
-		if (op == ">" && n == 0) || (op == ">=" && n == 1) || (op == "!=" && n == 0) {
-			return t.matches(e, re)
-		}
-	}
-	return untranslated("not a comparison of the variable or its length with a constant", e, t.src)
-}
-
-func (t translator) compareSelf(e hcl.Expression, op string, c cty.Value) translated {
-	if c.IsNull() {
-		// The rule never sees null: for every other value x == null is false.
-		switch op {
-		case "==":
-			return translated{p: constPred(false), exact: true}
-		case "!=":
-			return translated{p: constPred(true), exact: true}
-		}
-		return untranslated("an order comparison with null", e, t.src)
-	}
-	switch {
-	case t.ty == cty.Number && c.Type() == cty.Number:
-		f, ok := exactBound(c)
-		if !ok {
-			return untranslated("the bound is not a number both Terraform and CEL compare exactly", e, t.src)
-		}
-		switch op {
-		case "==":
-			return translated{p: inPred{f}, exact: true}
-		case "!=":
-			return translated{p: notPred{inPred{f}}, exact: true}
-		}
-		return translated{p: cmpPred{op: op, bound: f}, exact: true}
-	case t.ty == cty.String && c.Type() == cty.String && (op == "==" || op == "!="):
-		in := stringIn([]string{c.AsString()})
-		if op == "!=" {
-			return not(in, e, t.src)
-		}
-		return in
-	case t.ty == cty.Bool && c.Type() == cty.Bool && (op == "==" || op == "!="):
-		return translated{p: inPred{c.True() == (op == "==")}, exact: true}
-	}
-	return untranslated(fmt.Sprintf("a %s compared with a %s", t.ty.FriendlyName(), c.Type().FriendlyName()), e, t.src)
-}
-
-// length translates length(var.x) op n for the collections and strings whose length the API
-// server counts as Terraform does, or at least never above it.
-func (t translator) length(e hcl.Expression, op string, n int64) translated {
-	lower, upper := bounds(op, n)
-	if lower == nil && upper == nil {
-		return untranslated("a length compared with !=", e, t.src)
-	}
-	var out translated
-	out.p, out.exact = constPred(true), true
-	add := func(p pred) { out = and(out, translated{p: p, exact: true}) }
-	switch {
-	case t.ty.IsListType(), t.ty.IsTupleType(), t.ty.IsMapType():
-		// Terraform refuses a map whose keys are equal once normalized, so it counts what the
-		// API server counts.
-		if lower != nil {
-			add(sizePred{">=", *lower})
-		}
-		if upper != nil {
-			add(sizePred{"<=", *upper})
-		}
-	case t.ty.IsSetType():
-		// Terraform drops duplicates (equal once normalized), so a set has at most as many
-		// elements as the list given for it: only a lower bound holds for the list.
-		if lower != nil {
-			add(sizePred{">=", *lower})
-		}
-		if upper != nil {
-			out.exact = false
-			out.dropped = append(out.dropped, fmt.Sprintf("%s: an upper bound on a set, whose duplicates Terraform drops", exprText(e, t.src)))
-		}
-	case t.ty == cty.String:
-		// A string has at least as many code points as Terraform counts grapheme clusters in
-		// its normal form, so a lower bound holds as is. An upper bound holds for ASCII strings
-		// without CR, where both counts agree.
-		if lower != nil {
-			add(sizePred{">=", *lower})
-		}
-		if upper != nil {
-			add(orPred{sizePred{"<=", *upper}, notPred{asciiPred{}}, containsPred{"\r"}})
-		}
-		out.exact = false
-	default:
-		return untranslated("the length of a "+t.ty.FriendlyName(), e, t.src)
-	}
-	return out
-}
-
-// bounds turns length op n into inclusive bounds; nil means unbounded.
-func bounds(op string, n int64) (lower, upper *int64) {
-	switch op {
-	case ">=":
-		return &n, nil
-	case ">":
-		m := n + 1
-		return &m, nil
-	case "<=":
-		return nil, &n
-	case "<":
-		m := n - 1
-		return nil, &m
-	case "==":
-		return &n, &n
-	}
-	return nil, nil
-}
-
-// contains translates contains([literals], var.x) into membership.
-func (t translator) contains(e *hclsyntax.FunctionCallExpr) translated {
-	if len(e.Args) != 2 || e.ExpandFinal || !t.isSelf(unwrap(e.Args[1])) {
-		return untranslated("not contains([...], var."+t.name+")", e, t.src)
-	}
-	list, ok := constant(e.Args[0])
-	if !ok || !(list.Type().IsTupleType() || list.Type().IsListType() || list.Type().IsSetType()) || list.LengthInt() == 0 {
-		return untranslated("the list is not a constant list", e, t.src)
-	}
-	var strs []string
-	var in inPred
-	for it := list.ElementIterator(); it.Next(); {
-		_, el := it.Element()
-		switch {
-		case el.IsNull() || el.Type() != t.ty:
-			// Terraform never finds a value among elements of another type.
-			return untranslated("the list holds values of another type than the variable's", e, t.src)
-		case t.ty == cty.String:
-			strs = append(strs, el.AsString())
-		case t.ty == cty.Number:
-			f, ok := exactBound(el)
-			if !ok {
-				return untranslated("the list holds a number that Terraform and CEL may compare differently", e, t.src)
-			}
-			in = append(in, f)
-		case t.ty == cty.Bool:
-			in = append(in, el.True())
-		default:
-			return untranslated("membership of a "+t.ty.FriendlyName(), e, t.src)
-		}
-	}
-	if t.ty == cty.String {
-		return stringIn(strs)
-	}
-	return translated{p: in, exact: true}
-}
-
-// stringIn is membership of a string in lits. Terraform compares normal forms: x is among the
-// literals when its NFC form is. The only characters outside ASCII whose normal form is ASCII are
-// KELVIN SIGN, GREEK QUESTION MARK and GREEK VARIA (K, ; and `, see TestNormalFormsThatAreASCII),
-// so for literals of ASCII without those three the API server's plain comparison is the same;
-// for others it judges ASCII strings only.
-func stringIn(lits []string) translated {
-	in := make(inPred, len(lits))
-	plain := true
-	for i, l := range lits {
-		in[i] = l
-		plain = plain && isASCII(l) && !strings.ContainsAny(l, "K;`")
-	}
-	if plain {
-		return translated{p: in, exact: true}
-	}
-	return translated{p: orPred{in, notPred{asciiPred{}}}}
-}
-
-// can translates can(regex("pattern", var.x)).
-func (t translator) can(e *hclsyntax.FunctionCallExpr) translated {
-	if len(e.Args) != 1 || e.ExpandFinal {
-		return untranslated("not can(regex(...))", e, t.src)
-	}
-	re, ok := t.regexCall(unwrap(e.Args[0]), "regex")
-	if !ok {
-		return untranslated("not can(regex(\"...\", var."+t.name+"))", e, t.src)
-	}
-	return t.matches(e, re)
-}
-
-// regexCall returns the pattern of fn("pattern", var.x) when it is a constant that Go's regexp
-// compiles; Terraform uses Go's regexp, and so do CEL's matches() and the API server.
-func (t translator) regexCall(e hclsyntax.Expression, fn string) (string, bool) {
-	call, ok := e.(*hclsyntax.FunctionCallExpr)
-	if !ok || call.Name != fn || len(call.Args) != 2 || call.ExpandFinal || !t.isSelf(unwrap(call.Args[1])) {
-		return "", false
-	}
-	p, ok := constant(call.Args[0])
-	if !ok || p.Type() != cty.String || p.IsNull() {
-		return "", false
-	}
-	if _, err := regexp.Compile(p.AsString()); err != nil {
-		return "", false
-	}
-	return p.AsString(), true
-}
-
-// matches is a pattern search. Terraform searches the normal form of a string, the API server
-// the string as given: the rule judges ASCII strings only, which NFC leaves alone. (OpenAPI's
-// pattern, which the API server also checks with Go's regexp and as a search, could not say
-// "ASCII only" nor carry the message.)
-func (t translator) matches(e hcl.Expression, re string) translated {
-	if t.ty != cty.String {
-		return untranslated("a pattern searched in a "+t.ty.FriendlyName(), e, t.src)
-	}
-	return translated{p: orPred{matchPred{re}, notPred{asciiPred{}}}}
-}
-
-// isSelf reports whether e is var.<the variable>.
-func (t translator) isSelf(e hclsyntax.Expression) bool {
-	s, ok := e.(*hclsyntax.ScopeTraversalExpr)
-	if !ok || len(s.Traversal) != 2 || s.Traversal.RootName() != "var" {
-		return false
-	}
-	a, ok := s.Traversal[1].(hcl.TraverseAttr)
-	return ok && a.Name == t.name
 }
 
 func unwrap(e hclsyntax.Expression) hclsyntax.Expression {
@@ -484,27 +302,36 @@ func integer(n cty.Value) (int64, bool) {
 
 // translateValidation translates one validation block of v.
 func translateValidation(v module.Variable, val module.Validation) translated {
+	return translateBounded(v, val, nil)
+}
+
+// translateBounded translates one validation block of v, whose collections and strings have the
+// bounds b.
+func translateBounded(v module.Variable, val module.Validation, b *schemaBounds) translated {
 	e, diags := hclsyntax.ParseExpression([]byte(val.Condition), "condition", hcl.InitialPos)
 	if diags.HasErrors() {
 		return translated{p: constPred(true), dropped: []string{"the condition does not parse: " + diags.Error()}}
 	}
-	tr := translator{name: v.Name, ty: v.Type, src: val.Condition}
 	switch {
 	case v.Sensitive:
 		// A sensitive value never reaches the API server inline, so there is nothing to check.
-		return untranslated("the variable is sensitive", e, tr.src)
+		return untranslated("the variable is sensitive", e, val.Condition)
 	case v.Type == cty.DynamicPseudoType:
-		return untranslated("the variable's type is any", e, tr.src)
+		return untranslated("the variable's type is any", e, val.Condition)
+	case !hasCELType(v.Type):
+		return untranslated("the variable's type holds values of type any where CEL needs one type", e, val.Condition)
 	}
 	for _, ref := range e.Variables() {
 		if ref.RootName() != "var" {
-			return untranslated("it refers to something other than the variable", e, tr.src)
+			return untranslated("it refers to something other than the variable", e, val.Condition)
 		}
 		if a, ok := ref[1].(hcl.TraverseAttr); !ok || a.Name != v.Name {
-			return untranslated("it refers to another variable", e, tr.src)
+			return untranslated("it refers to another variable", e, val.Condition)
 		}
 	}
-	return tr.translate(e)
+	tr := newTranslator(v.Name, v.Type, v.TypeDefaults, val.Condition, b).translate(e, false)
+	tr.p = simplify(tr.p, map[string]bool{})
+	return tr
 }
 
 // message is the error_message as the API server accepts it: on one line.
@@ -513,18 +340,100 @@ func message(s string) string { return strings.Join(strings.Fields(s), " ") }
 // The API server refuses a CRD when a rule's estimated cost exceeds 10^7 or the sum over the CRD
 // exceeds 10^8 (StaticEstimatedCostLimit, StaticEstimatedCRDCostLimit). modkind's own estimate is
 // already above the server's; it keeps a further 10% and 20% for rules added elsewhere.
-const (
-	ruleBudget  = 9_000_000
-	totalBudget = 80_000_000
-	// Parts cheaper than this are always kept: a module cannot have enough of them to matter.
-	cheap = 1_000
+type costBudget struct{ rule, total int64 }
+
+var (
+	apiServerBudget = costBudget{rule: 9_000_000, total: 80_000_000}
+	unlimited       = costBudget{rule: maxCost, total: maxCost}
 )
+
+// Parts cheaper than this are always kept: a module cannot have enough of them to matter.
+const cheap = 1_000
 
 // Translations translates the validation blocks of m's variables into CEL rules, keeping the
 // rules of the whole module within the API server's cost limits: every cheap part is kept, then
-// expensive parts (regular expressions, ASCII checks) in the order of the variables until the
-// budget is spent. Dropping a part of a conjunction only makes a rule weaker, which is safe.
-func Translations(m *module.Module) []Translation {
+// the expensive parts (regular expressions, quantifiers over collections) from the cheapest up, so
+// that as many as possible fit, until the budget is spent. Dropping a part of a conjunction only
+// makes a rule weaker, which is safe.
+func Translations(m *module.Module) []Translation { return translations(m, apiServerBudget) }
+
+func translations(m *module.Module, budget costBudget) []Translation {
+	ts, _ := translateModule(m, budget)
+	return ts
+}
+
+// variableBounds are the bounds the validation blocks of v give its collections and strings, as
+// far as its defaults keep them.
+func variableBounds(v module.Variable) *schemaBounds {
+	b := &schemaBounds{maxItems: map[string]int64{}, maxLength: map[string]int64{}}
+	for _, val := range v.Validations {
+		if tr := translateValidation(v, val); tr.p != constPred(true) {
+			b.collect(tr.p)
+		}
+	}
+	for path, n := range b.maxItems {
+		if !defaultsWithin(v, path, func(x any) bool {
+			switch x := x.(type) {
+			case []any:
+				return int64(len(x)) <= n
+			case map[string]any:
+				return int64(len(x)) <= n
+			}
+			return true
+		}) {
+			delete(b.maxItems, path)
+		}
+	}
+	for path, n := range b.maxLength {
+		if !defaultsWithin(v, path, func(x any) bool {
+			s, ok := x.(string)
+			return !ok || int64(utf8.RuneCountInString(s)) <= n
+		}) {
+			delete(b.maxLength, path)
+		}
+	}
+	return b
+}
+
+// translateModule translates the validation blocks of m's variables, and returns with them the
+// bounds of each variable's field. Bounds replace the module's message with the API server's for
+// values beyond them, so they are used only where the rules would not fit the budget without: for
+// the variables with expensive rules, in a module whose rules do not all fit.
+func translateModule(m *module.Module, budget costBudget) ([]Translation, map[string]*schemaBounds) {
+	ts, bounds := translateModuleWith(m, budget, nil)
+	for _, t := range ts {
+		for _, d := range t.Dropped {
+			if strings.HasSuffix(d, overBudget) {
+				return translateModuleWith(m, budget, expensive)
+			}
+		}
+	}
+	return ts, bounds
+}
+
+const overBudget = "over the API server's CEL cost budget"
+
+// expensive reports whether bounds make an expensive rule of v affordable.
+func expensive(v module.Variable) bool {
+	b := variableBounds(v)
+	if b.empty() {
+		return false
+	}
+	for _, val := range v.Validations {
+		unbounded, bounded := conjuncts(translateValidation(v, val).p), conjuncts(translateBounded(v, val, b).p)
+		if len(unbounded) != len(bounded) {
+			continue
+		}
+		for i := range unbounded {
+			if c := bounded[i].cost(); unbounded[i].cost() >= cheap && c < unbounded[i].cost() && c <= apiServerBudget.rule {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func translateModuleWith(m *module.Module, budget costBudget, bounded func(module.Variable) bool) ([]Translation, map[string]*schemaBounds) {
 	type part struct {
 		p    pred
 		keep bool
@@ -533,14 +442,24 @@ func Translations(m *module.Module) []Translation {
 		t     Translation
 		parts []part
 		exact bool
+		// implied is set when the condition holds for every non-null value the schema admits.
+		implied bool
 	}
 	var blocks []*block
+	bounds := map[string]*schemaBounds{}
 	for _, v := range m.Variables {
+		var vb *schemaBounds
+		if len(v.Validations) > 0 && !v.Sensitive && bounded != nil && bounded(v) {
+			if vb = variableBounds(v); !vb.empty() {
+				bounds[v.Name] = vb
+			}
+		}
 		for _, val := range v.Validations {
-			tr := translateValidation(v, val)
+			tr := translateBounded(v, val, vb)
 			b := &block{t: Translation{Variable: v.Name, Pos: val.Pos, Message: message(val.ErrorMessage), Dropped: tr.dropped}, exact: tr.exact}
 			switch {
 			case tr.p == constPred(true):
+				b.implied = tr.exact
 			case tr.p == constPred(false):
 				// Only null would pass: not worth a rule that reads as a mistake.
 				b.t.Dropped = append(b.t.Dropped, "the condition refuses every value but null")
@@ -557,34 +476,29 @@ func Translations(m *module.Module) []Translation {
 		}
 	}
 	spent := int64(0)
-	for _, b := range blocks {
+	rule := make([]int64, len(blocks))
+	type ref struct{ b, i int }
+	var expensive []ref
+	for bi, b := range blocks {
 		for i := range b.parts {
-			if !b.parts[i].keep {
-				continue
+			if b.parts[i].keep {
+				spent += b.parts[i].p.cost()
+				rule[bi] += b.parts[i].p.cost()
+			} else {
+				expensive = append(expensive, ref{bi, i})
 			}
-			spent += b.parts[i].p.cost()
 		}
 	}
-	for _, b := range blocks {
-		rule := int64(0)
-		for i := range b.parts {
-			if b.parts[i].keep {
-				rule += b.parts[i].p.cost()
-			}
-		}
-		for i := range b.parts {
-			c := b.parts[i].p.cost()
-			if b.parts[i].keep {
-				continue
-			}
-			if rule+c <= ruleBudget && spent+c <= totalBudget {
-				b.parts[i].keep = true
-				rule += c
-				spent += c
-				continue
-			}
-			b.exact = false
-			b.t.Dropped = append(b.t.Dropped, fmt.Sprintf("%s: over the API server's CEL cost budget", b.parts[i].p.cel()))
+	slices.SortStableFunc(expensive, func(x, y ref) int {
+		return cmp.Compare(blocks[x.b].parts[x.i].p.cost(), blocks[y.b].parts[y.i].p.cost())
+	})
+	for _, r := range expensive {
+		b := blocks[r.b]
+		c := b.parts[r.i].p.cost()
+		if rule[r.b]+c <= budget.rule && spent+c <= budget.total {
+			b.parts[r.i].keep = true
+			rule[r.b] += c
+			spent += c
 		}
 	}
 	out := make([]Translation, len(blocks))
@@ -593,6 +507,9 @@ func Translations(m *module.Module) []Translation {
 		for _, p := range b.parts {
 			if p.keep {
 				kept = append(kept, p.p)
+			} else {
+				b.exact = false
+				b.t.Dropped = append(b.t.Dropped, fmt.Sprintf("%s: %s", p.p.cel(), overBudget))
 			}
 		}
 		switch len(kept) {
@@ -600,13 +517,114 @@ func Translations(m *module.Module) []Translation {
 			b.exact = false
 		case 1:
 			b.t.Rule = kept[0].cel()
+			b.t.pred = kept[0]
 		default:
 			b.t.Rule = kept.cel()
+			b.t.pred = kept
 		}
 		b.t.Exact = b.exact
+		switch {
+		case b.t.Rule != "" && b.exact:
+			b.t.Outcome = Enforced
+		case b.t.Rule != "":
+			b.t.Outcome = Partly
+		case b.implied:
+			b.t.Outcome = Implied
+		default:
+			b.t.Outcome = PlanTime
+		}
 		out[i] = b.t
 	}
-	return out
+	return out, bounds
+}
+
+// defaultsWithin reports whether every value at path within v's default, and every default of an
+// optional attribute there, satisfies ok.
+func defaultsWithin(v module.Variable, path string, ok func(any) bool) bool {
+	if v.HasDefault && v.Default != nil {
+		d, err := ToField(withoutNullAttributes(v.Default, v.Type), v.Type)
+		if err != nil {
+			return false
+		}
+		for _, x := range valuesAt(d, path) {
+			if !ok(x) {
+				return false
+			}
+		}
+	}
+	return typeDefaultsWithin(v.TypeDefaults, v.Type, path, ok)
+}
+
+func typeDefaultsWithin(d *typeexpr.Defaults, ty cty.Type, path string, ok func(any) bool) bool {
+	if d == nil || path == "" {
+		return true
+	}
+	if strings.HasPrefix(path, "[]") || strings.HasPrefix(path, "{}") {
+		if !ty.IsCollectionType() {
+			return true
+		}
+		return typeDefaultsWithin(d.Children[""], ty.ElementType(), path[2:], ok)
+	}
+	name, rest := path[1:], ""
+	if end := strings.IndexAny(path[1:], ".[{"); end >= 0 {
+		name, rest = path[1:end+1], path[end+1:]
+	}
+	if !ty.IsObjectType() {
+		return true
+	}
+	for attr, at := range ty.AttributeTypes() {
+		if FieldName(attr) != name {
+			continue
+		}
+		if dv, has := d.DefaultValues[attr]; has && !dv.IsNull() {
+			raw, err := ctyToField(dv, at)
+			if err != nil {
+				return false
+			}
+			var x any
+			if err := json.Unmarshal(raw, &x); err != nil {
+				return false
+			}
+			for _, y := range valuesAt(x, rest) {
+				if !ok(y) {
+					return false
+				}
+			}
+		}
+		return typeDefaultsWithin(d.Children[attr], at, rest, ok)
+	}
+	return true
+}
+
+// valuesAt are the values at path (see term.path) within the field value x.
+func valuesAt(x any, path string) []any {
+	if x == nil {
+		return nil
+	}
+	switch {
+	case path == "":
+		return []any{x}
+	case strings.HasPrefix(path, "[]"):
+		l, _ := x.([]any)
+		var out []any
+		for _, e := range l {
+			out = append(out, valuesAt(e, path[2:])...)
+		}
+		return out
+	case strings.HasPrefix(path, "{}"):
+		m, _ := x.(map[string]any)
+		var out []any
+		for _, e := range m {
+			out = append(out, valuesAt(e, path[2:])...)
+		}
+		return out
+	}
+	name, rest := path[1:], ""
+	if end := strings.IndexAny(path[1:], ".[{"); end >= 0 {
+		name, rest = path[1:end+1], path[end+1:]
+	}
+	m, _ := x.(map[string]any)
+	return valuesAt(m[name], rest)
 }
 
 // defaultPasses reports whether the variable's default, as the API server holds it, satisfies p.
@@ -618,14 +636,15 @@ func defaultPasses(v module.Variable, p pred) bool {
 	if err != nil {
 		return false
 	}
-	return p.eval(d)
+	return accepts(p, d)
 }
 
 // ApplyValidations adds to the forProvider schema the rules translated from the validation blocks
-// of m's variables, each with its block's error_message, and returns what became of each block.
-// Variables without a field of their own in forProvider (sensitive ones) get none.
+// of m's variables, each with its block's error_message, and the bounds those blocks give the
+// variables' collections and strings, and returns what became of each block. Variables without a
+// field of their own in forProvider (sensitive ones) get none.
 func ApplyValidations(forProvider *extv1.JSONSchemaProps, m *module.Module) []Translation {
-	ts := Translations(m)
+	ts, bounds := translateModule(m, apiServerBudget)
 	rules := map[string]extv1.ValidationRules{}
 	for _, t := range ts {
 		if t.Rule != "" {
@@ -640,6 +659,7 @@ func ApplyValidations(forProvider *extv1.JSONSchemaProps, m *module.Module) []Tr
 		}
 		// Replacing rather than appending keeps this idempotent.
 		p.XValidations = rules[v.Name]
+		bounds[v.Name].apply(&p)
 		forProvider.Properties[f] = p
 	}
 	return ts

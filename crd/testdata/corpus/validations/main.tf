@@ -180,7 +180,7 @@ variable "debug" {
 }
 
 variable "prefixed" {
-  description = "startswith is not translated: Terraform checks it at plan time."
+  description = "startswith with a plain literal: the normal form starts with it only where the string does."
   type        = string
   default     = "mk-a"
   validation {
@@ -258,5 +258,163 @@ variable "label" {
   validation {
     condition     = can(regex("^[^'\"\\\\]*$", var.label))
     error_message = "label must not contain quotes or backslashes."
+  }
+}
+
+variable "suffixed" {
+  description = "A negated endswith judges ASCII strings only."
+  type        = string
+  default     = "name.example.org"
+  validation {
+    condition     = !endswith(var.suffixed, ".")
+    error_message = "suffixed must not end with a dot."
+  }
+}
+
+variable "email" {
+  type    = string
+  default = "a@b.co"
+  validation {
+    condition     = strcontains(var.email, "@")
+    error_message = "email must contain @."
+  }
+}
+
+variable "slug" {
+  description = "lower(x) == x: CEL lower-cases ASCII letters only, so only ASCII strings are judged."
+  type        = string
+  default     = "abc"
+  validation {
+    condition     = lower(var.slug) == var.slug
+    error_message = "slug must be lower case."
+  }
+}
+
+variable "endpoints" {
+  type    = list(object({ primary = bool, url = string }))
+  default = [{ primary = true, url = "https://a" }]
+  validation {
+    condition     = length(var.endpoints) <= 4
+    error_message = "endpoints may hold at most 4 endpoints."
+  }
+  validation {
+    condition     = anytrue([for e in var.endpoints : e.primary])
+    error_message = "one endpoint must be primary."
+  }
+}
+
+variable "network" {
+  description = "IP prefixes: isCIDR, and what Terraform's older parser also reads (leading zeros) left to it."
+  type        = string
+  default     = "10.0.0.0/16"
+  validation {
+    condition     = can(cidrhost(var.network, 0))
+    error_message = "network must be an IP prefix."
+  }
+}
+
+variable "ipv4_network" {
+  type    = string
+  default = "10.0.0.0/16"
+  validation {
+    condition     = can(cidrnetmask(var.ipv4_network))
+    error_message = "ipv4_network must be an IPv4 prefix."
+  }
+}
+
+variable "comment" {
+  type    = string
+  default = "hello"
+  validation {
+    condition     = length(trimspace(var.comment)) > 0
+    error_message = "comment must not be blank."
+  }
+}
+
+variable "subnets" {
+  type    = list(string)
+  default = ["a"]
+  validation {
+    condition     = length(var.subnets) != 0
+    error_message = "subnets must not be empty."
+  }
+}
+
+variable "annotations" {
+  type    = map(string)
+  default = {}
+  validation {
+    condition     = !contains(keys(var.annotations), "legacy")
+    error_message = "annotations must not have the key legacy."
+  }
+}
+
+variable "features" {
+  type    = list(string)
+  default = ["base"]
+  validation {
+    condition     = contains(var.features, "base")
+    error_message = "features must include base."
+  }
+}
+
+variable "node_pools" {
+  description = "Quantifiers over a map, its keys and a count; the first block bounds the map, which makes the others affordable."
+  type        = map(object({ size = number, tier = optional(string) }))
+  default     = {}
+  validation {
+    condition     = length(var.node_pools) <= 8
+    error_message = "node_pools may hold at most 8 pools."
+  }
+  validation {
+    condition     = alltrue([for name, pool in var.node_pools : can(regex("^[a-z]{1,12}$", name)) && pool.size >= 1])
+    error_message = "node pools have lower-case names and at least one node."
+  }
+  validation {
+    condition     = length([for name, pool in var.node_pools : pool if pool.tier == "spot"]) == 0
+    error_message = "node pools must not be spot."
+  }
+}
+
+variable "retention" {
+  description = "Conditionals guard optional attributes (Terraform before 1.12 evaluates both sides of ||); two attributes compared."
+  type        = object({ days = optional(number), archive = optional(object({ days = number })) })
+  default     = {}
+  validation {
+    condition     = var.retention.days == null ? true : (var.retention.archive == null ? true : var.retention.days < var.retention.archive.days)
+    error_message = "retention.days must be less than retention.archive.days."
+  }
+}
+
+variable "backup" {
+  description = "try(c, true) holds where c errs: where an optional attribute on its way is unset."
+  type        = object({ window = optional(object({ start = optional(string) })) })
+  default     = {}
+  validation {
+    condition     = try(var.backup.window.start == null || can(regex("^[0-2][0-9]:[0-5][0-9]$", var.backup.window.start)), true)
+    error_message = "backup.window.start must be HH:MM."
+  }
+}
+
+variable "replicas" {
+  type    = number
+  default = 1
+  validation {
+    condition     = can(index([1, 3, 5], var.replicas))
+    error_message = "replicas must be 1, 3 or 5."
+  }
+}
+
+variable "groups" {
+  description = "Nested quantifiers over the values of a map, bounded by the module."
+  type        = map(object({ members = list(string) }))
+  default     = {}
+  validation {
+    condition     = length(var.groups) <= 3 && alltrue([for g in values(var.groups) : length(g.members) <= 5])
+    error_message = "groups may hold at most 3 groups of 5 members."
+  }
+  validation {
+    condition     = alltrue(flatten([for g in values(var.groups) : [for m in g.members : m != ""]]))
+    error_message = "group members must not be empty."
   }
 }

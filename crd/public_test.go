@@ -1,0 +1,327 @@
+package crd
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclwrite"
+	extv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/modkind/modkind/apis/v1alpha1"
+	"github.com/modkind/modkind/module"
+)
+
+// publicModules are the modules of testdata/corpus/public, by directory.
+func publicModules(t *testing.T) map[string]*module.Module {
+	t.Helper()
+	dirs, err := filepath.Glob(filepath.Join("testdata", "corpus", "public", "*", "variables.tf"))
+	if err != nil || len(dirs) == 0 {
+		t.Fatalf("no public corpus: %v", err)
+	}
+	out := map[string]*module.Module{}
+	for _, f := range dirs {
+		dir := filepath.Dir(f)
+		m, err := module.Inspect(dir)
+		if err != nil {
+			t.Fatalf("Inspect(%s): %v", dir, err)
+		}
+		m.Digest = testDigest
+		out[filepath.Base(dir)] = m
+	}
+	return out
+}
+
+// TestPublicCorpusShare measures how many validation blocks of public modules the API server
+// checks when an instance is written.
+func TestPublicCorpusShare(t *testing.T) {
+	mods := publicModules(t)
+	names := make([]string, 0, len(mods))
+	for n := range mods {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	counts := map[Outcome]int{}
+	translated, total := 0, 0
+	reasons := map[string]int{}
+	for _, n := range names {
+		r := Validations(mods[n])
+		line := fmt.Sprintf("%-24s %3d blocks:", n, len(r.Blocks))
+		for _, o := range []Outcome{Enforced, Partly, Implied, PlanTime} {
+			counts[o] += r.Count(o)
+			line += fmt.Sprintf(" %s %d", o, r.Count(o))
+		}
+		t.Log(line)
+		total += len(r.Blocks)
+		for _, b := range r.Blocks {
+			tr := translateValidation(variableOf(mods[n], b.Variable), validationAt(mods[n], b))
+			if tr.p != constPred(true) || b.Outcome == Implied {
+				translated++
+			}
+			if b.Outcome == PlanTime || b.Outcome == Partly {
+				for _, d := range b.Dropped {
+					reasons[d[strings.LastIndex(d, ": ")+2:]]++
+				}
+			}
+		}
+	}
+	checked := counts[Enforced] + counts[Partly] + counts[Implied]
+	t.Logf("%d blocks: translated %d (%.0f%%); checked at admission within the API server's cost limits %d (%.0f%%): enforced %d, partly %d, implied %d; at plan time %d",
+		total, translated, 100*float64(translated)/float64(total), checked, 100*float64(checked)/float64(total),
+		counts[Enforced], counts[Partly], counts[Implied], counts[PlanTime])
+	for r, n := range reasons {
+		t.Logf("%4d %s", n, r)
+	}
+	if total < 200 {
+		t.Errorf("\nThe public corpus should hold at least 200 validation blocks, holds %d", total)
+	}
+	if float64(translated) < 0.8*float64(total) {
+		t.Errorf("\nAt least 80%% of the public modules' validation blocks should translate; %d of %d do", translated, total)
+	}
+}
+
+func variableOf(m *module.Module, name string) module.Variable {
+	for _, v := range m.Variables {
+		if v.Name == name {
+			return v
+		}
+	}
+	return module.Variable{}
+}
+
+func validationAt(m *module.Module, b Translation) module.Validation {
+	for _, val := range variableOf(m, b.Variable).Validations {
+		if val.Pos == b.Pos {
+			return val
+		}
+	}
+	return module.Validation{}
+}
+
+// TestPublicCorpusAPIServer installs the CRD of every public module into a real API server and
+// checks, round by round, values made for every variable (from the literals and patterns of its
+// conditions) against the API server and against terraform plan: whatever Terraform accepts, the
+// API server must accept; the API server must judge as modkind's own evaluation of the rules
+// does; and where every block of a variable is enforced, whatever the API server accepts,
+// Terraform must accept.
+func TestPublicCorpusAPIServer(t *testing.T) {
+	tf := terraformBinary(t)
+	cl := testAPIServer(t)
+	ctx := context.Background()
+	mods := publicModules(t)
+	names := slices.Sorted(maps.Keys(mods))
+
+	type kind struct {
+		crd    *extv1.CustomResourceDefinition
+		blocks map[string][]Translation
+		makers map[string]fieldMaker
+		pools  map[string]pools
+	}
+	kinds := map[string]*kind{}
+	var merged strings.Builder
+	for _, n := range names {
+		m := mods[n]
+		c, err := Synthesize("public-"+n, v1alpha1.CRDNames{Group: n + ".public.example.org", Kind: "Thing"}, m)
+		if err != nil {
+			t.Fatalf("Synthesize(%s): %v", n, err)
+		}
+		if err := installCRD(ctx, cl, c); err != nil {
+			t.Fatalf("\nThe API server should accept the CRD of public module %s (its rules within the cost limits).\n%v", n, err)
+		}
+		k := &kind{crd: c, blocks: map[string][]Translation{}, makers: map[string]fieldMaker{}, pools: map[string]pools{}}
+		for _, b := range Translations(m) {
+			k.blocks[b.Variable] = append(k.blocks[b.Variable], b)
+		}
+		fp := c.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["spec"].Properties["forProvider"]
+		for _, v := range m.Variables {
+			if v.Sensitive {
+				// Given in a Secret, not in the instance.
+				continue
+			}
+			k.makers[v.Name], k.pools[v.Name] = newFieldMaker(t, v).withSchema(t, fp.Properties[FieldName(v.Name)]), poolsOf(v)
+		}
+		kinds[n] = k
+		merged.WriteString(prefixed(t, n))
+	}
+	work := t.TempDir()
+	if err := os.WriteFile(filepath.Join(work, "variables.tf"), []byte(merged.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	const rounds = 6
+	var accepted, refused, checked int
+	for round := range rounds {
+		values := map[string]json.RawMessage{}
+		fields := map[string]map[string]any{}
+		// beyond are the values only the bounds of the conditions refuse: Terraform must too.
+		beyond := map[string]json.RawMessage{}
+		for _, n := range names {
+			m, k := mods[n], kinds[n]
+			fp := map[string]any{}
+			for _, v := range m.Variables {
+				if v.Sensitive {
+					continue
+				}
+				r := rand.New(rand.NewPCG(uint64(round), uint64(len(n)*1000+len(v.Name))))
+				for range 40 {
+					x := genValue(r, v.Type, k.pools[v.Name], 4)
+					f, ok, out := k.makers[v.Name].fieldWithin(x)
+					if !ok && (!out || v.Required()) {
+						// A required field needs a value the API server takes.
+						continue
+					}
+					if _, err := terraformValue(v, x); err != nil {
+						continue
+					}
+					raw, _ := json.Marshal(x)
+					values[n+"__"+v.Name] = raw
+					if out {
+						beyond[n+"__"+v.Name] = raw
+					} else {
+						fp[FieldName(v.Name)] = f
+					}
+					break
+				}
+			}
+			fields[n] = fp
+		}
+		tfErrs := terraformPlan(t, tf, work, values)
+		if len(tfErrs[""]) > 0 {
+			t.Fatalf("round %d: terraform plan failed for other reasons than the variables' values: %v", round, tfErrs[""])
+		}
+		for name, raw := range beyond {
+			checked++
+			if len(tfErrs[name]) == 0 {
+				t.Errorf("\nTerraform accepts var.%s = %s, beyond the bounds the schema takes from its conditions", name, raw)
+			}
+		}
+		for _, n := range names {
+			m, k := mods[n], kinds[n]
+			rejected, err := dryRun(ctx, cl, k.crd, fields[n])
+			if err != nil {
+				t.Fatalf("%s round %d: %v", n, round, err)
+			}
+			for _, v := range m.Variables {
+				f, ok := fields[n][FieldName(v.Name)]
+				if !ok {
+					continue
+				}
+				checked++
+				raw, _ := json.Marshal(f)
+				tfOK := len(tfErrs[n+"__"+v.Name]) == 0
+				apiOK := !rejected[FieldName(v.Name)]
+				evalOK, enforced := true, true
+				for _, b := range k.blocks[v.Name] {
+					if b.pred != nil && !accepts(b.pred, f) {
+						evalOK = false
+					}
+					enforced = enforced && b.Outcome == Enforced
+				}
+				if tfOK {
+					accepted++
+				}
+				if !apiOK {
+					refused++
+				}
+				switch {
+				case tfOK && !apiOK:
+					t.Errorf("\n%s: Terraform accepts var.%s = %s, the API server refuses it: %v", n, v.Name, raw, rules(k.blocks[v.Name]))
+				case evalOK != apiOK:
+					t.Errorf("\n%s: modkind's evaluation of the rules of %s (%v) says %v for %s, the API server %v", n, v.Name, rules(k.blocks[v.Name]), evalOK, raw, apiOK)
+				case enforced && apiOK && !tfOK:
+					t.Errorf("\n%s: the enforced rules %v of %s accept %s, Terraform refuses it: %v", n, rules(k.blocks[v.Name]), v.Name, raw, tfErrs[n+"__"+v.Name])
+				}
+			}
+		}
+	}
+	t.Logf("%d values checked: Terraform accepted %d, the API server refused %d", checked, accepted, refused)
+	if accepted == 0 || refused == 0 {
+		t.Errorf("\nThe values should include some that Terraform accepts and some the API server refuses: %d accepted, %d refused", accepted, refused)
+	}
+}
+
+func rules(bs []Translation) []string {
+	var out []string
+	for _, b := range bs {
+		if b.Rule != "" {
+			out = append(out, b.Rule)
+		}
+	}
+	return out
+}
+
+// dryRun creates, without storing it, an instance of c with the given forProvider and returns the
+// fields of forProvider the API server refused.
+func dryRun(ctx context.Context, cl client.Client, c *extv1.CustomResourceDefinition, fp map[string]any) (map[string]bool, error) {
+	u := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": c.Spec.Group + "/" + c.Spec.Versions[0].Name,
+		"kind":       c.Spec.Names.Kind,
+		"metadata":   map[string]any{"name": "sample", "namespace": "default"},
+		"spec":       map[string]any{"forProvider": runtime.DeepCopyJSONValue(fp)},
+	}}
+	err := cl.Create(ctx, u, client.DryRunAll)
+	if err == nil {
+		return nil, nil
+	}
+	var status apierrors.APIStatus
+	if !errors.As(err, &status) || !apierrors.IsInvalid(err) || status.Status().Details == nil {
+		return nil, err
+	}
+	out := map[string]bool{}
+	for _, cause := range status.Status().Details.Causes {
+		f, ok := strings.CutPrefix(cause.Field, "spec.forProvider.")
+		if !ok {
+			return nil, fmt.Errorf("refused for something other than a variable: %s: %s (%v)", cause.Field, cause.Message, err)
+		}
+		out[strings.FieldsFunc(f, func(r rune) bool { return r == '.' || r == '[' })[0]] = true
+	}
+	return out, nil
+}
+
+// prefixed is the public module in directory prefix with every variable renamed prefix__name, so that the modules of the
+// corpus can be planned as one.
+func prefixed(t *testing.T, prefix string) string {
+	t.Helper()
+	dir := filepath.Join("testdata", "corpus", "public", prefix)
+	raw, err := os.ReadFile(filepath.Join(dir, "variables.tf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, diags := hclwrite.ParseConfig(raw, "variables.tf", hcl.InitialPos)
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	for _, b := range f.Body().Blocks() {
+		if b.Type() != "variable" || len(b.Labels()) != 1 {
+			continue
+		}
+		name := b.Labels()[0]
+		b.SetLabels([]string{prefix + "__" + name})
+		renameVar(b.Body(), name, prefix+"__"+name)
+	}
+	return string(f.Bytes())
+}
+
+// renameVar renames var.from to var.to in the expressions of b.
+func renameVar(b *hclwrite.Body, from, to string) {
+	for _, a := range b.Attributes() {
+		a.Expr().RenameVariablePrefix([]string{"var", from}, []string{"var", to})
+	}
+	for _, blk := range b.Blocks() {
+		renameVar(blk.Body(), from, to)
+	}
+}

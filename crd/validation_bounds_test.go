@@ -1,0 +1,147 @@
+package crd
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
+	"github.com/modkind/modkind/module"
+)
+
+func TestMaxASCIILength(t *testing.T) {
+	type want struct {
+		N  int64
+		OK bool
+	}
+	cases := map[string]struct {
+		reason string
+		re     string
+		want   want
+	}{
+		"Bounded":      {reason: "An anchored pattern of bounded repetitions of ASCII classes.", re: `^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$`, want: want{63, true}},
+		"Alternatives": {reason: "The longest alternative counts.", re: `^(Disabled|Enabled)$`, want: want{8, true}},
+		"EachAnchored": {reason: "Alternatives each anchored.", re: `^a$|^bcd$`, want: want{3, true}},
+		"GUID":         {reason: "Fixed repetitions.", re: `^[0-9a-f]{8}-([0-9a-f]{4}-){3}[0-9a-f]{12}$`, want: want{36, true}},
+		"Optional":     {reason: "An optional part counts whole.", re: `^v[0-9]{1,3}(\.[0-9]{1,3})?$`, want: want{8, true}},
+		"Unanchored":   {reason: "A search matches within longer strings.", re: `[a-z]{1,8}`, want: want{0, false}},
+		"EndOnly":      {reason: "Anchored at one end only.", re: `^[a-z]{1,8}`, want: want{0, false}},
+		"Star":         {reason: "Unbounded repetition.", re: `^[a-z]+$`, want: want{0, false}},
+		"AnyChar":      {reason: "Any character may be outside ASCII.", re: `^.{1,64}$`, want: want{0, false}},
+		"NotASCII":     {reason: "A class with non-ASCII characters.", re: `^[a-zé]{1,3}$`, want: want{0, false}},
+		"Negated":      {reason: "A negated class holds non-ASCII characters.", re: `^[^/]{1,3}$`, want: want{0, false}},
+		"FoldCase":     {reason: "Case folding matches KELVIN SIGN for k.", re: `^(?i)kms$`, want: want{0, false}},
+		"Multiline":    {reason: "Line anchors match inside longer strings.", re: `(?m)^[a-z]{1,3}$`, want: want{0, false}},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			n, ok := maxASCIILength(tc.re)
+			if diff := cmp.Diff(tc.want, want{n, ok}); diff != "" {
+				t.Errorf("\n%s\nmaxASCIILength(%s): -want, +got:\n%s", tc.reason, tc.re, diff)
+			}
+		})
+	}
+}
+
+// TestBoundsAPIServer checks that a module whose conditions bound a list and its strings gets a
+// schema with those bounds, and with them a quantifier rule the API server could not afford
+// without: values within the bounds are judged by the rule, values beyond them refused.
+func TestBoundsAPIServer(t *testing.T) {
+	cl := testAPIServer(t)
+	ctx := context.Background()
+	src := `
+variable "zones" {
+  type    = list(string)
+  default = ["eu-west-1a"]
+  validation {
+    condition     = length(var.zones) <= 6
+    error_message = "At most 6 zones."
+  }
+  validation {
+    condition     = alltrue([for z in var.zones : can(regex("^[a-z]{2}-[a-z]{4,9}-[0-9][a-z]$", z))])
+    error_message = "Zones are like eu-west-1a."
+  }
+}
+
+variable "labels" {
+  type    = map(string)
+  default = {}
+  validation {
+    condition     = alltrue([for k, v in var.labels : can(regex("^[a-z]{1,20}$", v))])
+    error_message = "Label values are up to 20 lower-case letters."
+  }
+}
+`
+	c := crdOf(t, src)
+	m := inspectSource(t, src)
+	rules := map[string][]string{}
+	for _, tr := range Translations(m) {
+		rules[tr.Variable] = append(rules[tr.Variable], tr.Rule)
+	}
+	want := map[string][]string{
+		"zones":  {"size(self) <= 6", "self.all(z, z.matches('^[a-z]{2}-[a-z]{4,9}-[0-9][a-z]$') || size(bytes(z)) != size(z))"},
+		"labels": {""},
+	}
+	if diff := cmp.Diff(want, rules); diff != "" {
+		t.Fatalf("\nThe bounded quantifier should be kept within the budget; one over a map the module does not bound costs too much.\nRules: -want, +got:\n%s", diff)
+	}
+	fp := c.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["spec"].Properties["forProvider"]
+	ApplyValidations(&fp, m)
+	zones := fp.Properties["zones"]
+	if zones.MaxItems == nil || *zones.MaxItems != 6 || zones.Items.Schema.MaxLength == nil || *zones.Items.Schema.MaxLength != 15 {
+		t.Fatalf("\nThe schema should bound the list and its strings as the conditions do: maxItems %v, items maxLength %v", zones.MaxItems, zones.Items.Schema.MaxLength)
+	}
+	if fp.Properties["labels"].MaxProperties != nil || fp.Properties["labels"].AdditionalProperties.Schema.MaxLength != nil {
+		t.Errorf("\nA map the module does not bound gets no bounds.")
+	}
+	spec := c.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["spec"]
+	spec.Properties["forProvider"] = fp
+	c.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["spec"] = spec
+	c.Name, c.Spec.Group = "things.bounds.example.org", "bounds.example.org"
+	if err := installCRD(ctx, cl, c); err != nil {
+		t.Fatalf("\nThe API server should accept the CRD with its bounded rules.\n%v", err)
+	}
+	lc := &corpus{crd: c}
+	cases := map[string]struct {
+		reason string
+		value  string
+		want   string // "" when accepted, else a fragment of the refusal
+	}{
+		"Valid":        {reason: "Zones within the bounds and the pattern.", value: `["eu-west-1a", "us-east-2b"]`},
+		"Pattern":      {reason: "The rule judges each zone.", value: `["eu-west-1a", "nowhere"]`, want: "Zones are like eu-west-1a."},
+		"TooMany":      {reason: "More zones than the module allows.", value: `["eu-west-1a", "eu-west-1b", "eu-west-1c", "eu-west-2a", "eu-west-2b", "eu-west-2c", "eu-west-3a"]`, want: "must have at most 6 items"},
+		"TooLong":      {reason: "A zone longer than the pattern allows.", value: `["eu-westwestwest-1a"]`, want: "may not be more than 15"},
+		"CodePoints":   {reason: "maxLength counts code points: ten characters of two bytes are within 15, and the rule leaves strings outside ASCII to Terraform.", value: `["\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9"]`},
+		"KelvinSigns":  {reason: "Three-byte characters that Terraform reads as ASCII count once.", value: `["\u212a\u212a\u212a\u212a\u212a\u212a\u212a\u212a\u212a\u212a\u212a\u212a\u212a\u212a\u212a"]`},
+		"NotASCIILong": {reason: "A long string outside ASCII, which the pattern never matches, is beyond the bound too.", value: `["\u00e9u-w\u00e9st-1a-\u00e9\u00e9\u00e9\u00e9\u00e9"]`, want: "may not be more than 15"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			_, err := lc.create(ctx, cl, map[string]any{}, "zones", json.RawMessage(tc.value))
+			switch {
+			case tc.want == "" && err != nil:
+				t.Errorf("\n%s\nCreate: %v", tc.reason, err)
+			case tc.want != "" && (!apierrors.IsInvalid(err) || !strings.Contains(err.Error(), tc.want)):
+				t.Errorf("\n%s\nCreate: want an error containing %q, got %v", tc.reason, tc.want, err)
+			}
+		})
+	}
+}
+
+func inspectSource(t *testing.T, src string) *module.Module {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "main.tf"), []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	m, err := module.Inspect(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}

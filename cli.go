@@ -222,6 +222,13 @@ func generate(args []string, out io.Writer) error {
 	for _, f := range crd.YAMLAmbiguousFields(c) {
 		fmt.Fprintln(diagnostics, "warning:", crd.YAMLKeyWarning(f))
 	}
+	if r := crd.Validations(m); len(r.Blocks) > 0 {
+		fmt.Fprintf(diagnostics, "validation blocks: %d of %d checked at admission (%d in part), the rest at plan time:\n",
+			r.Count(crd.Enforced)+r.Count(crd.Implied), len(r.Blocks), r.Count(crd.Partly))
+		for _, l := range r.Lines() {
+			fmt.Fprintln(diagnostics, "  "+l)
+		}
+	}
 	// Status is the API server's to fill; a CRD for review carries none.
 	c.Status = extv1.CustomResourceDefinitionStatus{}
 	b, err := yaml.Marshal(c)

@@ -33,10 +33,13 @@ func TestGenerateCommand(t *testing.T) {
 }
 
 // A variable named like a YAML boolean becomes a field that kubectl reads as true or false unless
-// quoted: generate says so on stderr, naming the field and the fix.
+// quoted: generate says so on stderr, naming the field and the fix. It also says which validation
+// blocks the API server checks and which are left to plan time, and why.
 func TestGenerateWarnsOfYAMLBooleanFields(t *testing.T) {
 	dir := t.TempDir()
-	tf := "variable \"on\" {\n  type = bool\n}\nvariable \"settings\" {\n  type = object({ yes = optional(string) })\n  default = {}\n}\n"
+	tf := "variable \"on\" {\n  type = bool\n}\nvariable \"settings\" {\n  type = object({ yes = optional(string) })\n  default = {}\n}\n" +
+		"variable \"name\" {\n  type = string\n  validation {\n    condition = contains([\"a\", \"b\"], var.name)\n    error_message = \"short\"\n  }\n" +
+		"  validation {\n    condition = fileexists(var.name)\n    error_message = \"a file\"\n  }\n}\n"
 	if err := os.WriteFile(filepath.Join(dir, "main.tf"), []byte(tf), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -46,7 +49,8 @@ func TestGenerateWarnsOfYAMLBooleanFields(t *testing.T) {
 	if err := generate([]string{"--source", dir, "--group", "yaml.example.org", "--kind", "Switch", "--cache-dir", t.TempDir()}, &out); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"spec.forProvider.on: YAML reads the key on as", "spec.forProvider.settings.yes:", `quote it in manifests ("on": ...)`} {
+	for _, want := range []string{"spec.forProvider.on: YAML reads the key on as", "spec.forProvider.settings.yes:", `quote it in manifests ("on": ...)`,
+		"validation blocks: 1 of 2 checked at admission", "name (main.tf:", ": at plan time: fileexists(var.name)"} {
 		if !strings.Contains(diag.String(), want) {
 			t.Errorf("stderr must warn %q, got:\n%s", want, diag.String())
 		}

@@ -158,6 +158,7 @@ func (r *ModuleReconciler) reconcile(ctx context.Context, req reconcile.Request)
 	}
 	m.Status.CRDName = want.Name
 	m.Status.Digest = digest
+	m.Status.Validations = validationStatus(crd.Validations(mod))
 	m.Status.Warnings = nil
 	for _, f := range crd.YAMLAmbiguousFields(want) {
 		m.Status.Warnings = append(m.Status.Warnings, crd.YAMLKeyWarning(f))
@@ -271,6 +272,24 @@ func (r *ModuleReconciler) read(ctx context.Context, m *v1alpha1.Module) (*modul
 	}
 	mod.Digest = fetched.Digest
 	return mod, reconcile.Result{}, nil
+}
+
+// validationStatus sums up, per variable, what the API server checks of its validation blocks.
+func validationStatus(r crd.ValidationReport) []v1alpha1.VariableValidations {
+	var out []v1alpha1.VariableValidations
+	for _, b := range r.Blocks {
+		if len(out) == 0 || out[len(out)-1].Variable != b.Variable {
+			out = append(out, v1alpha1.VariableValidations{Variable: b.Variable})
+		}
+		v := &out[len(out)-1]
+		switch b.Outcome {
+		case crd.Enforced, crd.Implied:
+			v.Admission++
+		default:
+			v.PlanTime = append(v.PlanTime, b.Summary())
+		}
+	}
+	return out
 }
 
 // A BreakingChangeError refuses a module change that existing instances may not survive.

@@ -312,13 +312,21 @@ func TestLongModuleName(t *testing.T) {
 // Module's status says so.
 func TestModuleWarnsOfYAMLBooleanFields(t *testing.T) {
 	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "main.tf"), []byte("variable \"on\" {\n  type = bool\n  default = false\n}\n"), 0o600); err != nil {
+	tf := "variable \"on\" {\n  type = bool\n  default = false\n}\n" +
+		"variable \"mode\" {\n  type = string\n  default = \"a\"\n  validation {\n    condition = contains([\"a\", \"b\"], var.mode)\n    error_message = \"a or b\"\n  }\n" +
+		"  validation {\n    condition = fileexists(var.mode)\n    error_message = \"a file\"\n  }\n}\n"
+	if err := os.WriteFile(filepath.Join(dir, "main.tf"), []byte(tf), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	createModule(t, "yaml-switch", dir, "yamlswitch.example.org", "Switch")
 	got := waitModuleReady(t, "yaml-switch")
 	if len(got.Status.Warnings) != 1 || !strings.Contains(got.Status.Warnings[0], `spec.forProvider.on: YAML reads the key on as "true"`) {
 		t.Errorf("status.warnings must name the field and how YAML reads it, got %q", got.Status.Warnings)
+	}
+	// The Module also says which validation blocks admission checks, and why the others wait.
+	if v := got.Status.Validations; len(v) != 1 || v[0].Variable != "mode" || v[0].Admission != 1 ||
+		len(v[0].PlanTime) != 1 || !strings.Contains(v[0].PlanTime[0], "fileexists(var.mode)") {
+		t.Errorf("status.validations: want mode with 1 block at admission and fileexists at plan time, got %+v", v)
 	}
 }
 

@@ -135,6 +135,10 @@ type ModuleStatus struct {
 	// Outputs are the module's output names.
 	// +optional
 	Outputs []string `json:"outputs,omitempty"`
+	// Validations say, per variable with validation blocks, how many the API server checks when
+	// an instance is written and which are left to Terraform at plan time, and why.
+	// +optional
+	Validations []VariableValidations `json:"validations,omitempty"`
 	// Warnings are things about the generated kind its users should know, e.g. fields whose
 	// names YAML reads as booleans unless they are quoted.
 	// +optional
@@ -144,6 +148,18 @@ type ModuleStatus struct {
 	// being served from it, also after a controller restart.
 	// +optional
 	Served *ServedModule `json:"served,omitempty"`
+}
+
+// VariableValidations is what becomes of one variable's validation blocks.
+type VariableValidations struct {
+	// Variable is the module variable's name.
+	Variable string `json:"variable"`
+	// Admission counts the blocks checked at admission, fully (or holding for every value the
+	// schema admits).
+	Admission int `json:"admission"`
+	// PlanTime says, one short line per block, what is left to Terraform at plan time and why.
+	// +optional
+	PlanTime []string `json:"planTime,omitempty"`
 }
 
 // ServedModule locates a module snapshot in the controller's content-addressed module cache.

@@ -24,6 +24,7 @@ const (
 	errMissingKey        = "credentials Secret has no key"
 	errProviderConfig    = "ProviderConfig refused"
 	errProviderBlock     = "spec.providers"
+	errNotShared         = "ClusterProviderConfig %s is not shared with namespace %s: a cluster admin lists the namespaces that may use it in its spec.namespaces"
 	errUnknownKind       = "spec.providerConfigRef.kind must be ProviderConfig or ClusterProviderConfig"
 )
 
@@ -90,7 +91,10 @@ func (r *ProviderConfigResolver) Resolve(ctx context.Context, namespace string, 
 		if err := r.Client.Get(ctx, types.NamespacedName{Name: ref.Name}, pc); err != nil {
 			return nil, errors.Wrapf(err, "%s %s", errGetProviderConfig, ref.Name)
 		}
-		spec, cluster = pc.Spec, true
+		if !slices.Contains(pc.Spec.Namespaces, namespace) && !slices.Contains(pc.Spec.Namespaces, "*") {
+			return nil, errors.Errorf(errNotShared, ref.Name, namespace)
+		}
+		spec, cluster = pc.Spec.ProviderConfigSpec, true
 	default:
 		return nil, errors.New(errUnknownKind)
 	}

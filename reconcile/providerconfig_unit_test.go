@@ -78,12 +78,13 @@ func TestProviderConfigLiteralsAndClusterExpressions(t *testing.T) {
 	pc := &v1alpha1.ProviderConfig{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "pc"},
 		Spec: v1alpha1.ProviderConfigSpec{Providers: &runtime.RawExtension{Raw: []byte(block)}}}
 	cpc := &v1alpha1.ClusterProviderConfig{ObjectMeta: metav1.ObjectMeta{Name: "shared"},
-		Spec: v1alpha1.ProviderConfigSpec{
+		Spec: v1alpha1.ClusterProviderConfigSpec{Namespaces: []string{"team-a"}, ProviderConfigSpec: v1alpha1.ProviderConfigSpec{
 			Providers: &runtime.RawExtension{Raw: []byte(`{"things":{"directory":"${path.root}/x"}}`)},
 			Env:       []v1alpha1.EnvVar{{Name: "TOKEN", SecretKeyRef: &v1alpha1.SecretKeySelector{Name: "creds", Namespace: "modkind-system", Key: "k"}}},
-		}}
+		}}}
 	foreign := &v1alpha1.ClusterProviderConfig{ObjectMeta: metav1.ObjectMeta{Name: "foreign"},
-		Spec: v1alpha1.ProviderConfigSpec{Env: []v1alpha1.EnvVar{{Name: "TOKEN", SecretKeyRef: &v1alpha1.SecretKeySelector{Name: "creds", Namespace: "team-b", Key: "k"}}}}}
+		Spec: v1alpha1.ClusterProviderConfigSpec{Namespaces: []string{"*"}, ProviderConfigSpec: v1alpha1.ProviderConfigSpec{
+			Env: []v1alpha1.EnvVar{{Name: "TOKEN", SecretKeyRef: &v1alpha1.SecretKeySelector{Name: "creds", Namespace: "team-b", Key: "k"}}}}}}
 	sec := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "modkind-system", Name: "creds"}, Data: map[string][]byte{"k": []byte("v")}}
 	other := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "team-b", Name: "creds"}, Data: map[string][]byte{"k": []byte("w")}}
 	c := fake.NewClientBuilder().WithScheme(s).WithObjects(pc, cpc, foreign, sec, other).Build()
@@ -106,6 +107,10 @@ func TestProviderConfigLiteralsAndClusterExpressions(t *testing.T) {
 	}
 	if string(got.Providers) != `{"things":{"directory":"${path.root}/x"}}` || got.Env["TOKEN"] != "v" {
 		t.Errorf("a ClusterProviderConfig keeps its expressions and reads its Secret: %s, %v", got.Providers, got.Env)
+	}
+	if _, err := r.Resolve(context.Background(), "team-b", &ProviderConfigRef{Kind: "ClusterProviderConfig", Name: "shared"}); err == nil ||
+		!strings.Contains(err.Error(), "is not shared with namespace team-b") {
+		t.Errorf("a namespace the ClusterProviderConfig does not list must not use its credentials, got %v", err)
 	}
 	if _, err := r.Resolve(context.Background(), "team-a", &ProviderConfigRef{Kind: "ClusterProviderConfig", Name: "foreign"}); err == nil ||
 		!strings.Contains(err.Error(), "outside the namespaces cluster credentials are read from") {

@@ -330,8 +330,8 @@ func TestModuleWarnsOfYAMLBooleanFields(t *testing.T) {
 	}
 }
 
-// A ClusterProviderConfig, written by cluster admins, serves instances of any namespace with
-// expressions and with Secrets from the credentials namespaces only.
+// A ClusterProviderConfig, written by cluster admins, serves instances of the namespaces it is
+// shared with, with expressions and with Secrets from the credentials namespaces only.
 func TestClusterProviderConfig(t *testing.T) {
 	ctx := context.Background()
 	token := "cluster-token-5e1"
@@ -342,14 +342,27 @@ func TestClusterProviderConfig(t *testing.T) {
 	ref := func(ns, name, key string) *v1alpha1.SecretKeySelector {
 		return &v1alpha1.SecretKeySelector{Namespace: ns, Name: name, Key: key}
 	}
-	shared := &v1alpha1.ClusterProviderConfig{ObjectMeta: metav1.ObjectMeta{Name: "shared-" + tenantNS}, Spec: v1alpha1.ProviderConfigSpec{
-		Env:   []v1alpha1.EnvVar{{Name: "TRACE_TEST_TOKEN", SecretKeyRef: ref(credentialsNamespace, "cluster-creds", "token")}},
-		Files: []v1alpha1.File{{Path: "creds/token.txt", SecretKeyRef: *ref(credentialsNamespace, "cluster-creds", "file")}},
+	shared := &v1alpha1.ClusterProviderConfig{ObjectMeta: metav1.ObjectMeta{Name: "shared-" + tenantNS}, Spec: v1alpha1.ClusterProviderConfigSpec{
+		Namespaces: []string{tenantNS},
+		ProviderConfigSpec: v1alpha1.ProviderConfigSpec{
+			Env:   []v1alpha1.EnvVar{{Name: "TRACE_TEST_TOKEN", SecretKeyRef: ref(credentialsNamespace, "cluster-creds", "token")}},
+			Files: []v1alpha1.File{{Path: "creds/token.txt", SecretKeyRef: *ref(credentialsNamespace, "cluster-creds", "file")}},
+		},
 	}}
-	wrong := &v1alpha1.ClusterProviderConfig{ObjectMeta: metav1.ObjectMeta{Name: "wrong-" + tenantNS}, Spec: v1alpha1.ProviderConfigSpec{
-		Env: []v1alpha1.EnvVar{{Name: "TRACE_TEST_TOKEN", SecretKeyRef: ref(tenantNS, "tenant-creds", "token")}},
+	wrong := &v1alpha1.ClusterProviderConfig{ObjectMeta: metav1.ObjectMeta{Name: "wrong-" + tenantNS}, Spec: v1alpha1.ClusterProviderConfigSpec{
+		Namespaces: []string{"*"},
+		ProviderConfigSpec: v1alpha1.ProviderConfigSpec{
+			Env: []v1alpha1.EnvVar{{Name: "TRACE_TEST_TOKEN", SecretKeyRef: ref(tenantNS, "tenant-creds", "token")}},
+		},
 	}}
-	for _, o := range []client.Object{sec, foreign, shared, wrong} {
+	// Not shared with the tenant's namespace: its instances may not act with these credentials.
+	private := &v1alpha1.ClusterProviderConfig{ObjectMeta: metav1.ObjectMeta{Name: "private-" + tenantNS}, Spec: v1alpha1.ClusterProviderConfigSpec{
+		Namespaces: []string{credentialsNamespace},
+		ProviderConfigSpec: v1alpha1.ProviderConfigSpec{
+			Env: []v1alpha1.EnvVar{{Name: "TRACE_TEST_TOKEN", SecretKeyRef: ref(credentialsNamespace, "cluster-creds", "token")}},
+		},
+	}}
+	for _, o := range []client.Object{sec, foreign, shared, wrong, private} {
 		if err := ground.client.Create(ctx, o); client.IgnoreAlreadyExists(err) != nil {
 			t.Fatal(err)
 		}
@@ -383,5 +396,16 @@ func TestClusterProviderConfig(t *testing.T) {
 	eventually(t, "a ClusterProviderConfig reading a tenant's Secret refused", func(context.Context) (bool, error) {
 		s := synced(t, refused)
 		return s != nil && s["status"] == "False" && strings.Contains(s["message"].(string), "outside the namespaces cluster credentials are read from"), nil
+	})
+	unshared := newInstance(gvk, tenantNS, "unshared", map[string]any{
+		"forProvider":       map[string]any{"dir": t.TempDir(), "files": []any{}, "recordEnv": true},
+		"providerConfigRef": map[string]any{"kind": "ClusterProviderConfig", "name": private.Name},
+	})
+	if err := ground.client.Create(ctx, unshared); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "a ClusterProviderConfig not shared with the namespace refused", func(context.Context) (bool, error) {
+		s := synced(t, unshared)
+		return s != nil && s["status"] == "False" && strings.Contains(s["message"].(string), "is not shared with namespace "+tenantNS), nil
 	})
 }

@@ -116,10 +116,22 @@ type ClusterProviderConfig struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
-	// +kubebuilder:validation:XValidation:rule="!has(self.env) || self.env.all(e, !has(e.secretKeyRef) || (has(e.secretKeyRef.__namespace__) && e.secretKeyRef.__namespace__ != ''))",message="a ClusterProviderConfig's secretKeyRef needs a namespace"
-	// +kubebuilder:validation:XValidation:rule="!has(self.files) || self.files.all(f, has(f.secretKeyRef.__namespace__) && f.secretKeyRef.__namespace__ != '')",message="a ClusterProviderConfig's secretKeyRef needs a namespace"
-	Spec   ProviderConfigSpec   `json:"spec"`
-	Status ProviderConfigStatus `json:"status,omitempty"`
+	Spec   ClusterProviderConfigSpec `json:"spec"`
+	Status ProviderConfigStatus      `json:"status,omitempty"`
+}
+
+// ClusterProviderConfigSpec is a ProviderConfigSpec that cluster admins share with the namespaces
+// they list.
+// +kubebuilder:validation:XValidation:rule="!has(self.env) || self.env.all(e, !has(e.secretKeyRef) || (has(e.secretKeyRef.__namespace__) && size(e.secretKeyRef.__namespace__) > 0))",message="a ClusterProviderConfig's secretKeyRef needs a namespace"
+// +kubebuilder:validation:XValidation:rule="!has(self.files) || self.files.all(f, has(f.secretKeyRef.__namespace__) && size(f.secretKeyRef.__namespace__) > 0)",message="a ClusterProviderConfig's secretKeyRef needs a namespace"
+type ClusterProviderConfigSpec struct {
+	ProviderConfigSpec `json:",inline"`
+	// Namespaces whose instances may use this configuration, and so act with its credentials;
+	// "*" for every namespace. No namespace may when empty: sharing credentials with a tenant is
+	// a decision a cluster admin writes down.
+	// +kubebuilder:validation:MaxItems=256
+	// +optional
+	Namespaces []string `json:"namespaces,omitempty"`
 }
 
 // ClusterProviderConfigList is a list of ClusterProviderConfigs.

@@ -74,7 +74,10 @@ func TestPublicCorpusShare(t *testing.T) {
 			}
 			if b.Outcome == PlanTime || b.Outcome == Partly {
 				for _, d := range b.Dropped {
-					reasons[d[strings.LastIndex(d, ": ")+2:]]++
+					if i := strings.LastIndex(d, ": "); i >= 0 {
+						d = d[i+2:]
+					}
+					reasons[d]++
 				}
 			}
 		}

@@ -37,15 +37,24 @@ import (
 //     set may still have few enough elements for Terraform.
 //   - CEL rules never run on null, and Terraform fails a condition that errors: `var.x == null ||
 //     c` needs only c, and a null that Terraform refuses is left to Terraform.
+//   - An optional attribute without a default is null to Terraform and absent to the API server:
+//     comparisons with null become has(), and a test of an attribute that may be absent is guarded
+//     to hold, or fail, where Terraform's null would make it (see validation_translate.go).
+//   - Terraform before 1.12 evaluates both sides of || and && and errs when either errs, later
+//     versions (and CEL) take a true (||) or false (&&) from either side over an error: rules
+//     follow the later, more lenient reading, which is sound for both; they are called exact only
+//     where both readings agree.
 //   - A default that fails a rule makes the API server refuse the whole CRD, so a rule the module's
 //     own default fails is left out.
 //   - The API server refuses a CRD whose rules might cost too much; expensive parts are dropped
-//     once a budget is spent (see Translations).
+//     once a budget is spent (see Translations), unless the module's own conditions bound the
+//     collections and strings they walk (see validation_bounds.go).
 //
 // Every translation is a CEL rule (x-kubernetes-validations) rather than OpenAPI's enum, pattern,
 // minimum or maxLength, even where those would mean the same: only a rule carries the module's
 // error_message to the user, and a failed enum or maxLength stops the API server from running any
-// rule at all.
+// rule at all. The exception are bounds (maxItems, maxProperties, maxLength), set only where a
+// module's rules would not fit the API server's cost limits without them.
 
 // Translation says what became of one validation block.
 type Translation struct {

@@ -1404,8 +1404,9 @@ func coalesced(s *term, lit string) *term {
 	if len(s.optional) == 0 {
 		out.expr = "(" + s.expr + " != '' ? " + s.expr + " : " + celLiteral(lit) + ")"
 	}
-	// coalesce(null, "") and coalesce("", "") err.
-	out.lenient = lit == ""
+	// coalesce(null, "") and coalesce("", "") err, and so does reading an attribute of an unset
+	// object.
+	out.lenient = lit == "" || s.lenient || !s.tryNull && !nullOnlyItself(s)
 	out.get = func(e env) (any, bool) {
 		v, ok := s.get(e)
 		if str, isStr := v.(string); ok && isStr && str != "" {
@@ -1421,7 +1422,9 @@ func orElse(s *term, lit any) *term {
 	if len(s.optional) == 0 {
 		return s
 	}
-	out := &term{expr: "(" + present(s).cel() + " ? " + s.expr + " : " + celLiteral(lit) + ")", ty: s.ty, maxBytes: s.maxBytes}
+	out := &term{expr: "(" + present(s).cel() + " ? " + s.expr + " : " + celLiteral(lit) + ")", ty: s.ty, maxBytes: s.maxBytes,
+		// Terraform errs reading an attribute of an unset object.
+		lenient: s.lenient || !s.tryNull && !nullOnlyItself(s)}
 	out.get = func(e env) (any, bool) {
 		if v, ok := s.get(e); ok {
 			return v, true
@@ -1449,6 +1452,12 @@ func celValue(c cty.Value) (any, error) {
 		return c.True(), nil
 	}
 	return nil, fmt.Errorf("a literal of type %s", c.Type().FriendlyName())
+}
+
+// nullOnlyItself reports whether s is unset only where it is itself an unset optional attribute,
+// which Terraform reads as null; where something holding it is unset, Terraform errs.
+func nullOnlyItself(s *term) bool {
+	return len(s.optional) == 0 || len(s.optional) == 1 && s.optional[0].expr == s.expr
 }
 
 // hasCELType reports whether the API server gives values of type ty a CEL type: not for any, nor

@@ -15,6 +15,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/hashicorp/terraform-exec/tfexec"
+
+	"github.com/modkind/modkind/apis/v1alpha1"
 )
 
 // ran is what a process left behind: its output, exit code and the signal that killed it.
@@ -323,5 +325,22 @@ func TestDetachedTerraform(t *testing.T) {
 	_, err = tf.Plan(ctx)
 	if err == nil || !strings.Contains(err.Error(), `An argument named "nonsense" is not expected here`) {
 		t.Errorf("plan of a broken module: want terraform's error, got %v", err)
+	}
+}
+
+// What the shim runs is modkind's terraform binary and nothing a ProviderConfig could name: the
+// variable is refused in a ProviderConfig, and overridden if it reached the environment anyway.
+func TestDetachedExecChoosesTerraform(t *testing.T) {
+	if err := v1alpha1.ValidateEnvName(envDetach); err == nil {
+		t.Errorf("a ProviderConfig may set %s: want it refused", envDetach)
+	}
+	env := map[string]string{envDetach: "/tmp/not-terraform", "PLAIN": "x"}
+	exe := detachedExec("/usr/local/bin/terraform", env)
+	want := map[string]string{envDetach: "/usr/local/bin/terraform", "PLAIN": "x"}
+	if diff := cmp.Diff(want, env); diff != "" {
+		t.Errorf("environment of the shim: -want, +got:\n%s", diff)
+	}
+	if exe != shimPath() {
+		t.Errorf("executable: want the shim %s, got %s", shimPath(), exe)
 	}
 }

@@ -20,7 +20,7 @@ import (
 func TestKillNineDuringCreatesCreatesOnce(t *testing.T) {
 	kubeconfig, c := startAPIServer(t)
 	args := []string{"--kubeconfig", kubeconfig, "--work-dir", filepath.Join(t.TempDir(), "work"),
-		"--lock-duration", "3s", "--poll-interval", "1s", "--max-concurrent-runs", "4", "--max-reconciles", "4"}
+		"--lock-duration", "3s", "--poll-interval", "1s", "--max-concurrent-runs", "2", "--max-reconciles", "4"}
 	proc := startModkind(t, args...)
 	logs := []string{proc.Stdout.(*os.File).Name()}
 

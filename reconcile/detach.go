@@ -50,7 +50,7 @@ const (
 // executable that runs terraform through this package can serve as its own shim: modkind, and the
 // test binaries that run modkind's controllers in process.
 func init() {
-	if bin, ok := os.LookupEnv(envDetach); ok {
+	if bin := os.Getenv(envDetach); bin != "" {
 		os.Exit(runDetached(bin, os.Args[1:], os.Stdout, os.Stderr))
 	}
 }

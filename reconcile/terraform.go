@@ -309,6 +309,10 @@ func (r *Runner) prepare(ctx context.Context, run *Run, stored *state.Stored) (*
 	if err := os.MkdirAll(run.Dir, 0o700); err != nil {
 		return nil, nil, errors.Wrap(err, errWorkDir)
 	}
+	// A terraform that outlived the controller that started it is left alone until it ends.
+	if err := waitDetached(ctx, run.Dir); err != nil {
+		return nil, nil, errors.Wrap(err, errWaitDetached)
+	}
 	files := map[string][]byte{FileMain: run.Root.Main, FileVars: run.Root.Vars}
 	if run.Lock != nil {
 		files[module.FileLock] = run.Lock
@@ -359,13 +363,13 @@ func (r *Runner) prepare(ctx context.Context, run *Run, stored *state.Stored) (*
 		return nil, nil, errors.Wrap(err, errWorkDir)
 	}
 
-	tf, err := tfexec.NewTerraform(run.Dir, r.Binary)
-	if err != nil {
-		return nil, nil, errors.Wrap(err, errNewTF)
-	}
 	env := terraformEnv()
 	for k, v := range run.Setup.Env {
 		env[k] = v
+	}
+	tf, err := tfexec.NewTerraform(run.Dir, detachedExec(r.Binary, env))
+	if err != nil {
+		return nil, nil, errors.Wrap(err, errNewTF)
 	}
 	absFiles, err := filepath.Abs(filesDir)
 	if err != nil {

@@ -96,7 +96,9 @@ func TestKillNineDuringApplies(t *testing.T) {
 			// destructions plus one would mean a second object was made.
 			b, _ := os.ReadFile(p + ".log")
 			if created, destroyed := strings.Count(string(b), "created"), strings.Count(string(b), "destroyed"); created-destroyed > 1 {
-				t.Logf("%s: created %d times, destroyed %d times (an object whose creation was cut off by SIGKILL before terraform recorded it is created again)", p, created, destroyed)
+				// terraform outlives the killed controller and the next one adopts what it
+				// recorded (reconcile/detach.go), so nothing is made twice.
+				t.Errorf("%s: created %d times, destroyed %d times: a second object was made", p, created, destroyed)
 			}
 		}
 	}

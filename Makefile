@@ -56,7 +56,7 @@ LICENSES ?= NOASSERTION
 IMAGE_TERRAFORM ?=
 
 image:
-	@if timeout 20 docker info >/dev/null 2>&1; then \
+	@if docker info >/dev/null 2>&1; then \
 	  echo "image: building $(IMAGE):$(VERSION) with Docker" >&2; \
 	  docker build --platform linux/amd64 --build-arg VERSION=$(VERSION) --build-arg REVISION=$(REVISION) \
 	    --build-arg LICENSES=$(LICENSES) -t $(IMAGE):$(VERSION) . ; \

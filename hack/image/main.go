@@ -163,7 +163,7 @@ func Build(o Options) (v1.Image, error) {
 
 // passwd is the user database: the runtime needs no entry for a numeric user, but git, ssh and
 // terraform's home lookup do.
-func passwd() (passwd, group string) {
+func passwd() (users, groups string) {
 	return fmt.Sprintf("root:x:0:0:root:/root:/sbin/nologin\n%s:x:%d:%d:%s:%s:/sbin/nologin\n", UserName, UID, GID, UserName, WorkDir),
 		fmt.Sprintf("root:x:0:\n%s:x:%d:\n", UserName, GID)
 }

@@ -3,7 +3,7 @@ SHELL := /bin/bash
 GO ?= go
 CONTROLLER_GEN_VERSION ?= v0.20.0
 
-.PHONY: run test unit bench testbin generate build
+.PHONY: run test unit bench testbin generate build image
 
 build:
 	$(GO) build -o bin/modkind .
@@ -47,3 +47,27 @@ crossplane:
 generate:
 	$(GO) run sigs.k8s.io/controller-tools/cmd/controller-gen@$(CONTROLLER_GEN_VERSION) object paths=./apis/... crd:crdVersions=v1 output:crd:dir=./apis/crds
 	cp apis/crds/*.yaml charts/modkind/crds/
+
+# The container image, tagged $(IMAGE):$(VERSION). With a Docker daemon: the Dockerfile (terraform
+# 1.11.4 from releases.hashicorp.com, SHA256-checked). Without one: hack/image
+# assembles the same layout as an OCI image layout in bin/image/oci, carrying IMAGE_TERRAFORM
+# (a static linux terraform or tofu) or, when empty, the OpenTofu hack/tofu.sh builds.
+IMAGE ?= ghcr.io/modkind/modkind
+VERSION ?= $(shell sed -n 's/^appVersion: *"*\([^"]*\)"*$$/\1/p' charts/modkind/Chart.yaml)
+REVISION ?= $(shell git rev-parse HEAD 2>/dev/null)
+LICENSES ?= NOASSERTION
+IMAGE_TERRAFORM ?=
+
+image:
+	@if docker info >/dev/null 2>&1; then \
+	  echo "image: building $(IMAGE):$(VERSION) with Docker" >&2; \
+	  docker build --platform linux/amd64 --build-arg VERSION=$(VERSION) --build-arg REVISION=$(REVISION) \
+	    --build-arg LICENSES=$(LICENSES) -t $(IMAGE):$(VERSION) . ; \
+	else \
+	  echo "image: no Docker daemon answers; assembling an OCI image layout in bin/image/oci" >&2; \
+	  tf="$(IMAGE_TERRAFORM)"; if [ -z "$$tf" ]; then tf="$$(hack/tofu.sh)" || exit 1; fi; \
+	  CGO_ENABLED=0 GOOS=linux $(GO) build -trimpath -ldflags "-s -w" -o bin/image/modkind . && \
+	  SOURCE_DATE_EPOCH="$$(git log -1 --format=%ct 2>/dev/null || echo 0)" $(GO) run ./hack/image \
+	    --modkind bin/image/modkind --terraform "$$tf" --out bin/image/oci --ref $(IMAGE):$(VERSION) \
+	    --version $(VERSION) --revision "$(REVISION)" --licenses $(LICENSES); \
+	fi

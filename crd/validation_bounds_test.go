@@ -119,13 +119,13 @@ variable "labels" {
 		"LabelPattern":  {reason: "The schema's pattern judges each value of the map.", field: "labels", value: `{"a": "abc", "b": "ABC"}`, want: "should match"},
 		"LabelNotASCII": {reason: "The schema's pattern leaves strings outside ASCII to Terraform, as the rule would.", field: "labels", value: `{"a": "\u00e9t\u00e9"}`},
 		"LabelValid":    {reason: "Values the module accepts pass the schema's pattern.", field: "labels", value: `{"a": "abc", "b": "z"}`},
-		"Valid":        {reason: "Zones within the bounds and the pattern.", value: `["eu-west-1a", "us-east-2b"]`},
-		"Pattern":      {reason: "The rule judges each zone.", value: `["eu-west-1a", "nowhere"]`, want: "Zones are like eu-west-1a."},
-		"TooMany":      {reason: "More zones than the module allows.", value: `["eu-west-1a", "eu-west-1b", "eu-west-1c", "eu-west-2a", "eu-west-2b", "eu-west-2c", "eu-west-3a"]`, want: "must have at most 6 items"},
-		"TooLong":      {reason: "A zone longer than the pattern allows.", value: `["eu-westwestwest-1a"]`, want: "may not be more than 15"},
-		"CodePoints":   {reason: "maxLength counts code points: ten characters of two bytes are within 15, and the rule leaves strings outside ASCII to Terraform.", value: `["\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9"]`},
-		"KelvinSigns":  {reason: "Three-byte characters that Terraform reads as ASCII count once.", value: `["\u212a\u212a\u212a\u212a\u212a\u212a\u212a\u212a\u212a\u212a\u212a\u212a\u212a\u212a\u212a"]`},
-		"NotASCIILong": {reason: "A long string outside ASCII, which the pattern never matches, is beyond the bound too.", value: `["\u00e9u-w\u00e9st-1a-\u00e9\u00e9\u00e9\u00e9\u00e9"]`, want: "may not be more than 15"},
+		"Valid":         {reason: "Zones within the bounds and the pattern.", value: `["eu-west-1a", "us-east-2b"]`},
+		"Pattern":       {reason: "The rule judges each zone.", value: `["eu-west-1a", "nowhere"]`, want: "Zones are like eu-west-1a."},
+		"TooMany":       {reason: "More zones than the module allows.", value: `["eu-west-1a", "eu-west-1b", "eu-west-1c", "eu-west-2a", "eu-west-2b", "eu-west-2c", "eu-west-3a"]`, want: "must have at most 6 items"},
+		"TooLong":       {reason: "A zone longer than the pattern allows.", value: `["eu-westwestwest-1a"]`, want: "may not be more than 15"},
+		"CodePoints":    {reason: "maxLength counts code points: ten characters of two bytes are within 15, and the rule leaves strings outside ASCII to Terraform.", value: `["\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9"]`},
+		"KelvinSigns":   {reason: "Three-byte characters that Terraform reads as ASCII count once.", value: `["\u212a\u212a\u212a\u212a\u212a\u212a\u212a\u212a\u212a\u212a\u212a\u212a\u212a\u212a\u212a"]`},
+		"NotASCIILong":  {reason: "A long string outside ASCII, which the pattern never matches, is beyond the bound too.", value: `["\u00e9u-w\u00e9st-1a-\u00e9\u00e9\u00e9\u00e9\u00e9"]`, want: "may not be more than 15"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -541,11 +541,18 @@ func translateModuleWith(m *module.Module, budget costBudget, bounded func(modul
 		if b.v.Sensitive {
 			continue
 		}
+		// Optional attributes the rule requires are present where the checks apply.
+		var present []*term
+		for _, p := range b.parts {
+			if ts, ok := presentTerms(p.p); ok && p.keep {
+				present = append(present, ts...)
+			}
+		}
 		for i := range b.parts {
 			if b.parts[i].keep {
 				continue
 			}
-			c, ok := schemaChecks(b.parts[i].p)
+			c, ok := schemaChecks(b.parts[i].p, present...)
 			if !ok || !defaultsPassChecks(b.v, c) {
 				continue
 			}
@@ -568,6 +575,11 @@ func translateModuleWith(m *module.Module, budget costBudget, bounded func(modul
 			case p.keep:
 				kept = append(kept, p.p)
 				checked = append(checked, p.p)
+			case p.schema != nil && p.schema.inexact:
+				// The checks hold for more than the part: the rest is Terraform's.
+				b.exact = false
+				b.t.Schema = append(b.t.Schema, p.schema.describe()...)
+				b.t.Dropped = append(b.t.Dropped, fmt.Sprintf("%s: %s; the schema's pattern checks only its shape", p.p.cel(), overBudgetReason(p.p, budget)))
 			case p.schema != nil:
 				checked = append(checked, p.p)
 				b.t.Schema = append(b.t.Schema, p.schema.describe()...)
@@ -595,7 +607,7 @@ func translateModuleWith(m *module.Module, budget costBudget, bounded func(modul
 		switch {
 		case len(checked) > 0 && b.exact:
 			b.t.Outcome = Enforced
-		case len(checked) > 0:
+		case len(checked) > 0 || len(b.t.Schema) > 0:
 			b.t.Outcome = Partly
 		case b.implied:
 			b.t.Outcome = Implied

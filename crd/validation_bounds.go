@@ -30,6 +30,8 @@ type schemaBounds struct {
 	// OpenAPI's checks cost nothing in CEL's estimate.
 	patterns map[string][]string
 	enum     map[string][]string
+	// inexact is set when the patterns hold for more values than the conditions they come from.
+	inexact bool
 }
 
 func newSchemaBounds() *schemaBounds {

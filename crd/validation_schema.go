@@ -27,10 +27,12 @@ import (
 const nonASCII = `[^\x00-\x7F]`
 
 // schemaChecks returns the checks of the schema (patterns and enums at paths within the field)
-// that hold for exactly the values for which p holds, when there are such.
-func schemaChecks(p pred) (*schemaBounds, bool) {
+// that hold for exactly the values for which p holds, when there are such, where the optional
+// attributes present are set (other parts of the condition require them). The checks may also
+// hold for more values than p, never fewer, where b.inexact says so.
+func schemaChecks(p pred, present ...*term) (*schemaBounds, bool) {
 	b := newSchemaBounds()
-	if !b.addChecks(p, "", nil) {
+	if !b.addChecks(p, "", nil, present) {
 		return nil, false
 	}
 	return b, true
@@ -38,11 +40,11 @@ func schemaChecks(p pred) (*schemaBounds, bool) {
 
 // addChecks adds to b checks equivalent to p, a condition on values at paths that begin with
 // within, which holds wherever one of the optional attributes guards is absent.
-func (b *schemaBounds) addChecks(p pred, within string, guards []*term) bool {
+func (b *schemaBounds) addChecks(p pred, within string, guards, present []*term) bool {
 	switch q := p.(type) {
 	case andPred:
 		for _, c := range q {
-			if !b.addChecks(c, within, guards) {
+			if !b.addChecks(c, within, guards, present) {
 				return false
 			}
 		}
@@ -50,22 +52,38 @@ func (b *schemaBounds) addChecks(p pred, within string, guards []*term) bool {
 	case quantPred:
 		// A check of the items (or of the values of a map) holds for all of them; what the body
 		// says of each must be about it alone.
-		if q.exists || !schemaTerm(q.over, within) || !sameTerms(guards, q.over.optional) {
+		if q.exists || !schemaTerm(q.over, within) || !checkGuarded(q.over, guards, present) {
 			return false
 		}
 		elem := q.over.path + "[]"
 		if q.over.ty.IsMapType() {
 			elem = q.over.path + "{}"
 		}
-		return b.addChecks(q.body, elem, nil)
+		return b.addChecks(q.body, elem, nil, nil)
 	}
-	return b.addLeaf(p, within, guards)
+	return b.addLeaf(p, within, guards, present)
+}
+
+// checkGuarded reports whether a check of s, which applies only where s is present, says what a
+// test of s does that holds where one of guards is absent, wherever present are set: each
+// guard holds s, and whatever optional attribute holds s is a guard or present.
+func checkGuarded(s *term, guards, present []*term) bool {
+	return subset(guards, s.optional) && subset(s.optional, append(slices.Clone(guards), present...))
+}
+
+func subset(a, b []*term) bool {
+	for _, t := range a {
+		if !slices.ContainsFunc(b, func(u *term) bool { return u.expr == t.expr }) {
+			return false
+		}
+	}
+	return true
 }
 
 // addLeaf adds the check equivalent to a test of one string, where what holds it may be absent:
 // one or more of x.matches(re), x in [literals], and x holding a character outside ASCII, in a
 // disjunction with the absence of x or of what holds it.
-func (b *schemaBounds) addLeaf(p pred, within string, guards []*term) bool {
+func (b *schemaBounds) addLeaf(p pred, within string, guards, present []*term) bool {
 	guards = slices.Clone(guards)
 	var alts []pred
 	var has []*term
@@ -132,13 +150,12 @@ func (b *schemaBounds) addLeaf(p pred, within string, guards []*term) bool {
 				// Nothing guards it: addChecks has seen it already.
 				return false
 			}
-			return b.addChecks(a, within, guards)
+			return b.addChecks(a, within, guards, present)
 		}
 	}
 	var s *term
-	var lits []string
-	var res []string
-	hatch := false
+	var lits, res []string
+	hatch, folded, inexact := false, false, false
 	for _, a := range alts {
 		var t *term
 		switch a := a.(type) {
@@ -147,19 +164,79 @@ func (b *schemaBounds) addLeaf(p pred, within string, guards []*term) bool {
 			res = append(res, "(?:"+a.re+")")
 		case inPred:
 			t = a.s
+			var strs []string
 			for _, l := range a.lits {
 				str, ok := l.(string)
 				if !ok {
 					return false
 				}
-				lits = append(lits, str)
+				strs = append(strs, str)
 			}
-		case notPred:
-			ap, ok := a.p.(asciiPred)
-			if !ok {
+			if t.ascii != nil {
+				// lower(x) in [...] is x matching the literals whatever their case, for
+				// strings of ASCII characters; (?i) folds others too, so it takes the
+				// hatch for strings outside ASCII to say the same.
+				fold := lowerASCII
+				switch {
+				case strings.HasSuffix(t.expr, ".upperAscii()"):
+					fold = upperASCII
+				case !strings.HasSuffix(t.expr, ".lowerAscii()"):
+					return false
+				}
+				var quoted []string
+				for _, l := range strs {
+					if fold(l) == l {
+						quoted = append(quoted, regexp.QuoteMeta(l))
+					}
+				}
+				if len(quoted) > 0 {
+					res = append(res, "^(?i:"+strings.Join(quoted, "|")+")$")
+				}
+				t, folded = t.ascii, true
+			} else {
+				lits = append(lits, strs...)
+			}
+		case containsPred:
+			t = a.s
+			res = append(res, regexp.QuoteMeta(a.sub))
+		case affixPred:
+			t = a.s
+			if a.suffix {
+				res = append(res, regexp.QuoteMeta(a.affix)+"$")
+			} else {
+				res = append(res, "^"+regexp.QuoteMeta(a.affix))
+			}
+		case sizePred:
+			// length(trimspace(x)) > 0: x has a character other than ASCII white space
+			// (and the hatch leaves the others to Terraform).
+			t = a.s
+			if t.ascii == nil || !strings.HasSuffix(t.expr, ".trim()") || !(a.op == ">=" && a.n == 1 || a.op == ">" && a.n == 0) {
 				return false
 			}
-			t, hatch = ap.s, true
+			res = append(res, `[^\t\n\v\f\r ]`)
+			t, folded = t.ascii, true
+		case cidrPred:
+			// Terraform's parser, and Kubernetes', read an IP prefix from hexadecimal digits,
+			// dots and colons, a slash and decimal digits: a pattern of that shape checks part
+			// of what they do.
+			t = a.s
+			res = append(res, `^[0-9A-Fa-f:.]+/[0-9]+$`)
+			inexact = true
+		case notPred:
+			switch q := a.p.(type) {
+			case asciiPred:
+				t, hatch = q.s, true
+			case containsPred:
+				// A string without one character.
+				r := []rune(q.sub)
+				if len(r) != 1 {
+					return false
+				}
+				t = q.s
+				res = append(res, fmt.Sprintf(`^[^\x{%x}]*$`, r[0]))
+			default:
+				return false
+			}
 		default:
 			return false
 		}
@@ -169,9 +246,10 @@ func (b *schemaBounds) addLeaf(p pred, within string, guards []*term) bool {
 			return false
 		}
 	}
-	if !schemaTerm(s, within) || !sameTerms(guards, s.optional) || s.ty != cty.String {
+	if folded && !hatch || !schemaTerm(s, within) || !checkGuarded(s, guards, present) || s.ty != cty.String {
 		return false
 	}
+	b.inexact = b.inexact || inexact
 	if len(res) == 0 && !hatch {
 		if _, ok := b.enum[s.path]; ok {
 			return false
@@ -201,24 +279,6 @@ func (b *schemaBounds) addLeaf(p pred, within string, guards []*term) bool {
 // begins with within: not a map key, nor a string made from another.
 func schemaTerm(t *term, within string) bool {
 	return t != nil && t.ascii == nil && !strings.Contains(t.path, "?") && strings.HasPrefix(t.path, within)
-}
-
-// sameTerms reports whether a and b name the same terms.
-func sameTerms(a, b []*term) bool {
-	in := func(x []*term, t *term) bool {
-		return slices.ContainsFunc(x, func(y *term) bool { return y.expr == t.expr })
-	}
-	for _, t := range a {
-		if !in(b, t) {
-			return false
-		}
-	}
-	for _, t := range b {
-		if !in(a, t) {
-			return false
-		}
-	}
-	return true
 }
 
 // absentTerms are the optional attributes p says one of which is absent, when it only says that.

@@ -71,9 +71,34 @@ func TestSchemaChecks(t *testing.T) {
 			condition: `alltrue([for k in keys(var.x) : contains(["a", "b"], k)])`,
 		},
 		"Lowered": {
-			reason:    "A test of lower(x) is no test of x.",
+			reason:    "lower(x) in literals is x matching them whatever their case, for ASCII strings; a literal with upper-case letters never matches.",
 			ty:        "list(string)",
-			condition: `alltrue([for v in var.x : contains(["a", "b"], lower(v))])`,
+			condition: `alltrue([for v in var.x : contains(["a", "B", "c"], lower(v))])`,
+			want:      []string{`pattern "^(?i:a|c)$|[^\\x00-\\x7F]" at the field's []`},
+		},
+		"Affixes": {
+			reason:    "startswith, endswith and strcontains are patterns of their literal.",
+			ty:        "map(string)",
+			condition: `alltrue([for v in values(var.x) : startswith(v, "a.") || endswith(v, "$") || strcontains(v, "/")])`,
+			want:      []string{`pattern "^a\\.|\\$$|/" at the field's {}`},
+		},
+		"NotContaining": {
+			reason:    "A string without a character is a pattern of the other characters.",
+			ty:        "list(string)",
+			condition: `alltrue([for v in var.x : !strcontains(v, "/") || startswith(v, "/")])`,
+			want:      []string{`pattern "^[^\\x{2f}]*$|^/|[^\\x00-\\x7F]" at the field's []`},
+		},
+		"Trimmed": {
+			reason:    "A string that is not empty once trimmed has a character other than white space.",
+			ty:        "list(string)",
+			condition: `alltrue([for v in var.x : length(trimspace(v)) > 0])`,
+			want:      []string{`pattern "[^\\t\\n\\v\\f\\r ]|[^\\x00-\\x7F]" at the field's []`},
+		},
+		"CIDRShape": {
+			reason:    "An IP prefix has the shape of one: a pattern checks that much, no more (inexact).",
+			ty:        "list(string)",
+			condition: `alltrue([for v in var.x : can(cidrhost(v, 0))])`,
+			want:      []string{`pattern "^[0-9A-Fa-f:.]+/[0-9]+$|(?:(^|[.:/])0[0-9a-fA-F]|[0-9a-fA-F]{5}|:.*\\.)" at the field's []`},
 		},
 		"Numbers": {
 			reason:    "Numbers are left as rules: JSON writes one number many ways.",

@@ -48,13 +48,15 @@ import (
 //     own default fails is left out.
 //   - The API server refuses a CRD whose rules might cost too much; expensive parts are dropped
 //     once a budget is spent (see Translations), unless the module's own conditions bound the
-//     collections and strings they walk (see validation_bounds.go).
+//     collections and strings they walk (see validation_bounds.go), or OpenAPI's checks of a
+//     string say the same (see validation_schema.go).
 //
 // Every translation is a CEL rule (x-kubernetes-validations) rather than OpenAPI's enum, pattern,
 // minimum or maxLength, even where those would mean the same: only a rule carries the module's
 // error_message to the user, and a failed enum or maxLength stops the API server from running any
-// rule at all. The exception are bounds (maxItems, maxProperties, maxLength), set only where a
-// module's rules would not fit the API server's cost limits without them.
+// rule at all. The exceptions are set only where a module's rules would not fit the API server's
+// cost limits without them: bounds (maxItems, maxProperties, maxLength), and patterns and enums
+// in place of the rules that cost too much.
 
 // Translation says what became of one validation block.
 type Translation struct {
@@ -139,7 +141,7 @@ func (t Translation) reason() string {
 		return "only null fails it, which rules never see"
 	}
 	r := t.Dropped[0]
-	const max = 160
+	const max = 240
 	if len(r) > max {
 		// Keep the reason, which follows the expression.
 		if i := strings.LastIndex(r, ": "); i > 0 && len(r)-i < max-20 {
@@ -579,7 +581,7 @@ func translateModuleWith(m *module.Module, budget costBudget, bounded func(modul
 				// The checks hold for more than the part: the rest is Terraform's.
 				b.exact = false
 				b.t.Schema = append(b.t.Schema, p.schema.describe()...)
-				b.t.Dropped = append(b.t.Dropped, fmt.Sprintf("%s: %s; the schema's pattern checks only its shape", p.p.cel(), overBudgetReason(p.p, budget)))
+				b.t.Dropped = append(b.t.Dropped, fmt.Sprintf("%s: %s; the schema's pattern checks only the shape of the strings", p.p.cel(), overBudgetReason(p.p, budget)))
 			case p.schema != nil:
 				checked = append(checked, p.p)
 				b.t.Schema = append(b.t.Schema, p.schema.describe()...)

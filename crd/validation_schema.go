@@ -389,15 +389,15 @@ func defaultsPassChecks(v module.Variable, c *schemaBounds) bool {
 }
 
 // overBudgetReason says why the part p of a condition was left out: what it would cost, and what
-// makes it cost that much.
+// makes it cost that much. It has no ": ", which separates it from the part in Dropped.
 func overBudgetReason(p pred, budget costBudget) string {
-	limit := "per rule (1e7)"
+	limit := "of 1e7 per rule"
 	if p.cost() <= budget.rule {
-		limit = "per CRD (1e8) with the module's other rules"
+		limit = "of 1e8 per CRD, with the module's other rules"
 	}
 	out := fmt.Sprintf("estimated CEL cost %.1e, %s %s", float64(p.cost()), overBudget, limit)
 	if f := costFactors(p); len(f) > 0 {
-		out += ": " + strings.Join(f, ", ")
+		out += " (" + strings.Join(f, ", ") + ")"
 	}
 	return out
 }
@@ -419,7 +419,7 @@ func costFactors(p pred) []string {
 			t = t.ascii
 		}
 		if _, ok := t.bounds.length(t.path); !ok && t.path != "?" {
-			add(&strs, "strings without maxLength")
+			add(&strs, "no maxLength on strings")
 		}
 	}
 	var walk func(p pred)
@@ -441,21 +441,16 @@ func costFactors(p pred) []string {
 			walk(q.b)
 		case quantPred:
 			if _, ok := q.over.bounds.items(q.over.path); !ok && !q.over.ty.IsTupleType() {
-				kind := "a list"
+				kind := "no maxItems on a list"
 				if q.over.ty.IsMapType() {
-					kind = "a map"
+					kind = "no maxProperties on a map"
 				} else if q.over.ty.IsSetType() {
-					kind = "a set"
+					kind = "no maxItems on a set"
 				}
 				if q.over.ty.ElementType().IsObjectType() {
 					kind += " of objects"
 				} else if q.over.ty.ElementType() == cty.String {
 					kind += " of strings"
-				}
-				if q.over.ty.IsMapType() {
-					kind += " without maxProperties"
-				} else {
-					kind += " without maxItems"
 				}
 				add(&colls, kind)
 			}

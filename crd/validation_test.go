@@ -219,13 +219,13 @@ func TestTranslations(t *testing.T) {
 			reason: "A quantifier over a list of unbounded length that no check of the schema says is left to Terraform, with what makes it cost so much.",
 			ty:     cty.List(str), condition: `length(var.x) >= 1 && alltrue([for z in var.x : !strcontains(z, "ab")])`,
 			budgeted: true,
-			want:     want{Rule: "size(self) >= 1", Dropped: "over the API server's CEL cost limit per rule (1e7): strings without maxLength, a list of strings without maxItems"},
+			want:     want{Rule: "size(self) >= 1", Dropped: "over the API server's CEL cost limit of 1e7 per rule (no maxLength on strings, no maxItems on a list of strings)"},
 		},
 		"CIDRShapeOverBudget": {
 			reason: "IP prefixes in a list of unbounded length: the schema's pattern checks their shape, Terraform the rest.",
 			ty:     cty.List(str), condition: `alltrue([for z in var.x : can(cidrhost(z, 0))])`,
 			budgeted: true,
-			want: want{Dropped: "the schema's pattern checks only its shape",
+			want: want{Dropped: "the schema's pattern checks only the shape of the strings",
 				Schema: `pattern "^[0-9A-Fa-f:.]+/[0-9]+$|(?:(^|[.:/])0[0-9a-fA-F]|[0-9a-fA-F]{5}|:.*\\.)" at the field's []`},
 		},
 		"OtherVariable": {

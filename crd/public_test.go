@@ -99,6 +99,9 @@ func TestPublicCorpusShare(t *testing.T) {
 	if float64(translated) < 0.8*float64(total) {
 		t.Errorf("\nAt least 80%% of the public modules' validation blocks should translate; %d of %d do", translated, total)
 	}
+	if float64(checked) < 0.8*float64(total) {
+		t.Errorf("\nAt least 80%% of the public modules' validation blocks should be checked at admission within the API server's cost limits; %d of %d are", checked, total)
+	}
 }
 
 func variableOf(m *module.Module, name string) module.Variable {

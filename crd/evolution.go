@@ -20,7 +20,7 @@ func (b Break) String() string { return b.Path + ": " + b.Reason }
 
 // Breaks lists the changes from the installed CRD's spec schema to the wanted one that could make
 // an existing instance invalid: a field removed, a type changed, a field newly required, an enum
-// narrowed, a validation rule added. Everything else (new optional fields, relaxed constraints,
+// narrowed, a validation rule or pattern added, a bound lowered. Everything else (new optional fields, relaxed constraints,
 // status changes) is compatible.
 func Breaks(installed, wanted *extv1.CustomResourceDefinition) []Break {
 	old, cur := specSchema(installed), specSchema(wanted)
@@ -70,6 +70,28 @@ func compareSchemas(path string, old, cur *extv1.JSONSchemaProps, out *[]Break) 
 			add("values now restricted to %d choices", len(cur.Enum))
 		} else if len(gone) > 0 {
 			add("values no longer allowed: %s", strings.Join(gone, ", "))
+		}
+	}
+	// Patterns and bounds that the module's conditions give, as rules do.
+	oldPatterns := map[string]bool{old.Pattern: true}
+	for _, a := range old.AllOf {
+		oldPatterns[a.Pattern] = true
+	}
+	curPatterns := []string{cur.Pattern}
+	for _, a := range cur.AllOf {
+		curPatterns = append(curPatterns, a.Pattern)
+	}
+	for _, p := range curPatterns {
+		if p != "" && !oldPatterns[p] {
+			add("new pattern %q", p)
+		}
+	}
+	for _, b := range []struct {
+		name     string
+		old, cur *int64
+	}{{"maxLength", old.MaxLength, cur.MaxLength}, {"maxItems", old.MaxItems, cur.MaxItems}, {"maxProperties", old.MaxProperties, cur.MaxProperties}} {
+		if b.cur != nil && (b.old == nil || *b.cur < *b.old) {
+			add("%s now %d", b.name, *b.cur)
 		}
 	}
 	oldRules := map[string]bool{}

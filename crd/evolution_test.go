@@ -110,6 +110,57 @@ variable "tier" {
 	}
 }
 
+func TestBreaksSchemaChecks(t *testing.T) {
+	// A map the module does not bound: its pattern costs too much as a rule and is the schema's.
+	mod := func(condition string) string {
+		return `
+variable "labels" {
+  type    = map(string)
+  default = {}
+  validation {
+    condition     = ` + condition + `
+    error_message = "bad labels"
+  }
+}
+`
+	}
+	cases := map[string]struct {
+		reason    string
+		from, to  string
+		wantBreak string // a fragment of a break's reason, "" for none
+	}{
+		"NewPattern": {
+			reason:    "A pattern the schema did not have may refuse existing instances.",
+			from:      `length(var.labels) >= 0`,
+			to:        `alltrue([for k, v in var.labels : can(regex("^[a-z]+$", v))])`,
+			wantBreak: `new pattern "(?:^[a-z]+$)|[^\\x00-\\x7F]"`,
+		},
+		"SamePattern": {
+			reason: "The same pattern again changes nothing.",
+			from:   `alltrue([for k, v in var.labels : can(regex("^[a-z]+$", v))])`,
+			to:     `alltrue([for k, v in var.labels : can(regex("^[a-z]+$", v))])`,
+		},
+		"LowerBound": {
+			reason:    "A lower maxLength may refuse existing instances.",
+			from:      `alltrue([for k, v in var.labels : can(regex("^[a-z]{1,20}$", v))]) && length(var.labels) <= 4`,
+			to:        `alltrue([for k, v in var.labels : can(regex("^[a-z]{1,20}$", v))]) && length(var.labels) <= 3`,
+			wantBreak: "maxProperties now 3",
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			breaks := Breaks(crdOf(t, mod(tc.from)), crdOf(t, mod(tc.to)))
+			found := false
+			for _, b := range breaks {
+				found = found || tc.wantBreak != "" && strings.Contains(b.Reason, tc.wantBreak)
+			}
+			if tc.wantBreak == "" && len(breaks) > 0 || tc.wantBreak != "" && !found {
+				t.Errorf("\n%s\nBreaks: want one saying %q, got %v", tc.reason, tc.wantBreak, breaks)
+			}
+		})
+	}
+}
+
 // withProviderConfigKinds is c with the kinds spec.providerConfigRef.kind allows set to kinds.
 func withProviderConfigKinds(c *extv1.CustomResourceDefinition, kinds ...string) *extv1.CustomResourceDefinition {
 	c = c.DeepCopy()

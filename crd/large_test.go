@@ -97,8 +97,8 @@ variable "rules_%02[1]d" {
 
 // TestLargeModuleAPIServer checks that a module with 100+ variables and deep optional objects
 // still gives a CRD the API server accepts (object size, CEL cost), and that its instances are
-// checked: the budget keeps the patterns of the first variables and leaves the others to
-// Terraform.
+// checked: the budget keeps the patterns of the first variables as rules and makes the others
+// the schema's patterns.
 func TestLargeModuleAPIServer(t *testing.T) {
 	cl := testAPIServer(t)
 	ctx := context.Background()
@@ -115,17 +115,21 @@ func TestLargeModuleAPIServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	ts := Translations(m)
-	patterns, dropped := 0, 0
+	patterns, schema, dropped := 0, 0, 0
 	for _, tr := range ts {
-		if strings.Contains(tr.Rule, "matches") {
+		switch {
+		case strings.Contains(tr.Rule, "matches"):
 			patterns++
-		} else if strings.HasPrefix(tr.Variable, "name_") {
+		case !strings.HasPrefix(tr.Variable, "name_"):
+		case len(tr.Schema) > 0:
+			schema++
+		default:
 			dropped++
 		}
 	}
-	t.Logf("%d variables, CRD of %d KiB, %d validation blocks: %d patterns kept, %d left to Terraform for cost", len(m.Variables), len(raw)/1024, len(ts), patterns, dropped)
-	if patterns == 0 || dropped == 0 {
-		t.Errorf("\nThe large module should exercise the CEL cost budget: %d patterns kept, %d dropped", patterns, dropped)
+	t.Logf("%d variables, CRD of %d KiB, %d validation blocks: %d patterns kept as rules, %d as the schema's patterns for cost, %d left to Terraform", len(m.Variables), len(raw)/1024, len(ts), patterns, schema, dropped)
+	if patterns == 0 || schema == 0 {
+		t.Errorf("\nThe large module should exercise the CEL cost budget: %d patterns kept as rules, %d as the schema's", patterns, schema)
 	}
 
 	if err := installCRD(ctx, cl, c); err != nil {
@@ -152,6 +156,12 @@ func TestLargeModuleAPIServer(t *testing.T) {
 
 	if _, err := lc.create(ctx, cl, base, "name00", json.RawMessage(`"Not A DNS Name"`)); !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "name_00 must be a DNS name.") {
 		t.Errorf("\nA kept pattern should refuse a value Terraform refuses, with the module's message.\nCreate: %v", err)
+	}
+	if _, err := lc.create(ctx, cl, base, "name39", json.RawMessage(`"Not A DNS Name"`)); !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "should match") {
+		t.Errorf("\nA pattern whose rule would cost too much should be the schema's pattern, and refuse a value Terraform refuses with the API server's message.\nCreate: %v", err)
+	}
+	if _, err := lc.create(ctx, cl, base, "name39", json.RawMessage(`"h\u00e9llo"`)); err != nil {
+		t.Errorf("\nThe schema's pattern should leave strings outside ASCII to Terraform, as the rule would.\nCreate: %v", err)
 	}
 	if _, err := lc.create(ctx, cl, base, "region", json.RawMessage(`"region-199-with-a-long-name"`)); err != nil {
 		t.Errorf("\nA value of a long enumeration should be accepted.\nCreate: %v", err)

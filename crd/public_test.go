@@ -77,6 +77,10 @@ func TestPublicCorpusShare(t *testing.T) {
 					if i := strings.LastIndex(d, ": "); i >= 0 {
 						d = d[i+2:]
 					}
+					// Tally costs by what makes them high, not by the estimate.
+					if i := strings.Index(d, overBudget); i >= 0 {
+						d = d[i:]
+					}
 					reasons[d]++
 				}
 			}
@@ -94,6 +98,9 @@ func TestPublicCorpusShare(t *testing.T) {
 	}
 	if float64(translated) < 0.8*float64(total) {
 		t.Errorf("\nAt least 80%% of the public modules' validation blocks should translate; %d of %d do", translated, total)
+	}
+	if float64(checked) < 0.8*float64(total) {
+		t.Errorf("\nAt least 80%% of the public modules' validation blocks should be checked at admission within the API server's cost limits; %d of %d are", checked, total)
 	}
 }
 

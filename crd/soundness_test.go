@@ -598,6 +598,30 @@ func checkSound(t *testing.T, tg soundnessTarget, tr translated, r *rand.Rand, p
 		if tfAccepts && !ruleAccepts {
 			t.Errorf("%s: Terraform accepts %s = %s but the rule %s refuses it", tg.val.Pos, tg.v.Name, raw, tr.p.cel())
 		}
+		// A part that the schema's checks can make is made so where its rule costs too much:
+		// the checks must say exactly what the part says.
+		// The optional attributes other parts require present are, where the checks apply.
+		var present []*term
+		var presentParts andPred
+		for _, part := range conjuncts(tr.p) {
+			if ts, ok := presentTerms(part); ok {
+				present, presentParts = append(present, ts...), append(presentParts, part)
+			}
+		}
+		given := accepts(presentParts, field)
+		for _, part := range conjuncts(tr.p) {
+			c, ok := schemaChecks(part, present...)
+			if !ok {
+				continue
+			}
+			partAccepts, admits := given && accepts(part, field), given && c.admits(field)
+			if partAccepts != admits && (!c.inexact || partAccepts) {
+				t.Errorf("%s: for %s = %s, the part %s says %v, the schema's checks %v (inexact %v) say %v", tg.val.Pos, tg.v.Name, raw, part.cel(), partAccepts, c.describe(), c.inexact, admits)
+			}
+			if tfAccepts && !c.admits(field) {
+				t.Errorf("%s: Terraform accepts %s = %s but the schema's checks %v refuse it", tg.val.Pos, tg.v.Name, raw, c.describe())
+			}
+		}
 		if tr.exact && ruleAccepts && !tfAccepts {
 			t.Errorf("%s: the exact rule %s accepts %s = %s but Terraform refuses it", tg.val.Pos, tr.p.cel(), tg.v.Name, raw)
 		}
@@ -629,4 +653,19 @@ func beyondBounds(b *schemaBounds, x any) string {
 		}
 	}
 	return ""
+}
+
+// admits reports whether the field value x passes the patterns and enums of b, as the API server
+// applies them: to every value at their path that is present.
+func (b *schemaBounds) admits(x any) bool {
+	for _, m := range []map[string][]string{b.patterns, b.enum} {
+		for path := range m {
+			for _, y := range valuesAt(x, path) {
+				if !b.holds(path, y) {
+					return false
+				}
+			}
+		}
+	}
+	return true
 }

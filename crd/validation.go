@@ -48,13 +48,15 @@ import (
 //     own default fails is left out.
 //   - The API server refuses a CRD whose rules might cost too much; expensive parts are dropped
 //     once a budget is spent (see Translations), unless the module's own conditions bound the
-//     collections and strings they walk (see validation_bounds.go).
+//     collections and strings they walk (see validation_bounds.go), or OpenAPI's checks of a
+//     string say the same (see validation_schema.go).
 //
 // Every translation is a CEL rule (x-kubernetes-validations) rather than OpenAPI's enum, pattern,
 // minimum or maxLength, even where those would mean the same: only a rule carries the module's
 // error_message to the user, and a failed enum or maxLength stops the API server from running any
-// rule at all. The exception are bounds (maxItems, maxProperties, maxLength), set only where a
-// module's rules would not fit the API server's cost limits without them.
+// rule at all. The exceptions are set only where a module's rules would not fit the API server's
+// cost limits without them: bounds (maxItems, maxProperties, maxLength), and patterns and enums
+// in place of the rules that cost too much.
 
 // Translation says what became of one validation block.
 type Translation struct {
@@ -67,6 +69,9 @@ type Translation struct {
 	Message string
 	// Exact is true when the rule accepts exactly what the condition accepts.
 	Exact bool
+	// Schema names the checks of the schema (pattern, enum) that check parts of the condition
+	// whose rules would cost more than the API server allows.
+	Schema []string
 	// Dropped names the parts of the condition left to Terraform, and why.
 	Dropped []string
 	// Outcome sums up what the API server checks of the block.
@@ -99,6 +104,10 @@ func (t Translation) Summary() string {
 	if t.Pos != "" {
 		head += " (" + t.Pos + ")"
 	}
+	if len(t.Schema) > 0 && (t.Outcome == Enforced || t.Outcome == Partly) {
+		// The checks of the schema answer with the API server's message, not the module's.
+		head += " (by the schema's " + t.schemaKinds() + " where a rule would cost too much)"
+	}
 	switch t.Outcome {
 	case Enforced:
 		return head + ": checked at admission"
@@ -108,6 +117,18 @@ func (t Translation) Summary() string {
 		return head + ": partly checked at admission; at plan time: " + t.reason()
 	}
 	return head + ": at plan time: " + t.reason()
+}
+
+// schemaKinds names the kinds of the schema's checks of the block: "pattern", "enum" or both.
+func (t Translation) schemaKinds() string {
+	var kinds []string
+	for _, c := range t.Schema {
+		k, _, _ := strings.Cut(c, " ")
+		if !slices.Contains(kinds, k) {
+			kinds = append(kinds, k)
+		}
+	}
+	return strings.Join(kinds, " and ")
 }
 
 // reason is the first reason a part was left to Terraform, on one short line.
@@ -120,7 +141,7 @@ func (t Translation) reason() string {
 		return "only null fails it, which rules never see"
 	}
 	r := t.Dropped[0]
-	const max = 160
+	const max = 240
 	if len(r) > max {
 		// Keep the reason, which follows the expression.
 		if i := strings.LastIndex(r, ": "); i > 0 && len(r)-i < max-20 {
@@ -374,7 +395,7 @@ func translations(m *module.Module, budget costBudget) []Translation {
 // variableBounds are the bounds the validation blocks of v give its collections and strings, as
 // far as its defaults keep them.
 func variableBounds(v module.Variable) *schemaBounds {
-	b := &schemaBounds{maxItems: map[string]int64{}, maxLength: map[string]int64{}}
+	b := newSchemaBounds()
 	for _, val := range v.Validations {
 		if tr := translateValidation(v, val); tr.p != constPred(true) {
 			b.collect(tr.p)
@@ -411,8 +432,12 @@ func variableBounds(v module.Variable) *schemaBounds {
 func translateModule(m *module.Module, budget costBudget) ([]Translation, map[string]*schemaBounds) {
 	ts, bounds := translateModuleWith(m, budget, nil)
 	for _, t := range ts {
+		// Bounds keep the module's own rule and message where schema checks would not.
+		if len(t.Schema) > 0 {
+			return translateModuleWith(m, budget, expensive)
+		}
 		for _, d := range t.Dropped {
-			if strings.HasSuffix(d, overBudget) {
+			if strings.Contains(d, overBudget) {
 				return translateModuleWith(m, budget, expensive)
 			}
 		}
@@ -420,7 +445,7 @@ func translateModule(m *module.Module, budget costBudget) ([]Translation, map[st
 	return ts, bounds
 }
 
-const overBudget = "over the API server's CEL cost budget"
+const overBudget = "over the API server's CEL cost limit"
 
 // expensive reports whether bounds make an expensive rule of v affordable.
 func expensive(v module.Variable) bool {
@@ -446,8 +471,11 @@ func translateModuleWith(m *module.Module, budget costBudget, bounded func(modul
 	type part struct {
 		p    pred
 		keep bool
+		// schema is set for a part the schema's checks (patterns, enums) make.
+		schema *schemaBounds
 	}
 	type block struct {
+		v     module.Variable
 		t     Translation
 		parts []part
 		exact bool
@@ -465,7 +493,7 @@ func translateModuleWith(m *module.Module, budget costBudget, bounded func(modul
 		}
 		for _, val := range v.Validations {
 			tr := translateBounded(v, val, vb)
-			b := &block{t: Translation{Variable: v.Name, Pos: val.Pos, Message: message(val.ErrorMessage), Dropped: tr.dropped}, exact: tr.exact}
+			b := &block{v: v, t: Translation{Variable: v.Name, Pos: val.Pos, Message: message(val.ErrorMessage), Dropped: tr.dropped}, exact: tr.exact}
 			switch {
 			case tr.p == constPred(true):
 				b.implied = tr.exact
@@ -510,32 +538,78 @@ func translateModuleWith(m *module.Module, budget costBudget, bounded func(modul
 			spent += c
 		}
 	}
+	// What does not fit becomes checks of the schema where it can.
+	for _, b := range blocks {
+		if b.v.Sensitive {
+			continue
+		}
+		// Optional attributes the rule requires are present where the checks apply.
+		var present []*term
+		for _, p := range b.parts {
+			if ts, ok := presentTerms(p.p); ok && p.keep {
+				present = append(present, ts...)
+			}
+		}
+		for i := range b.parts {
+			if b.parts[i].keep {
+				continue
+			}
+			c, ok := schemaChecks(b.parts[i].p, present...)
+			if !ok || !defaultsPassChecks(b.v, c) {
+				continue
+			}
+			vb := bounds[b.v.Name]
+			if vb == nil {
+				vb = newSchemaBounds()
+			}
+			if !vb.addFrom(c) {
+				continue
+			}
+			bounds[b.v.Name] = vb
+			b.parts[i].schema = c
+		}
+	}
 	out := make([]Translation, len(blocks))
 	for i, b := range blocks {
-		var kept andPred
+		var kept, checked andPred
 		for _, p := range b.parts {
-			if p.keep {
+			switch {
+			case p.keep:
 				kept = append(kept, p.p)
-			} else {
+				checked = append(checked, p.p)
+			case p.schema != nil && p.schema.inexact:
+				// The checks hold for more than the part: the rest is Terraform's.
 				b.exact = false
-				b.t.Dropped = append(b.t.Dropped, fmt.Sprintf("%s: %s", p.p.cel(), overBudget))
+				b.t.Schema = append(b.t.Schema, p.schema.describe()...)
+				b.t.Dropped = append(b.t.Dropped, fmt.Sprintf("%s: %s; the schema's pattern checks only the shape of the strings", p.p.cel(), overBudgetReason(p.p, budget)))
+			case p.schema != nil:
+				checked = append(checked, p.p)
+				b.t.Schema = append(b.t.Schema, p.schema.describe()...)
+			default:
+				b.exact = false
+				b.t.Dropped = append(b.t.Dropped, fmt.Sprintf("%s: %s", p.p.cel(), overBudgetReason(p.p, budget)))
 			}
 		}
 		switch len(kept) {
 		case 0:
-			b.exact = false
 		case 1:
 			b.t.Rule = kept[0].cel()
-			b.t.pred = kept[0]
 		default:
 			b.t.Rule = kept.cel()
-			b.t.pred = kept
+		}
+		switch len(checked) {
+		case 0:
+			b.exact = false
+		case 1:
+			b.t.pred = checked[0]
+		default:
+			b.t.pred = checked
 		}
 		b.t.Exact = b.exact
 		switch {
-		case b.t.Rule != "" && b.exact:
+		case len(checked) > 0 && b.exact:
 			b.t.Outcome = Enforced
-		case b.t.Rule != "":
+		case len(checked) > 0 || len(b.t.Schema) > 0:
 			b.t.Outcome = Partly
 		case b.implied:
 			b.t.Outcome = Implied

@@ -1,6 +1,7 @@
 package crd
 
 import (
+	"encoding/json"
 	"regexp/syntax"
 	"strings"
 	"unicode/utf8"
@@ -24,6 +25,17 @@ import (
 type schemaBounds struct {
 	maxItems  map[string]int64
 	maxLength map[string]int64
+	// patterns and enum are checks of the strings at a path, equivalent to parts of the
+	// conditions whose rules would cost more than the API server allows (see schemaChecks):
+	// OpenAPI's checks cost nothing in CEL's estimate.
+	patterns map[string][]string
+	enum     map[string][]string
+	// inexact is set when the patterns hold for more values than the conditions they come from.
+	inexact bool
+}
+
+func newSchemaBounds() *schemaBounds {
+	return &schemaBounds{maxItems: map[string]int64{}, maxLength: map[string]int64{}, patterns: map[string][]string{}, enum: map[string][]string{}}
 }
 
 func (b *schemaBounds) items(path string) (int64, bool) {
@@ -43,7 +55,7 @@ func (b *schemaBounds) length(path string) (int64, bool) {
 }
 
 func (b *schemaBounds) empty() bool {
-	return b == nil || len(b.maxItems) == 0 && len(b.maxLength) == 0
+	return b == nil || len(b.maxItems) == 0 && len(b.maxLength) == 0 && len(b.patterns) == 0 && len(b.enum) == 0
 }
 
 func setMin(m map[string]int64, path string, n int64) {
@@ -105,7 +117,7 @@ func (b *schemaBounds) collect(p pred) {
 // collectWithin adds the bounds p implies at paths within all of the given ones: where those are
 // absent, so is what is within them, and p need not hold.
 func (b *schemaBounds) collectWithin(p pred, within []string) {
-	inner := &schemaBounds{maxItems: map[string]int64{}, maxLength: map[string]int64{}}
+	inner := newSchemaBounds()
 	inner.collect(p)
 	inside := func(path string) bool {
 		for _, w := range within {
@@ -247,6 +259,24 @@ func (b *schemaBounds) apply(s *extv1.JSONSchemaProps) {
 	}
 	for path, n := range b.maxLength {
 		editAt(s, path, func(node *extv1.JSONSchemaProps) { node.MaxLength = ptr.To(n) })
+	}
+	for path, res := range b.patterns {
+		editAt(s, path, func(node *extv1.JSONSchemaProps) {
+			// A schema has one pattern; more go into allOf, where the API server checks each.
+			node.Pattern = res[0]
+			for _, re := range res[1:] {
+				node.AllOf = append(node.AllOf, extv1.JSONSchemaProps{Pattern: re})
+			}
+		})
+	}
+	for path, lits := range b.enum {
+		editAt(s, path, func(node *extv1.JSONSchemaProps) {
+			node.Enum = nil
+			for _, l := range lits {
+				raw, _ := json.Marshal(l)
+				node.Enum = append(node.Enum, extv1.JSON{Raw: raw})
+			}
+		})
 	}
 }
 

@@ -99,6 +99,9 @@ variable "labels" {
 	if fp.Properties["labels"].MaxProperties != nil || fp.Properties["labels"].AdditionalProperties.Schema.MaxLength != nil {
 		t.Errorf("\nA map the module does not bound gets no bounds.")
 	}
+	if got, want := fp.Properties["labels"].AdditionalProperties.Schema.Pattern, `(?:^[a-z]{1,20}$)|[^\x00-\x7F]`; got != want {
+		t.Errorf("\nThe pattern whose rule costs too much should be the pattern of the map's values, leaving strings outside ASCII to Terraform: got %q, want %q", got, want)
+	}
 	spec := c.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["spec"]
 	spec.Properties["forProvider"] = fp
 	c.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["spec"] = spec
@@ -109,20 +112,28 @@ variable "labels" {
 	lc := &corpus{crd: c}
 	cases := map[string]struct {
 		reason string
+		field  string // zones unless given
 		value  string
 		want   string // "" when accepted, else a fragment of the refusal
 	}{
-		"Valid":        {reason: "Zones within the bounds and the pattern.", value: `["eu-west-1a", "us-east-2b"]`},
-		"Pattern":      {reason: "The rule judges each zone.", value: `["eu-west-1a", "nowhere"]`, want: "Zones are like eu-west-1a."},
-		"TooMany":      {reason: "More zones than the module allows.", value: `["eu-west-1a", "eu-west-1b", "eu-west-1c", "eu-west-2a", "eu-west-2b", "eu-west-2c", "eu-west-3a"]`, want: "must have at most 6 items"},
-		"TooLong":      {reason: "A zone longer than the pattern allows.", value: `["eu-westwestwest-1a"]`, want: "may not be more than 15"},
-		"CodePoints":   {reason: "maxLength counts code points: ten characters of two bytes are within 15, and the rule leaves strings outside ASCII to Terraform.", value: `["\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9"]`},
-		"KelvinSigns":  {reason: "Three-byte characters that Terraform reads as ASCII count once.", value: `["\u212a\u212a\u212a\u212a\u212a\u212a\u212a\u212a\u212a\u212a\u212a\u212a\u212a\u212a\u212a"]`},
-		"NotASCIILong": {reason: "A long string outside ASCII, which the pattern never matches, is beyond the bound too.", value: `["\u00e9u-w\u00e9st-1a-\u00e9\u00e9\u00e9\u00e9\u00e9"]`, want: "may not be more than 15"},
+		"LabelPattern":  {reason: "The schema's pattern judges each value of the map.", field: "labels", value: `{"a": "abc", "b": "ABC"}`, want: "should match"},
+		"LabelNotASCII": {reason: "The schema's pattern leaves strings outside ASCII to Terraform, as the rule would.", field: "labels", value: `{"a": "\u00e9t\u00e9"}`},
+		"LabelValid":    {reason: "Values the module accepts pass the schema's pattern.", field: "labels", value: `{"a": "abc", "b": "z"}`},
+		"Valid":         {reason: "Zones within the bounds and the pattern.", value: `["eu-west-1a", "us-east-2b"]`},
+		"Pattern":       {reason: "The rule judges each zone.", value: `["eu-west-1a", "nowhere"]`, want: "Zones are like eu-west-1a."},
+		"TooMany":       {reason: "More zones than the module allows.", value: `["eu-west-1a", "eu-west-1b", "eu-west-1c", "eu-west-2a", "eu-west-2b", "eu-west-2c", "eu-west-3a"]`, want: "must have at most 6 items"},
+		"TooLong":       {reason: "A zone longer than the pattern allows.", value: `["eu-westwestwest-1a"]`, want: "may not be more than 15"},
+		"CodePoints":    {reason: "maxLength counts code points: ten characters of two bytes are within 15, and the rule leaves strings outside ASCII to Terraform.", value: `["\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9"]`},
+		"KelvinSigns":   {reason: "Three-byte characters that Terraform reads as ASCII count once.", value: `["\u212a\u212a\u212a\u212a\u212a\u212a\u212a\u212a\u212a\u212a\u212a\u212a\u212a\u212a\u212a"]`},
+		"NotASCIILong":  {reason: "A long string outside ASCII, which the pattern never matches, is beyond the bound too.", value: `["\u00e9u-w\u00e9st-1a-\u00e9\u00e9\u00e9\u00e9\u00e9"]`, want: "may not be more than 15"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			_, err := lc.create(ctx, cl, map[string]any{}, "zones", json.RawMessage(tc.value))
+			field := tc.field
+			if field == "" {
+				field = "zones"
+			}
+			_, err := lc.create(ctx, cl, map[string]any{}, field, json.RawMessage(tc.value))
 			switch {
 			case tc.want == "" && err != nil:
 				t.Errorf("\n%s\nCreate: %v", tc.reason, err)

@@ -317,7 +317,7 @@ type sizePred struct {
 }
 
 func (p sizePred) cel() string { return fmt.Sprintf("size(%s) %s %d", p.s.expr, p.op, p.n) }
-func (p sizePred) cost() int64 { return smallCost + selectCost(p.s) }
+func (p sizePred) cost() int64 { return smallCost + selectCost(p.s) + termCost(p.s) }
 func (p sizePred) eval(e env) tri {
 	v, ok := p.s.value(e)
 	if !ok {

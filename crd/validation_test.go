@@ -23,6 +23,8 @@ func TestTranslations(t *testing.T) {
 		Exact bool
 		// Dropped is a fragment of the reason for what was left to Terraform, "" when nothing was.
 		Dropped string
+		// Schema are the schema's checks in place of rules that would cost too much.
+		Schema string
 	}
 	cases := map[string]struct {
 		reason string
@@ -208,10 +210,23 @@ func TestTranslations(t *testing.T) {
 			want: want{Rule: "size(self) <= 5", Dropped: "substr"},
 		},
 		"AndOverBudget": {
-			reason: "A quantifier over a list of unbounded length costs more than the API server allows: it is left to Terraform, the rest kept.",
+			reason: "A quantifier over a list of unbounded length costs more than the API server allows: the pattern of its items checks it, the rest stays a rule.",
 			ty:     cty.List(str), condition: `length(var.x) >= 1 && alltrue([for z in var.x : can(regex("^eu-", z))])`,
 			budgeted: true,
-			want:     want{Rule: "size(self) >= 1", Dropped: "cost budget"},
+			want:     want{Rule: "size(self) >= 1", Schema: `pattern "(?:^eu-)|[^\\x00-\\x7F]" at the field's []`},
+		},
+		"AndOverBudgetNoSchema": {
+			reason: "A quantifier over a list of unbounded length that no check of the schema says is left to Terraform, with what makes it cost so much.",
+			ty:     cty.List(str), condition: `length(var.x) >= 1 && alltrue([for z in var.x : !strcontains(z, "ab")])`,
+			budgeted: true,
+			want:     want{Rule: "size(self) >= 1", Dropped: "over the API server's CEL cost limit of 1e7 per rule (no maxLength on strings, no maxItems on a list of strings)"},
+		},
+		"CIDRShapeOverBudget": {
+			reason: "IP prefixes in a list of unbounded length: the schema's pattern checks their shape, Terraform the rest.",
+			ty:     cty.List(str), condition: `alltrue([for z in var.x : can(cidrhost(z, 0))])`,
+			budgeted: true,
+			want: want{Dropped: "the schema's pattern checks only the shape of the strings",
+				Schema: `pattern "^[0-9A-Fa-f:.]+/[0-9]+$|(?:(^|[.:/])0[0-9a-fA-F]|[0-9a-fA-F]{5}|:.*\\.)" at the field's []`},
 		},
 		"OtherVariable": {
 			reason: "A condition on another variable is Terraform's to check.",
@@ -466,7 +481,7 @@ func TestTranslations(t *testing.T) {
 			if len(ts) != 1 {
 				t.Fatalf("Translations: want 1, got %d", len(ts))
 			}
-			got := want{Rule: ts[0].Rule, Exact: ts[0].Exact}
+			got := want{Rule: ts[0].Rule, Exact: ts[0].Exact, Schema: strings.Join(ts[0].Schema, "; ")}
 			dropped := strings.Join(ts[0].Dropped, "; ")
 			if tc.want.Dropped != "" && strings.Contains(dropped, tc.want.Dropped) {
 				got.Dropped = tc.want.Dropped
@@ -509,8 +524,8 @@ func TestTranslationsBudget(t *testing.T) {
 			if withPattern > 1 && !strings.Contains(ts[withPattern-2].Rule, "matches") {
 				t.Errorf("\nPatterns should be kept in the order of the variables until the budget is spent.\n%s keeps its pattern after one was dropped", tr.Variable)
 			}
-		} else if !strings.Contains(strings.Join(tr.Dropped, " "), "cost budget") {
-			t.Errorf("\nA pattern dropped for cost should say so.\n%s: dropped %v", tr.Variable, tr.Dropped)
+		} else if len(tr.Schema) != 1 || !strings.HasPrefix(tr.Schema[0], "pattern ") || tr.Outcome == PlanTime {
+			t.Errorf("\nA pattern left out of the rules for cost should become the schema's pattern.\n%s: schema %v, dropped %v", tr.Variable, tr.Schema, tr.Dropped)
 		}
 	}
 	for _, v := range m.Variables {

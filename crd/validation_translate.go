@@ -1400,6 +1400,8 @@ func coalesced(s *term, lit string) *term {
 		expr:     "(" + has + " && " + s.expr + " != '' ? " + s.expr + " : " + celLiteral(lit) + ")",
 		ty:       cty.String,
 		maxBytes: s.maxBytes,
+		// Its values are not those of a field: "" is not.
+		path: "?",
 	}
 	if len(s.optional) == 0 {
 		out.expr = "(" + s.expr + " != '' ? " + s.expr + " : " + celLiteral(lit) + ")"
@@ -1422,7 +1424,7 @@ func orElse(s *term, lit any) *term {
 	if len(s.optional) == 0 {
 		return s
 	}
-	out := &term{expr: "(" + present(s).cel() + " ? " + s.expr + " : " + celLiteral(lit) + ")", ty: s.ty, maxBytes: s.maxBytes,
+	out := &term{expr: "(" + present(s).cel() + " ? " + s.expr + " : " + celLiteral(lit) + ")", ty: s.ty, maxBytes: s.maxBytes, path: "?",
 		// Terraform errs reading an attribute of an unset object.
 		lenient: s.lenient || !s.tryNull && !nullOnlyItself(s)}
 	out.get = func(e env) (any, bool) {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 	"github.com/hashicorp/terraform-exec/tfexec"
+	tfjson "github.com/hashicorp/terraform-json"
 
 	"github.com/modkind/modkind/apis/v1alpha1"
 	"github.com/modkind/modkind/module"
@@ -71,6 +72,7 @@ type Runner struct {
 	// PersistInterval is how often a running apply's state file is copied to the state Secret.
 	PersistInterval time.Duration
 	slots           chan struct{}
+	version         versionOnce
 }
 
 // NewRunner returns a Runner that runs at most maxRuns terraform processes at once.
@@ -145,9 +147,13 @@ func (r *Runner) apply(ctx context.Context, tf *tfexec.Terraform, run *Run, stor
 	if err != nil {
 		return nil, nil, run.Redactor.Error(errors.Wrap(err, errPlan))
 	}
+	// A plan that changes nothing (plan's detailed exit code) is neither shown nor applied. One
+	// with changes is shown once, as JSON: the guard, the plan's id and its readable text all
+	// come from that.
 	summary := &PlanSummary{At: start}
+	var plan *tfjson.Plan
 	if changes {
-		plan, err := tf.ShowPlanFile(ctx, planFile)
+		plan, err = tf.ShowPlanFile(ctx, planFile)
 		if err != nil {
 			return nil, nil, run.Redactor.Error(errors.Wrap(err, errShowPlan))
 		}
@@ -156,7 +162,7 @@ func (r *Runner) apply(ctx context.Context, tf *tfexec.Terraform, run *Run, stor
 	}
 	summary.Took = time.Since(start)
 	// Stored before the guard and approval decide, so that a refused or waiting plan can be read.
-	if err := r.storePlanView(ctx, tf, run, planFile, changes, summary); err != nil {
+	if err := r.storePlanView(ctx, run, plan, summary); err != nil {
 		return stored, summary, err
 	}
 	if !changes {
@@ -374,6 +380,9 @@ func (r *Runner) prepare(ctx context.Context, run *Run, stored *state.Stored) (*
 	env[EnvFilesDir] = absFiles
 	if err := tf.SetEnv(env); err != nil {
 		return nil, nil, errors.Wrap(err, errNewTF)
+	}
+	if err := r.version.seed(ctx, tf); err != nil {
+		return nil, nil, run.Redactor.Error(errors.Wrap(err, errNewTF))
 	}
 
 	keyPath := filepath.Join(run.Dir, fileInitKey)

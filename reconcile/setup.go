@@ -154,6 +154,8 @@ func Setup(mgr manager.Manager, cfg Config) (*Engine, error) {
 	if cfg.LockDuration <= 0 {
 		cfg.LockDuration = time.Minute
 	}
+	// Each provider version is installed once, for every instance's work directory.
+	runner.PluginCache = filepath.Join(cfg.Dir, "plugins")
 	runner.Locks = &state.Locker{Client: mgr.GetClient(), Identity: cfg.Identity, Duration: cfg.LockDuration}
 	engine := NewEngine(mgr, runner, Options{
 		WorkDir:       filepath.Join(cfg.Dir, "work"),

@@ -71,8 +71,12 @@ type Runner struct {
 	Locks *state.Locker
 	// PersistInterval is how often a running apply's state file is copied to the state Secret.
 	PersistInterval time.Duration
-	slots           chan struct{}
-	version         versionOnce
+	// PluginCache is the directory every run's init installs providers into once, shared by all
+	// work directories; none when empty.
+	PluginCache string
+	slots       chan struct{}
+	version     versionOnce
+	installs    installs
 }
 
 // NewRunner returns a Runner that runs at most maxRuns terraform processes at once.
@@ -378,6 +382,9 @@ func (r *Runner) prepare(ctx context.Context, run *Run, stored *state.Stored) (*
 		return nil, nil, errors.Wrap(err, errWorkDir)
 	}
 	env[EnvFilesDir] = absFiles
+	if err := r.pluginCacheEnv(env); err != nil {
+		return nil, nil, err
+	}
 	if err := tf.SetEnv(env); err != nil {
 		return nil, nil, errors.Wrap(err, errNewTF)
 	}
@@ -391,8 +398,8 @@ func (r *Runner) prepare(ctx context.Context, run *Run, stored *state.Stored) (*
 			return tf, stored, nil
 		}
 	}
-	if err := tf.Init(ctx, tfexec.Upgrade(false)); err != nil {
-		return nil, nil, run.Redactor.Error(errors.Wrap(err, errInit))
+	if err := r.init(ctx, tf, run); err != nil {
+		return nil, nil, err
 	}
 	if err := os.WriteFile(keyPath, []byte(run.InitKey), 0o600); err != nil {
 		return nil, nil, errors.Wrap(err, errWorkDir)

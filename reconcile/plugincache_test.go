@@ -22,6 +22,12 @@ import (
 // registry serves it, which every install unpacks) and returns a CLI configuration using it.
 func packedMirror(t *testing.T) string {
 	t.Helper()
+	return packedMirrorOf(t, thingstest.Binary(t))
+}
+
+// packedMirrorOf is packedMirror with exe as the provider's executable.
+func packedMirrorOf(t *testing.T, exe string) string {
+	t.Helper()
 	dir := t.TempDir()
 	pkg := filepath.Join(dir, "mirror", filepath.FromSlash(thingstest.Source))
 	if err := os.MkdirAll(pkg, 0o755); err != nil {
@@ -38,7 +44,7 @@ func packedMirror(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	in, err := os.Open(thingstest.Binary(t))
+	in, err := os.Open(exe)
 	if err != nil {
 		t.Fatal(err)
 	}

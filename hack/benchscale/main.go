@@ -49,6 +49,7 @@ type options struct {
 	terraform   string
 	modules     string
 	keep        bool
+	shared      bool
 }
 
 func main() {
@@ -60,6 +61,7 @@ func main() {
 	flag.StringVar(&o.terraform, "terraform", os.Getenv("MODKIND_TERRAFORM"), "terraform or tofu; terraform, then tofu, on PATH when empty")
 	flag.StringVar(&o.modules, "modules", "terraform_data,things", "modules to measure, of terraform_data and things")
 	flag.BoolVar(&o.keep, "keep", false, "keep the scratch directory")
+	flag.BoolVar(&o.shared, "shared-providers", true, "measure modkind --shared-providers too, in a column of its own")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -157,8 +159,14 @@ func run(ctx context.Context, o options) error {
 
 	fmt.Printf("N=%d, %d runs at once, idle window %s, %s\n\n", o.n, o.parallel, o.idle, tf)
 	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 1, ' ', 0)
-	fmt.Fprintf(tw, "| module\t| measure\t| floor (raw %s)\t| modkind\t| ratio\t|\n", b.tfName)
-	fmt.Fprintf(tw, "|---\t|---\t|---\t|---\t|---\t|\n")
+	head := fmt.Sprintf("| module\t| measure\t| floor (raw %s)\t| modkind\t| ratio\t|", b.tfName)
+	rule := "|---\t|---\t|---\t|---\t|---\t|"
+	if o.shared {
+		head += " modkind --shared-providers\t| ratio\t|"
+		rule += "---\t|---\t|"
+	}
+	fmt.Fprintln(tw, head)
+	fmt.Fprintln(tw, rule)
 	for _, name := range strings.Split(o.modules, ",") {
 		m, ok := modules[name]
 		if !ok {
@@ -170,22 +178,44 @@ func run(ctx context.Context, o options) error {
 			return fmt.Errorf("%s, raw terraform: %w", name, err)
 		}
 		fmt.Fprintf(os.Stderr, "== %s: modkind\n", name)
-		mk, err := b.modkindRun(ctx, name, m)
+		mk, err := b.modkindRun(ctx, name, "", m)
 		if err != nil {
 			return fmt.Errorf("%s, modkind: %w", name, err)
 		}
-		row := func(what, f, m, ratio string) {
-			fmt.Fprintf(tw, "| %s\t| %s\t| %s\t| %s\t| %s\t|\n", name, what, f, m, ratio)
+		sides := []result{mk}
+		if o.shared {
+			fmt.Fprintf(os.Stderr, "== %s: modkind --shared-providers\n", name)
+			sh, err := b.modkindRun(ctx, name, "shared", m, "--shared-providers")
+			if err != nil {
+				return fmt.Errorf("%s, modkind --shared-providers: %w", name, err)
+			}
+			sides = append(sides, sh)
 		}
-		row("create → all Ready, wall", secs(floor.createWall), secs(mk.createWall), ratio(mk.createWall, floor.createWall))
-		row("create, CPU-s", secs(floor.createCPU), secs(mk.createCPU), ratio(mk.createCPU, floor.createCPU))
-		row("create, terraform calls/instance", perInstance(floor.createCalls, o.n), perInstance(mk.createCalls, o.n), "")
-		row("update all → applied, wall", secs(floor.updateWall), secs(mk.updateWall), ratio(mk.updateWall, floor.updateWall))
-		row("update, CPU-s", secs(floor.updateCPU), secs(mk.updateCPU), ratio(mk.updateCPU, floor.updateCPU))
-		row("update, terraform calls/instance", perInstance(floor.updateCalls, o.n), perInstance(mk.updateCalls, o.n), "")
-		row("idle, CPU % of a core", "0", fmt.Sprintf("%.2f", 100*mk.idleCPU.Seconds()/o.idle.Seconds()), "")
-		row("idle, terraform processes", "0", strconv.Itoa(mk.idleCalls), "")
-		row("controller peak RSS, MiB", "-", fmt.Sprintf("%.0f", float64(mk.peakRSS)/1024), "")
+		row := func(what, f string, cell func(r result) (string, string)) {
+			line := fmt.Sprintf("| %s\t| %s\t| %s\t|", name, what, f)
+			for _, r := range sides {
+				v, ratio := cell(r)
+				line += fmt.Sprintf(" %s\t| %s\t|", v, ratio)
+			}
+			fmt.Fprintln(tw, line)
+		}
+		dur := func(f time.Duration, get func(r result) time.Duration) func(r result) (string, string) {
+			return func(r result) (string, string) { return secs(get(r)), ratio(get(r), f) }
+		}
+		calls := func(get func(r result) int) func(r result) (string, string) {
+			return func(r result) (string, string) { return perInstance(get(r), o.n), "" }
+		}
+		row("create → all Ready, wall s", secs(floor.createWall), dur(floor.createWall, func(r result) time.Duration { return r.createWall }))
+		row("create, CPU-s", secs(floor.createCPU), dur(floor.createCPU, func(r result) time.Duration { return r.createCPU }))
+		row("create, terraform calls/instance", perInstance(floor.createCalls, o.n), calls(func(r result) int { return r.createCalls }))
+		row("update all → applied, wall s", secs(floor.updateWall), dur(floor.updateWall, func(r result) time.Duration { return r.updateWall }))
+		row("update, CPU-s", secs(floor.updateCPU), dur(floor.updateCPU, func(r result) time.Duration { return r.updateCPU }))
+		row("update, terraform calls/instance", perInstance(floor.updateCalls, o.n), calls(func(r result) int { return r.updateCalls }))
+		row("idle, CPU % of one core", "0", func(r result) (string, string) {
+			return fmt.Sprintf("%.2f", 100*r.idleCPU.Seconds()/o.idle.Seconds()), ""
+		})
+		row("idle, terraform processes", "0", func(r result) (string, string) { return strconv.Itoa(r.idleCalls), "" })
+		row("controller peak RSS, MiB", "-", func(r result) (string, string) { return fmt.Sprintf("%.0f", float64(r.peakRSS)/1024), "" })
 	}
 	return tw.Flush()
 }
@@ -405,20 +435,22 @@ func parallel(ctx context.Context, n, p int, fn func(int) (time.Duration, error)
 }
 
 // modkindRun runs the modkind binary against the API server and measures it.
-func (b *bench) modkindRun(ctx context.Context, name string, m benchModule) (result, error) {
+// variant names this run of modkind, started with args added.
+func (b *bench) modkindRun(ctx context.Context, name, variant string, m benchModule, args ...string) (result, error) {
 	var r result
-	mod, err := b.moduleDir("modkind", name, m)
+	side := strings.Trim("modkind-"+variant, "-")
+	mod, err := b.moduleDir(side, name, m)
 	if err != nil {
 		return r, err
 	}
-	work := filepath.Join(b.scratch, "modkind", name, "dir")
-	logf, err := os.Create(filepath.Join(b.scratch, "modkind", name, "modkind.log"))
+	work := filepath.Join(b.scratch, side, name, "dir")
+	logf, err := os.Create(filepath.Join(b.scratch, side, name, "modkind.log"))
 	if err != nil {
 		return r, err
 	}
 	defer logf.Close()
-	cmd := exec.Command(b.modkind, "--kubeconfig", b.kubeconfig, "--work-dir", work,
-		"--terraform-binary", b.terraform, "--max-concurrent-runs", strconv.Itoa(b.o.parallel))
+	cmd := exec.Command(b.modkind, append([]string{"--kubeconfig", b.kubeconfig, "--work-dir", work,
+		"--terraform-binary", b.terraform, "--max-concurrent-runs", strconv.Itoa(b.o.parallel)}, args...)...)
 	cmd.Env = append(os.Environ(), "TF_CLI_CONFIG_FILE="+b.cliConfig)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	if err := cmd.Start(); err != nil {
@@ -437,10 +469,10 @@ func (b *bench) modkindRun(ctx context.Context, name string, m benchModule) (res
 	}()
 	pid := cmd.Process.Pid
 
-	group := strings.ReplaceAll(name, "_", "") + ".bench.example.org"
+	group := strings.Trim(variant+"."+strings.ReplaceAll(name, "_", ""), ".") + ".bench.example.org"
 	gvk := schema.GroupVersionKind{Group: group, Version: "v1alpha1", Kind: "Item"}
 	mdl := &v1alpha1.Module{
-		ObjectMeta: metav1.ObjectMeta{Name: "bench-" + strings.ReplaceAll(name, "_", "-")},
+		ObjectMeta: metav1.ObjectMeta{Name: strings.Trim("bench-"+variant+"-"+strings.ReplaceAll(name, "_", "-"), "-")},
 		Spec:       v1alpha1.ModuleSpec{Source: v1alpha1.ModuleSource{Path: mod}, CRD: v1alpha1.CRDNames{Group: group, Kind: gvk.Kind}},
 	}
 	if err := b.c.Create(ctx, mdl); err != nil {
@@ -454,7 +486,7 @@ func (b *bench) modkindRun(ctx context.Context, name string, m benchModule) (res
 	}); err != nil {
 		return r, err
 	}
-	ns := "modkind-" + strings.ReplaceAll(name, "_", "-")
+	ns := side + "-" + strings.ReplaceAll(name, "_", "-")
 	if err := createNamespace(ctx, b.c, ns); err != nil {
 		return r, err
 	}

@@ -529,7 +529,28 @@ func (b *bench) modkindRun(ctx context.Context, name, variant string, m benchMod
 	}
 	r.idleCPU, r.idleCalls = cpuOf(pid)-before, b.callCount()-calls
 	r.peakRSS = peakRSS(pid)
+	b.reportWarnings(ctx, side+" "+name, ns)
 	return r, nil
+}
+
+// reportWarnings prints the reasons of the Warning events in ns, with a message of each: what
+// made runs fail and be retried.
+func (b *bench) reportWarnings(ctx context.Context, what, ns string) {
+	evs := &corev1.EventList{}
+	if err := b.c.List(ctx, evs, client.InNamespace(ns)); err != nil {
+		fmt.Fprintf(os.Stderr, "%s: cannot list events: %v\n", what, err)
+		return
+	}
+	counts, sample := map[string]int32{}, map[string]string{}
+	for _, e := range evs.Items {
+		if e.Type == corev1.EventTypeWarning {
+			counts[e.Reason] += max(e.Count, 1)
+			sample[e.Reason] = e.Message
+		}
+	}
+	for reason, n := range counts {
+		fmt.Fprintf(os.Stderr, "%s: %d warning events %s, e.g. %.300s\n", what, n, reason, sample[reason])
+	}
 }
 
 // allReady says whether every instance in ns is Ready and Synced at generation gen or later.

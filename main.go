@@ -109,6 +109,7 @@ func controllerFlags() (*flagSet, *controllerOptions) {
 	fs.StringVar(&o.credentialsNamespaces, "credentials-namespaces", ownNamespace(), "comma-separated namespaces that Module source credentials and ClusterProviderConfig Secrets may be read from")
 	fs.StringVar(&cfg.Terraform, "terraform-binary", os.Getenv("MODKIND_TERRAFORM"), "terraform or tofu executable (env MODKIND_TERRAFORM); terraform, then tofu, on PATH when empty")
 	fs.StringVar(&cfg.Dir, "work-dir", defaultWorkDir(), "directory for fetched modules and terraform work directories")
+	fs.BoolVar(&cfg.SharedProviders, "shared-providers", cfg.SharedProviders, "each run's terraform calls (plan, show, apply) attach to provider processes started once for the run instead of starting every provider in every call")
 	fs.IntVar(&cfg.MaxConcurrentRuns, flagMaxRuns, cfg.MaxConcurrentRuns, "terraform processes at once across all instances; the bound on terraform's CPU and memory")
 	// Registered without a default so that the help does not show one that --max-concurrent-runs
 	// overrides; controllerOptions.complete fills it in.

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
-	"github.com/hashicorp/terraform-exec/tfexec"
+	tfjson "github.com/hashicorp/terraform-json"
 	corev1 "k8s.io/api/core/v1"
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -26,7 +26,8 @@ import (
 const (
 	// PlanSecretType marks the Secrets that hold an instance's last plan as people read it.
 	PlanSecretType corev1.SecretType = "modkind.io/terraform-plan"
-	// KeyPlanText is the key of the plan's text (`terraform show <planfile>`, redacted).
+	// KeyPlanText is the key of the plan's text (rendered from `terraform show -json <planfile>`
+	// as `terraform show <planfile>` would print it, redacted).
 	KeyPlanText = "plan.txt"
 	// AnnotationPlanID, AnnotationPlanSummary and AnnotationPlanTime say which plan the text
 	// shows: its id (as in status.lastPlan.id; empty for a plan without changes), its counts
@@ -40,7 +41,6 @@ const (
 	// noChanges is the text of a plan that changes nothing: no terraform show runs for it.
 	noChanges = "No changes. The objects match the configuration.\n"
 
-	errShowPlanText   = "cannot render the saved plan as text"
 	errGetPlanView    = "cannot get the Secret of the readable plan"
 	errWritePlanView  = "cannot write the Secret of the readable plan"
 	errDeletePlanView = "cannot delete the Secret of the readable plan"
@@ -72,16 +72,12 @@ type planSecretRef struct {
 	Labels map[string]string
 }
 
-// storePlanView stores the readable form of the plan saved in planFile. A plan without changes
-// needs no terraform show: it is said in words.
-func (r *Runner) storePlanView(ctx context.Context, tf *tfexec.Terraform, run *Run, planFile string, changes bool, s *PlanSummary) error {
+// storePlanView stores the readable form of plan, nil for a plan without changes, which is said
+// in words.
+func (r *Runner) storePlanView(ctx context.Context, run *Run, plan *tfjson.Plan, s *PlanSummary) error {
 	text := noChanges
-	if changes {
-		raw, err := tf.ShowPlanFileRaw(ctx, planFile)
-		if err != nil {
-			return run.Redactor.Error(errors.Wrap(err, errShowPlanText))
-		}
-		text = planText(run.Redactor, raw)
+	if plan != nil {
+		text = planText(run.Redactor, renderPlan(plan, *s))
 	}
 	return writePlanView(ctx, r.States.Client, planRef(run.State), s, text)
 }

@@ -33,6 +33,9 @@ type Config struct {
 	Dir string
 	// MaxConcurrentRuns bounds the terraform processes running at once across all instances.
 	MaxConcurrentRuns int
+	// SharedProviders has the terraform calls of each run share provider processes started once
+	// for that run.
+	SharedProviders bool
 	// MaxReconciles is how many instances of one kind are reconciled at once.
 	MaxReconciles int
 	PollInterval  time.Duration
@@ -154,6 +157,9 @@ func Setup(mgr manager.Manager, cfg Config) (*Engine, error) {
 	if cfg.LockDuration <= 0 {
 		cfg.LockDuration = time.Minute
 	}
+	// Each provider version is installed once, for every instance's work directory.
+	runner.PluginCache = filepath.Join(cfg.Dir, "plugins")
+	runner.SharedProviders = cfg.SharedProviders
 	runner.Locks = &state.Locker{Client: mgr.GetClient(), Identity: cfg.Identity, Duration: cfg.LockDuration}
 	engine := NewEngine(mgr, runner, Options{
 		WorkDir:       filepath.Join(cfg.Dir, "work"),

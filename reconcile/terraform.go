@@ -11,6 +11,7 @@ import (
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 	"github.com/hashicorp/terraform-exec/tfexec"
+	tfjson "github.com/hashicorp/terraform-json"
 
 	"github.com/modkind/modkind/apis/v1alpha1"
 	"github.com/modkind/modkind/module"
@@ -70,7 +71,15 @@ type Runner struct {
 	Locks *state.Locker
 	// PersistInterval is how often a running apply's state file is copied to the state Secret.
 	PersistInterval time.Duration
+	// PluginCache is the directory every run's init installs providers into once, shared by all
+	// work directories; none when empty.
+	PluginCache string
+	// SharedProviders has each run's terraform calls attach to provider processes started once
+	// for the run, rather than start every provider in every call.
+	SharedProviders bool
 	slots           chan struct{}
+	version         versionOnce
+	installs        installs
 }
 
 // NewRunner returns a Runner that runs at most maxRuns terraform processes at once.
@@ -123,7 +132,7 @@ func (r *Runner) Apply(ctx context.Context, run *Run, stored *state.Stored) (*st
 		saved   *state.Stored
 		summary *PlanSummary
 	)
-	err := r.withTerraform(ctx, "apply", run, stored, func(tf *tfexec.Terraform, stored *state.Stored) error {
+	err := r.withTerraform(ctx, "apply", run, stored, func(tf *session, stored *state.Stored) error {
 		var err error
 		saved, summary, err = r.apply(ctx, tf, run, stored)
 		return err
@@ -131,11 +140,11 @@ func (r *Runner) Apply(ctx context.Context, run *Run, stored *state.Stored) (*st
 	return saved, summary, err
 }
 
-func (r *Runner) apply(ctx context.Context, tf *tfexec.Terraform, run *Run, stored *state.Stored) (*state.Stored, *PlanSummary, error) {
+func (r *Runner) apply(ctx context.Context, tf *session, run *Run, stored *state.Stored) (*state.Stored, *PlanSummary, error) {
 	planFile := filepath.Join(run.Dir, filePlan)
 	defer os.Remove(planFile)
 	start := time.Now()
-	changes, err := tf.Plan(ctx, tfexec.Out(planFile))
+	changes, err := tf.plan(ctx, tfexec.Out(planFile))
 	if err != nil && run.Unguarded != nil && strings.Contains(err.Error(), "prevent_destroy") {
 		// prevent_destroy fails a plan without saying what forces a replacement, and refuses
 		// even to replace a tainted object, which the guard allows. The guard below decides on
@@ -145,9 +154,13 @@ func (r *Runner) apply(ctx context.Context, tf *tfexec.Terraform, run *Run, stor
 	if err != nil {
 		return nil, nil, run.Redactor.Error(errors.Wrap(err, errPlan))
 	}
+	// A plan that changes nothing (plan's detailed exit code) is neither shown nor applied. One
+	// with changes is shown once, as JSON: the guard, the plan's id and its readable text all
+	// come from that.
 	summary := &PlanSummary{At: start}
+	var plan *tfjson.Plan
 	if changes {
-		plan, err := tf.ShowPlanFile(ctx, planFile)
+		plan, err = tf.show(ctx, planFile)
 		if err != nil {
 			return nil, nil, run.Redactor.Error(errors.Wrap(err, errShowPlan))
 		}
@@ -156,7 +169,7 @@ func (r *Runner) apply(ctx context.Context, tf *tfexec.Terraform, run *Run, stor
 	}
 	summary.Took = time.Since(start)
 	// Stored before the guard and approval decide, so that a refused or waiting plan can be read.
-	if err := r.storePlanView(ctx, tf, run, planFile, changes, summary); err != nil {
+	if err := r.storePlanView(ctx, run, plan, summary); err != nil {
 		return stored, summary, err
 	}
 	if !changes {
@@ -173,7 +186,7 @@ func (r *Runner) apply(ctx context.Context, tf *tfexec.Terraform, run *Run, stor
 		return stored, summary, &AwaitingApprovalError{Plan: *summary}
 	}
 	stop := r.persistWhileRunning(run, stored)
-	applyErr := tf.Apply(ctx, tfexec.DirOrPlan(planFile))
+	applyErr := tf.apply(ctx, tfexec.DirOrPlan(planFile))
 	stored = stop()
 	inputs := run.Inputs
 	if applyErr != nil {
@@ -188,12 +201,12 @@ func (r *Runner) apply(ctx context.Context, tf *tfexec.Terraform, run *Run, stor
 
 // planUnguarded saves a plan of the run's root module without lifecycle.prevent_destroy, then
 // puts the guarded root module back.
-func (r *Runner) planUnguarded(ctx context.Context, tf *tfexec.Terraform, run *Run, planFile string) (bool, error) {
+func (r *Runner) planUnguarded(ctx context.Context, tf *session, run *Run, planFile string) (bool, error) {
 	main := filepath.Join(run.Dir, FileMain)
 	if err := os.WriteFile(main, run.Unguarded.Main, 0o600); err != nil {
 		return false, errors.Wrap(err, errWorkDir)
 	}
-	changes, err := tf.Plan(ctx, tfexec.Out(planFile))
+	changes, err := tf.plan(ctx, tfexec.Out(planFile))
 	if werr := os.WriteFile(main, run.Root.Main, 0o600); werr != nil && err == nil {
 		err = errors.Wrap(werr, errWorkDir)
 	}
@@ -204,9 +217,9 @@ func (r *Runner) planUnguarded(ctx context.Context, tf *tfexec.Terraform, run *R
 // outside Terraform is seen. It never writes state.
 func (r *Runner) Plan(ctx context.Context, run *Run, stored *state.Stored) (bool, error) {
 	var changes bool
-	err := r.withTerraform(ctx, "plan", run, stored, func(tf *tfexec.Terraform, _ *state.Stored) error {
+	err := r.withTerraform(ctx, "plan", run, stored, func(tf *session, _ *state.Stored) error {
 		var err error
-		changes, err = tf.Plan(ctx)
+		changes, err = tf.plan(ctx)
 		return run.Redactor.Error(errors.Wrap(err, errPlan))
 	})
 	return changes, err
@@ -216,9 +229,9 @@ func (r *Runner) Plan(ctx context.Context, run *Run, stored *state.Stored) (bool
 // Observe-only instance needs. The inputs recorded as applied stay as they were.
 func (r *Runner) Refresh(ctx context.Context, run *Run, stored *state.Stored) (*state.Stored, error) {
 	saved := stored
-	err := r.withTerraform(ctx, "refresh", run, stored, func(tf *tfexec.Terraform, stored *state.Stored) error {
+	err := r.withTerraform(ctx, "refresh", run, stored, func(tf *session, stored *state.Stored) error {
 		saved = stored
-		if err := tf.Refresh(ctx); err != nil {
+		if err := tf.refresh(ctx); err != nil {
 			return run.Redactor.Error(errors.Wrap(err, errRefresh))
 		}
 		inputs := ""
@@ -235,9 +248,9 @@ func (r *Runner) Refresh(ctx context.Context, run *Run, stored *state.Stored) (*
 // Destroy destroys everything in the run's state. The state is saved whatever happens; it is
 // deleted only by the caller and only after a successful destroy.
 func (r *Runner) Destroy(ctx context.Context, run *Run, stored *state.Stored) error {
-	return r.withTerraform(ctx, "destroy", run, stored, func(tf *tfexec.Terraform, stored *state.Stored) error {
+	return r.withTerraform(ctx, "destroy", run, stored, func(tf *session, stored *state.Stored) error {
 		stop := r.persistWhileRunning(run, stored)
-		destroyErr := tf.Destroy(ctx)
+		destroyErr := tf.destroy(ctx)
 		stored = stop()
 		if _, err := r.save(ctx, run, stored, ""); err != nil {
 			return err
@@ -248,7 +261,7 @@ func (r *Runner) Destroy(ctx context.Context, run *Run, stored *state.Stored) er
 
 // withTerraform runs fn in the run's prepared work directory once one of the runner's slots is
 // free, so that no more than the configured number of terraform processes ever run at once.
-func (r *Runner) withTerraform(ctx context.Context, op string, run *Run, stored *state.Stored, fn func(*tfexec.Terraform, *state.Stored) error) (err error) {
+func (r *Runner) withTerraform(ctx context.Context, op string, run *Run, stored *state.Stored, fn func(*session, *state.Stored) error) (err error) {
 	metricRunsWaiting.Inc()
 	select {
 	case r.slots <- struct{}{}:
@@ -300,7 +313,62 @@ func (r *Runner) withTerraform(ctx context.Context, op string, run *Run, stored 
 	if err != nil {
 		return err
 	}
-	return fn(tf, fresh)
+	s := &session{Terraform: tf}
+	if r.SharedProviders {
+		env, err := r.runEnv(run)
+		if err != nil {
+			return err
+		}
+		if s.providers, err = startProviders(ctx, run.Dir, env); err != nil {
+			return run.Redactor.Error(err)
+		}
+		defer s.providers.stop()
+	}
+	return fn(s, fresh)
+}
+
+// session is one run's terraform, with the provider processes its calls share, if any.
+type session struct {
+	*tfexec.Terraform
+	providers *runProviders
+}
+
+func (s *session) plan(ctx context.Context, opts ...tfexec.PlanOption) (bool, error) {
+	if o := s.providers.reattach(); o != nil {
+		opts = append(opts, o)
+	}
+	return s.Plan(ctx, opts...)
+}
+
+func (s *session) show(ctx context.Context, planFile string) (*tfjson.Plan, error) {
+	var opts []tfexec.ShowOption
+	if o := s.providers.reattach(); o != nil {
+		opts = append(opts, o)
+	}
+	return s.ShowPlanFile(ctx, planFile, opts...)
+}
+
+func (s *session) apply(ctx context.Context, opts ...tfexec.ApplyOption) error {
+	if o := s.providers.reattach(); o != nil {
+		opts = append(opts, o)
+	}
+	return s.Apply(ctx, opts...)
+}
+
+func (s *session) refresh(ctx context.Context) error {
+	var opts []tfexec.RefreshCmdOption
+	if o := s.providers.reattach(); o != nil {
+		opts = append(opts, o)
+	}
+	return s.Refresh(ctx, opts...)
+}
+
+func (s *session) destroy(ctx context.Context) error {
+	var opts []tfexec.DestroyOption
+	if o := s.providers.reattach(); o != nil {
+		opts = append(opts, o)
+	}
+	return s.Destroy(ctx, opts...)
 }
 
 // prepare writes the root module, the instance's files and its last state into the work
@@ -363,21 +431,19 @@ func (r *Runner) prepare(ctx context.Context, run *Run, stored *state.Stored) (*
 		return nil, nil, errors.Wrap(err, errWorkDir)
 	}
 
-	env := terraformEnv()
-	for k, v := range run.Setup.Env {
-		env[k] = v
+	env, err := r.runEnv(run)
+	if err != nil {
+		return nil, nil, err
 	}
 	tf, err := tfexec.NewTerraform(run.Dir, detachedExec(r.Binary, env))
 	if err != nil {
 		return nil, nil, errors.Wrap(err, errNewTF)
 	}
-	absFiles, err := filepath.Abs(filesDir)
-	if err != nil {
-		return nil, nil, errors.Wrap(err, errWorkDir)
-	}
-	env[EnvFilesDir] = absFiles
 	if err := tf.SetEnv(env); err != nil {
 		return nil, nil, errors.Wrap(err, errNewTF)
+	}
+	if err := r.version.seed(ctx, tf); err != nil {
+		return nil, nil, run.Redactor.Error(errors.Wrap(err, errNewTF))
 	}
 
 	keyPath := filepath.Join(run.Dir, fileInitKey)
@@ -386,13 +452,30 @@ func (r *Runner) prepare(ctx context.Context, run *Run, stored *state.Stored) (*
 			return tf, stored, nil
 		}
 	}
-	if err := tf.Init(ctx, tfexec.Upgrade(false)); err != nil {
-		return nil, nil, run.Redactor.Error(errors.Wrap(err, errInit))
+	if err := r.init(ctx, tf, run); err != nil {
+		return nil, nil, err
 	}
 	if err := os.WriteFile(keyPath, []byte(run.InitKey), 0o600); err != nil {
 		return nil, nil, errors.Wrap(err, errWorkDir)
 	}
 	return tf, stored, nil
+}
+
+// runEnv is the whole environment of run's terraform, and of the providers it starts.
+func (r *Runner) runEnv(run *Run) (map[string]string, error) {
+	env := terraformEnv()
+	for k, v := range run.Setup.Env {
+		env[k] = v
+	}
+	absFiles, err := filepath.Abs(filepath.Join(run.Dir, DirFiles))
+	if err != nil {
+		return nil, errors.Wrap(err, errWorkDir)
+	}
+	env[EnvFilesDir] = absFiles
+	if err := r.pluginCacheEnv(env); err != nil {
+		return nil, err
+	}
+	return env, nil
 }
 
 // LocalState is the state file the run's last terraform left in its work directory, nil when there

@@ -1,0 +1,664 @@
+// Command benchscale measures modkind at scale beside the floor that raw terraform sets, on one
+// envtest API server: N instances of the same module created, then all updated, then left alone,
+// once per module. The floor runs `terraform init` and `terraform apply -auto-approve` per
+// instance with a kubernetes backend, as many at once as modkind's --max-concurrent-runs; modkind
+// runs as the built binary in a process of its own, so that its CPU, with every terraform and
+// provider it started, is read from /proc. Ratios to the floor are the figures that count: absolute
+// times drift on a shared machine. Run it with `make bench-scale` (N=1000 for a thousand).
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	"github.com/modkind/modkind/apis/crds"
+	"github.com/modkind/modkind/apis/v1alpha1"
+	"github.com/modkind/modkind/crd"
+	"github.com/modkind/modkind/reconcile"
+	"github.com/modkind/modkind/test/thingstest"
+)
+
+// clockTicks is USER_HZ, the unit of /proc/<pid>/stat's times: 100 on every Linux there is.
+const clockTicks = 100
+
+type options struct {
+	n, parallel int
+	idle        time.Duration
+	modkind     string
+	terraform   string
+	modules     string
+	keep        bool
+	shared      bool
+}
+
+func main() {
+	o := options{}
+	flag.IntVar(&o.n, "n", 100, "instances per module")
+	flag.IntVar(&o.parallel, "parallel", 10, "terraform runs at once: the floor's parallelism and modkind's --max-concurrent-runs")
+	flag.DurationVar(&o.idle, "idle", 3*time.Minute, "how long modkind is watched with nothing changing")
+	flag.StringVar(&o.modkind, "modkind", "bin/modkind", "the modkind binary to measure")
+	flag.StringVar(&o.terraform, "terraform", os.Getenv("MODKIND_TERRAFORM"), "terraform or tofu; terraform, then tofu, on PATH when empty")
+	flag.StringVar(&o.modules, "modules", "terraform_data,things", "modules to measure, of terraform_data and things")
+	flag.BoolVar(&o.keep, "keep", false, "keep the scratch directory")
+	flag.BoolVar(&o.shared, "shared-providers", true, "measure modkind --shared-providers too, in a column of its own")
+	flag.Parse()
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, o); err != nil {
+		fmt.Fprintln(os.Stderr, "benchscale:", err)
+		os.Exit(1)
+	}
+}
+
+// result is one side's figures for one module.
+type result struct {
+	createWall, createCPU time.Duration
+	createCalls           int
+	updateWall, updateCPU time.Duration
+	updateCalls           int
+	idleCPU               time.Duration
+	idleCalls             int
+	peakRSS               int64 // KiB
+	measuredIdle          bool
+}
+
+func run(ctx context.Context, o options) error {
+	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
+		return errors.New("KUBEBUILDER_ASSETS is not set: run it with `make bench-scale`")
+	}
+	tf, err := reconcile.TerraformBinary(o.terraform)
+	if err != nil {
+		return err
+	}
+	modkind, err := filepath.Abs(o.modkind)
+	if err != nil {
+		return err
+	}
+	if _, err := os.Stat(modkind); err != nil {
+		return fmt.Errorf("the modkind binary: %w (make build)", err)
+	}
+	scratch, err := os.MkdirTemp("", "modkind-benchscale-")
+	if err != nil {
+		return err
+	}
+	if !o.keep {
+		defer os.RemoveAll(scratch)
+	} else {
+		fmt.Fprintln(os.Stderr, "scratch directory:", scratch)
+	}
+
+	env := &envtest.Environment{}
+	cfg, err := env.Start()
+	if err != nil {
+		return fmt.Errorf("cannot start the API server: %w", err)
+	}
+	defer env.Stop() //nolint:errcheck // Nothing to do about it.
+	user, err := env.AddUser(envtest.User{Name: "benchscale", Groups: []string{"system:masters"}}, nil)
+	if err != nil {
+		return err
+	}
+	kc, err := user.KubeConfig()
+	if err != nil {
+		return err
+	}
+	kubeconfig := filepath.Join(scratch, "kubeconfig")
+	if err := os.WriteFile(kubeconfig, kc, 0o600); err != nil {
+		return err
+	}
+	s, err := reconcile.Scheme()
+	if err != nil {
+		return err
+	}
+	c, err := client.New(cfg, client.Options{Scheme: s})
+	if err != nil {
+		return err
+	}
+	own, err := crds.CRDs()
+	if err != nil {
+		return err
+	}
+	if err := crd.Install(ctx, c, own...); err != nil {
+		return err
+	}
+	if err := createNamespace(ctx, c, "modkind-system"); err != nil {
+		return err
+	}
+	// Every terraform process either side starts goes through this, which records it and becomes
+	// terraform (exec), so that both sides pay the same for being counted.
+	calls := filepath.Join(scratch, "calls.log")
+	wrapper := filepath.Join(scratch, "terraform")
+	if err := os.WriteFile(wrapper, []byte(fmt.Sprintf("#!/bin/sh\necho \"$1\" >> %q\nexec %q \"$@\"\n", calls, tf)), 0o755); err != nil {
+		return err
+	}
+	cliConfig, err := thingstest.InstallIn(filepath.Join(scratch, "things"))
+	if err != nil {
+		return err
+	}
+	b := &bench{o: o, c: c, scratch: scratch, kubeconfig: kubeconfig, terraform: wrapper, calls: calls, cliConfig: cliConfig, modkind: modkind, tfName: filepath.Base(tf)}
+
+	fmt.Printf("N=%d, %d runs at once, idle window %s, %s\n\n", o.n, o.parallel, o.idle, tf)
+	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 1, ' ', 0)
+	head := fmt.Sprintf("| module\t| measure\t| floor (raw %s)\t| modkind\t| ratio\t|", b.tfName)
+	rule := "|---\t|---\t|---\t|---\t|---\t|"
+	if o.shared {
+		head += " modkind --shared-providers\t| ratio\t|"
+		rule += "---\t|---\t|"
+	}
+	fmt.Fprintln(tw, head)
+	fmt.Fprintln(tw, rule)
+	for _, name := range strings.Split(o.modules, ",") {
+		m, ok := modules[name]
+		if !ok {
+			return fmt.Errorf("no module %q: there are terraform_data and things", name)
+		}
+		fmt.Fprintf(os.Stderr, "== %s: raw terraform\n", name)
+		floor, err := b.floor(ctx, name, m)
+		if err != nil {
+			return fmt.Errorf("%s, raw terraform: %w", name, err)
+		}
+		fmt.Fprintf(os.Stderr, "== %s: modkind\n", name)
+		mk, err := b.modkindRun(ctx, name, "", m)
+		if err != nil {
+			return fmt.Errorf("%s, modkind: %w", name, err)
+		}
+		sides := []result{mk}
+		if o.shared {
+			fmt.Fprintf(os.Stderr, "== %s: modkind --shared-providers\n", name)
+			sh, err := b.modkindRun(ctx, name, "shared", m, "--shared-providers")
+			if err != nil {
+				return fmt.Errorf("%s, modkind --shared-providers: %w", name, err)
+			}
+			sides = append(sides, sh)
+		}
+		row := func(what, f string, cell func(r result) (string, string)) {
+			line := fmt.Sprintf("| %s\t| %s\t| %s\t|", name, what, f)
+			for _, r := range sides {
+				v, ratio := cell(r)
+				line += fmt.Sprintf(" %s\t| %s\t|", v, ratio)
+			}
+			fmt.Fprintln(tw, line)
+		}
+		dur := func(f time.Duration, get func(r result) time.Duration) func(r result) (string, string) {
+			return func(r result) (string, string) { return secs(get(r)), ratio(get(r), f) }
+		}
+		calls := func(get func(r result) int) func(r result) (string, string) {
+			return func(r result) (string, string) { return perInstance(get(r), o.n), "" }
+		}
+		row("create → all Ready, wall s", secs(floor.createWall), dur(floor.createWall, func(r result) time.Duration { return r.createWall }))
+		row("create, CPU-s", secs(floor.createCPU), dur(floor.createCPU, func(r result) time.Duration { return r.createCPU }))
+		row("create, terraform calls/instance", perInstance(floor.createCalls, o.n), calls(func(r result) int { return r.createCalls }))
+		row("update all → applied, wall s", secs(floor.updateWall), dur(floor.updateWall, func(r result) time.Duration { return r.updateWall }))
+		row("update, CPU-s", secs(floor.updateCPU), dur(floor.updateCPU, func(r result) time.Duration { return r.updateCPU }))
+		row("update, terraform calls/instance", perInstance(floor.updateCalls, o.n), calls(func(r result) int { return r.updateCalls }))
+		row("idle, CPU % of one core", "0", func(r result) (string, string) {
+			return fmt.Sprintf("%.2f", 100*r.idleCPU.Seconds()/o.idle.Seconds()), ""
+		})
+		row("idle, terraform processes", "0", func(r result) (string, string) { return strconv.Itoa(r.idleCalls), "" })
+		row("controller peak RSS, MiB", "-", func(r result) (string, string) { return fmt.Sprintf("%.0f", float64(r.peakRSS)/1024), "" })
+	}
+	return tw.Flush()
+}
+
+// A benchModule is a module and what an instance gives it.
+type benchModule struct {
+	main string
+	// vars are instance i's variables, with input as the one value that an update changes.
+	vars func(b *bench, i int, input string) map[string]any
+}
+
+var modules = map[string]benchModule{
+	"terraform_data": {
+		main: `
+variable "input" {
+  type = string
+}
+
+resource "terraform_data" "one" {
+  input = var.input
+}
+
+output "id" {
+  value = terraform_data.one.id
+}
+
+output "echo" {
+  value = terraform_data.one.output
+}
+`,
+		vars: func(_ *bench, _ int, input string) map[string]any { return map[string]any{"input": input} },
+	},
+	"things": {
+		main: `
+terraform {
+  required_providers {
+    things = { source = "` + thingstest.Source + `" }
+  }
+}
+
+variable "name" {
+  type = string
+}
+
+variable "input" {
+  type = string
+}
+
+variable "dir" {
+  type = string
+}
+
+provider "things" {
+  directory = var.dir
+}
+
+resource "things_bucket" "one" {
+  name = var.name
+  tags = { input = var.input }
+}
+
+output "arn" {
+  value = things_bucket.one.arn
+}
+`,
+		vars: func(b *bench, i int, input string) map[string]any {
+			return map[string]any{"name": fmt.Sprintf("b%d", i), "input": input, "dir": b.cloud}
+		},
+	},
+}
+
+type bench struct {
+	o          options
+	c          client.Client
+	scratch    string
+	kubeconfig string
+	terraform  string
+	calls      string
+	cliConfig  string
+	modkind    string
+	tfName     string
+	// cloud is the current side's things cloud.
+	cloud string
+}
+
+// moduleDir writes the module for one side and returns its directory.
+func (b *bench) moduleDir(side, name string, m benchModule) (string, error) {
+	dir := filepath.Join(b.scratch, side, name, "module")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	b.cloud = filepath.Join(b.scratch, side, name, "cloud")
+	if err := os.MkdirAll(b.cloud, 0o755); err != nil {
+		return "", err
+	}
+	return dir, os.WriteFile(filepath.Join(dir, "main.tf"), []byte(m.main), 0o644)
+}
+
+// floor runs raw terraform: per instance a root module calling the module, with its state in a
+// Secret of the API server (backend "kubernetes").
+func (b *bench) floor(ctx context.Context, name string, m benchModule) (result, error) {
+	var r result
+	mod, err := b.moduleDir("raw", name, m)
+	if err != nil {
+		return r, err
+	}
+	ns := "raw-" + strings.ReplaceAll(name, "_", "-")
+	if err := createNamespace(ctx, b.c, ns); err != nil {
+		return r, err
+	}
+	root := func(i int, input string) (string, error) {
+		dir := filepath.Join(b.scratch, "raw", name, "work", strconv.Itoa(i))
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return "", err
+		}
+		var args strings.Builder
+		for k, v := range m.vars(b, i, input) {
+			fmt.Fprintf(&args, "  %s = %q\n", k, v)
+		}
+		main := fmt.Sprintf(`terraform {
+  backend "kubernetes" {
+    secret_suffix = "i%d"
+    namespace     = %q
+    config_path   = %q
+  }
+}
+
+module "m" {
+  source = %q
+%s}
+`, i, ns, b.kubeconfig, mod, args.String())
+		return dir, os.WriteFile(filepath.Join(dir, "main.tf"), []byte(main), 0o644)
+	}
+	env := append(os.Environ(), "TF_CLI_CONFIG_FILE="+b.cliConfig, "TF_IN_AUTOMATION=1")
+	each := func(input string, cmds ...[]string) (time.Duration, time.Duration, int, error) {
+		before := b.callCount()
+		start := time.Now()
+		cpu, err := parallel(ctx, b.o.n, b.o.parallel, func(i int) (time.Duration, error) {
+			dir, err := root(i, input)
+			if err != nil {
+				return 0, err
+			}
+			var cpu time.Duration
+			for _, args := range cmds {
+				c, err := runTerraform(ctx, b.terraform, dir, env, args...)
+				cpu += c
+				if err != nil {
+					return cpu, err
+				}
+			}
+			return cpu, nil
+		})
+		return time.Since(start), cpu, b.callCount() - before, err
+	}
+	r.createWall, r.createCPU, r.createCalls, err = each("v1", []string{"init", "-input=false"}, []string{"apply", "-auto-approve", "-input=false"})
+	if err != nil {
+		return r, err
+	}
+	r.updateWall, r.updateCPU, r.updateCalls, err = each("v2", []string{"apply", "-auto-approve", "-input=false"})
+	return r, err
+}
+
+// runTerraform runs terraform and returns the CPU time it used, with its providers (children
+// it waited for count in its own usage).
+func runTerraform(ctx context.Context, bin, dir string, env []string, args ...string) (time.Duration, error) {
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Dir, cmd.Env = dir, env
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := cmd.Run()
+	var cpu time.Duration
+	if cmd.ProcessState != nil {
+		cpu = cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+	}
+	if err != nil {
+		return cpu, fmt.Errorf("terraform %s in %s: %w\n%s", args[0], dir, err, out.String())
+	}
+	return cpu, nil
+}
+
+// parallel runs fn for 0..n-1, at most p at once, and sums the CPU time they report.
+func parallel(ctx context.Context, n, p int, fn func(int) (time.Duration, error)) (time.Duration, error) {
+	var (
+		mu    sync.Mutex
+		total time.Duration
+		first error
+		wg    sync.WaitGroup
+	)
+	next := make(chan int)
+	for range p {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				cpu, err := fn(i)
+				mu.Lock()
+				total += cpu
+				if err != nil && first == nil {
+					first = err
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	for i := range n {
+		if ctx.Err() != nil {
+			break
+		}
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	if first == nil {
+		first = ctx.Err()
+	}
+	return total, first
+}
+
+// modkindRun runs the modkind binary against the API server and measures it.
+// variant names this run of modkind, started with args added.
+func (b *bench) modkindRun(ctx context.Context, name, variant string, m benchModule, args ...string) (result, error) {
+	var r result
+	side := strings.Trim("modkind-"+variant, "-")
+	mod, err := b.moduleDir(side, name, m)
+	if err != nil {
+		return r, err
+	}
+	work := filepath.Join(b.scratch, side, name, "dir")
+	logf, err := os.Create(filepath.Join(b.scratch, side, name, "modkind.log"))
+	if err != nil {
+		return r, err
+	}
+	defer logf.Close()
+	cmd := exec.Command(b.modkind, append([]string{"--kubeconfig", b.kubeconfig, "--work-dir", work,
+		"--terraform-binary", b.terraform, "--max-concurrent-runs", strconv.Itoa(b.o.parallel)}, args...)...)
+	cmd.Env = append(os.Environ(), "TF_CLI_CONFIG_FILE="+b.cliConfig)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	if err := cmd.Start(); err != nil {
+		return r, err
+	}
+	defer func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		done := make(chan struct{})
+		go func() { _ = cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(30 * time.Second):
+			_ = cmd.Process.Kill()
+			<-done
+		}
+	}()
+	pid := cmd.Process.Pid
+
+	group := strings.Trim(variant+"."+strings.ReplaceAll(name, "_", ""), ".") + ".bench.example.org"
+	gvk := schema.GroupVersionKind{Group: group, Version: "v1alpha1", Kind: "Item"}
+	mdl := &v1alpha1.Module{
+		ObjectMeta: metav1.ObjectMeta{Name: strings.Trim("bench-"+variant+"-"+strings.ReplaceAll(name, "_", "-"), "-")},
+		Spec:       v1alpha1.ModuleSpec{Source: v1alpha1.ModuleSource{Path: mod}, CRD: v1alpha1.CRDNames{Group: group, Kind: gvk.Kind}},
+	}
+	if err := b.c.Create(ctx, mdl); err != nil {
+		return r, err
+	}
+	if err := waitFor(ctx, 5*time.Minute, "Module Ready", func() (bool, error) {
+		if err := b.c.Get(ctx, types.NamespacedName{Name: mdl.Name}, mdl); err != nil {
+			return false, err
+		}
+		return mdl.Status.GetCondition("Ready").Status == corev1.ConditionTrue, nil
+	}); err != nil {
+		return r, err
+	}
+	ns := side + "-" + strings.ReplaceAll(name, "_", "-")
+	if err := createNamespace(ctx, b.c, ns); err != nil {
+		return r, err
+	}
+	phase := func(gen int64, apply func(i int) error) (time.Duration, time.Duration, int, error) {
+		before, calls := cpuOf(pid), b.callCount()
+		start := time.Now()
+		if _, err := parallel(ctx, b.o.n, 20, func(i int) (time.Duration, error) { return 0, apply(i) }); err != nil {
+			return 0, 0, 0, err
+		}
+		err := waitFor(ctx, time.Duration(b.o.n)*30*time.Second, "all Ready", func() (bool, error) {
+			return b.allReady(ctx, gvk, ns, gen)
+		})
+		return time.Since(start), cpuOf(pid) - before, b.callCount() - calls, err
+	}
+	r.createWall, r.createCPU, r.createCalls, err = phase(1, func(i int) error {
+		u := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"forProvider": m.vars(b, i, "v1")}}}
+		u.SetGroupVersionKind(gvk)
+		u.SetNamespace(ns)
+		u.SetName(fmt.Sprintf("i%d", i))
+		return b.c.Create(ctx, u)
+	})
+	if err != nil {
+		return r, err
+	}
+	r.updateWall, r.updateCPU, r.updateCalls, err = phase(2, func(i int) error {
+		u := &unstructured.Unstructured{}
+		u.SetGroupVersionKind(gvk)
+		u.SetNamespace(ns)
+		u.SetName(fmt.Sprintf("i%d", i))
+		return b.c.Patch(ctx, u, client.RawPatch(types.MergePatchType, []byte(`{"spec":{"forProvider":{"input":"v2"}}}`)))
+	})
+	if err != nil {
+		return r, err
+	}
+	before, calls := cpuOf(pid), b.callCount()
+	select {
+	case <-ctx.Done():
+		return r, ctx.Err()
+	case <-time.After(b.o.idle):
+	}
+	r.idleCPU, r.idleCalls = cpuOf(pid)-before, b.callCount()-calls
+	r.peakRSS = peakRSS(pid)
+	b.reportWarnings(ctx, side+" "+name, ns)
+	return r, nil
+}
+
+// reportWarnings prints the reasons of the Warning events in ns, with a message of each: what
+// made runs fail and be retried.
+func (b *bench) reportWarnings(ctx context.Context, what, ns string) {
+	evs := &corev1.EventList{}
+	if err := b.c.List(ctx, evs, client.InNamespace(ns)); err != nil {
+		fmt.Fprintf(os.Stderr, "%s: cannot list events: %v\n", what, err)
+		return
+	}
+	counts, sample := map[string]int32{}, map[string]string{}
+	for _, e := range evs.Items {
+		if e.Type == corev1.EventTypeWarning {
+			counts[e.Reason] += max(e.Count, 1)
+			sample[e.Reason] = e.Message
+		}
+	}
+	for reason, n := range counts {
+		fmt.Fprintf(os.Stderr, "%s: %d warning events %s, e.g. %.300s\n", what, n, reason, sample[reason])
+	}
+}
+
+// allReady says whether every instance in ns is Ready and Synced at generation gen or later.
+func (b *bench) allReady(ctx context.Context, gvk schema.GroupVersionKind, ns string, gen int64) (bool, error) {
+	l := &unstructured.UnstructuredList{}
+	l.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
+	if err := b.c.List(ctx, l, client.InNamespace(ns)); err != nil {
+		return false, err
+	}
+	if len(l.Items) < b.o.n {
+		return false, nil
+	}
+	for _, u := range l.Items {
+		og, _, _ := unstructured.NestedInt64(u.Object, "status", "observedGeneration")
+		if u.GetGeneration() < gen || og < u.GetGeneration() {
+			return false, nil
+		}
+		conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+		ok := 0
+		for _, c := range conds {
+			m, _ := c.(map[string]any)
+			if (m["type"] == "Ready" || m["type"] == "Synced") && m["status"] == "True" {
+				ok++
+			}
+		}
+		if ok != 2 {
+			return false, nil
+		}
+	}
+	return true, nil
+}
+
+// callCount is how many terraform processes either side started so far.
+func (b *bench) callCount() int {
+	raw, err := os.ReadFile(b.calls)
+	if err != nil {
+		return 0
+	}
+	return bytes.Count(raw, []byte("\n"))
+}
+
+// cpuOf is the CPU time of process pid and of its children it waited for (terraform, and the
+// providers terraform waited for).
+func cpuOf(pid int) time.Duration {
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	// The command name, in parentheses, may hold spaces: fields are counted after it.
+	f := strings.Fields(string(raw[bytes.LastIndexByte(raw, ')')+1:]))
+	// utime, stime, cutime, cstime are fields 14-17 of stat; f starts at field 3.
+	var ticks int64
+	for _, i := range []int{14, 15, 16, 17} {
+		v, _ := strconv.ParseInt(f[i-3], 10, 64)
+		ticks += v
+	}
+	return time.Duration(ticks) * time.Second / clockTicks
+}
+
+// peakRSS is process pid's peak resident set size in KiB (VmHWM).
+func peakRSS(pid int) int64 {
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	for _, l := range strings.Split(string(raw), "\n") {
+		if v, ok := strings.CutPrefix(l, "VmHWM:"); ok {
+			n, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+			return n
+		}
+	}
+	return 0
+}
+
+func createNamespace(ctx context.Context, c client.Client, name string) error {
+	err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}})
+	return client.IgnoreAlreadyExists(err)
+}
+
+// waitFor polls cond every second until it holds, fails, or timeout passes.
+func waitFor(ctx context.Context, timeout time.Duration, what string, cond func() (bool, error)) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		ok, err := cond()
+		if err != nil {
+			return fmt.Errorf("waiting for %s: %w", what, err)
+		}
+		if ok {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("gave up waiting for %s after %s", what, timeout)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(time.Second):
+		}
+	}
+}
+
+func secs(d time.Duration) string { return fmt.Sprintf("%.1f", d.Seconds()) }
+
+func ratio(a, b time.Duration) string {
+	if b <= 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.2f×", a.Seconds()/b.Seconds())
+}
+
+func perInstance(calls, n int) string { return fmt.Sprintf("%.2f", float64(calls)/float64(n)) }

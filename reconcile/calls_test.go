@@ -1,0 +1,95 @@
+package reconcile_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// callsModule is a module of one object whose input is a variable.
+const callsModule = `
+variable "input" {
+  type = string
+}
+
+resource "terraform_data" "one" {
+  input = var.input
+}
+
+output "echo" {
+  value = terraform_data.one.output
+}
+`
+
+// An instance becomes Ready, and is updated, with no terraform process its result does not need:
+// terraform's version is learned once for all instances, the plan is shown once (its readable text
+// comes from the same show), and a plan is applied as saved.
+func TestTerraformCalls(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "main.tf"), []byte(callsModule), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	gvk := schema.GroupVersionKind{Group: "calls.example.org", Version: "v1alpha1", Kind: "Call"}
+	createModule(t, "calls", dir, gvk.Group, gvk.Kind)
+	waitModuleReady(t, "calls")
+	ns := newNamespace(t)
+
+	var work []string
+	for _, name := range []string{"first", "second"} {
+		inst := newInstance(gvk, ns, name, map[string]any{"forProvider": map[string]any{"input": "one"}})
+		if err := ground.client.Create(t.Context(), inst); err != nil {
+			t.Fatal(err)
+		}
+		waitInstance(t, inst, 1)
+		wd := workDir(ns, "call."+gvk.Group, name)
+		work = append(work, wd)
+		if diff := cmp.Diff([]string{"init", "plan", "show", "apply"}, withoutVersion(terraformRuns(t, wd))); diff != "" {
+			t.Errorf("creating %s: terraform calls -want +got:\n%s", name, diff)
+		}
+
+		patchSpec(t, inst, `{"forProvider":{"input":"two"}}`)
+		waitInstance(t, inst, 2)
+		if diff := cmp.Diff([]string{"init", "plan", "show", "apply", "plan", "show", "apply"}, withoutVersion(terraformRuns(t, wd))); diff != "" {
+			t.Errorf("updating %s: terraform calls -want +got:\n%s", name, diff)
+		}
+	}
+	// Learned once by the runner for every work directory there is, and so at most once for
+	// these two (none when another test's run learned it first).
+	if n := versionCalls(t); n > 1 {
+		t.Errorf("terraform version ran %d times in work directories; want it learned once", n)
+	}
+	if n := count(terraformRuns(t, work[1]), "version"); n != 0 {
+		t.Errorf("the second instance's runs asked terraform for its version %d times; the runner knew it already", n)
+	}
+}
+
+func withoutVersion(runs []string) []string {
+	var out []string
+	for _, r := range runs {
+		if r != "version" {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// versionCalls counts `terraform version` in instances' work directories.
+func versionCalls(t *testing.T) int {
+	t.Helper()
+	raw, err := os.ReadFile(ground.runLog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	work := filepath.Join(ground.config.Dir, "work") + string(filepath.Separator)
+	for _, l := range strings.Split(string(raw), "\n") {
+		if f := strings.Fields(l); len(f) == 3 && f[0] == "start" && strings.HasPrefix(f[1], work) && f[2] == "version" {
+			n++
+		}
+	}
+	return n
+}

@@ -1,0 +1,8 @@
+//go:build !linux
+
+package reconcile
+
+import "os/exec"
+
+// stopWithController does nothing where the kernel offers no parent-death signal.
+func stopWithController(*exec.Cmd) {}

@@ -58,7 +58,9 @@ func waitRuns(t testing.TB, what, ns string, uid types.UID, cond func([]v1alpha1
 		if cond(runs) {
 			return true, nil
 		}
-		return false, fmt.Errorf("runs:%s", describeRuns(runs))
+		all := &v1alpha1.RunList{}
+		_ = ground.client.List(context.Background(), all, client.InNamespace(ns))
+		return false, fmt.Errorf("runs of %s:%s\nall Runs of %s:%s", uid, describeRuns(runs), ns, describeRuns(all.Items))
 	})
 	return runs
 }
@@ -146,12 +148,47 @@ func TestRunsRecordApplyUpdateDestroy(t *testing.T) {
 		t.Errorf("a Run is named after its instance and operation, got %s", first.Name)
 	}
 
+	// A controller that died while running terraform left its Run Running; the next run of the
+	// instance ends it.
+	orphan := first.DeepCopy()
+	orphan.ObjectMeta = metav1.ObjectMeta{Namespace: ns, GenerateName: "recorded-apply-", Labels: first.Labels,
+		Annotations: first.Annotations, OwnerReferences: first.OwnerReferences}
+	orphan.Status = v1alpha1.RunStatus{}
+	if err := ground.client.Create(ctx, orphan); err != nil {
+		t.Fatal(err)
+	}
+	orphan.Status = v1alpha1.RunStatus{Phase: v1alpha1.PhaseRunning, Executor: v1alpha1.ExecutorProcess, StartTime: first.Status.CompletionTime}
+	if err := ground.client.Status().Update(ctx, orphan); err != nil {
+		t.Fatal(err)
+	}
+
 	patchSpec(t, inst, `{"forProvider":{"files":["a","b"]}}`)
 	waitInstance(t, inst, 2)
+	// Times have a resolution of one second: Runs are told apart by name, not by order.
+	byName := func(runs []v1alpha1.Run, name string) *v1alpha1.Run {
+		for i := range runs {
+			if runs[i].Name == name {
+				return &runs[i]
+			}
+		}
+		return nil
+	}
+	var second v1alpha1.Run
 	runs = waitRuns(t, "a second Run for the update", ns, uid, func(r []v1alpha1.Run) bool {
-		return len(r) == 2 && r[1].Status.Phase == v1alpha1.PhaseSucceeded
+		for _, x := range r {
+			if x.Name != first.Name && x.Name != orphan.Name {
+				second = x
+			}
+		}
+		return len(r) == 3 && second.Status.Phase == v1alpha1.PhaseSucceeded
 	})
-	second := runs[1]
+	if o := byName(runs, orphan.Name); o == nil || o.Status.Phase != v1alpha1.PhaseFailed || o.Status.CompletionTime == nil ||
+		!strings.Contains(o.Status.Message, "controller that ran it stopped") {
+		t.Errorf("a Run left Running by a controller that stopped is Failed by the next run, got%s", describeRuns(runs))
+	}
+	if err := ground.client.Delete(ctx, orphan); err != nil {
+		t.Fatal(err)
+	}
 	if second.Spec.Operation != v1alpha1.OperationApply || second.Status.Plan == nil || second.Status.Plan.Summary != "+1 ~0 -0" {
 		t.Errorf("the update's Run applies +1 ~0 -0, got%s", describeRuns(runs))
 	}
@@ -165,11 +202,17 @@ func TestRunsRecordApplyUpdateDestroy(t *testing.T) {
 	waitGone(t, inst)
 	// envtest runs no garbage collector: in a cluster, the Runs now go with their instance.
 	runs = runsOf(t, ns, uid)
-	if len(runs) != 3 || runs[2].Spec.Operation != v1alpha1.OperationDestroy || runs[2].Status.Phase != v1alpha1.PhaseSucceeded {
+	var destroy *v1alpha1.Run
+	for i := range runs {
+		if runs[i].Name != first.Name && runs[i].Name != second.Name {
+			destroy = &runs[i]
+		}
+	}
+	if len(runs) != 3 || destroy == nil || destroy.Spec.Operation != v1alpha1.OperationDestroy || destroy.Status.Phase != v1alpha1.PhaseSucceeded {
 		t.Fatalf("deleting the instance records a Destroy Run that Succeeded, got%s", describeRuns(runs))
 	}
-	if runs[2].Spec.InputsDigest != "" {
-		t.Errorf("a Destroy applies no inputs, got inputsDigest %q", runs[2].Spec.InputsDigest)
+	if destroy.Spec.InputsDigest != "" {
+		t.Errorf("a Destroy applies no inputs, got inputsDigest %q", destroy.Spec.InputsDigest)
 	}
 
 	all := &v1alpha1.RunList{}

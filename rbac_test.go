@@ -716,6 +716,21 @@ func testRBACEndToEnd(t *testing.T, g *rbacGround) {
 		}
 		return string(sec.Data["echo"]) == "hello from-team-a", sec.Data
 	})
+	// The controller records the create as a Run under the chart's grant.
+	rbacWaitFor(ctx, t, "a Succeeded Apply Run of Note first", refused, func(ctx context.Context) (bool, any) {
+		runs := &v1alpha1.RunList{}
+		if err := g.admin.List(ctx, runs, client.InNamespace(rbacTenant)); err != nil {
+			return false, err
+		}
+		var seen []string
+		for _, r := range runs.Items {
+			if r.Spec.InstanceRef.Name == note.GetName() && r.Spec.Operation == v1alpha1.OperationApply && r.Status.Phase == v1alpha1.PhaseSucceeded {
+				return true, nil
+			}
+			seen = append(seen, r.Name+" "+string(r.Spec.Operation)+" "+string(r.Status.Phase))
+		}
+		return false, seen
+	})
 	// Events are what `kubectl describe` shows: on the Module (in default, as it is
 	// cluster-scoped) and on the instance.
 	for _, want := range []struct{ ns, kind, name, reason string }{

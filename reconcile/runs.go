@@ -10,6 +10,7 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/event"
 	"github.com/go-logr/logr"
+	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -102,7 +103,8 @@ func (r *RunRecorder) clock() time.Time {
 //
 // An Apply of the inputs a Run waiting for approval was made from continues that Run rather than
 // starting another: `kubectl get runs` then shows one Run per plan that went from
-// WaitingForApproval to Succeeded, instead of one per poll.
+// WaitingForApproval to Succeeded, instead of one per poll. Likewise an Apply of the inputs the
+// newest Run was refused for records its outcome on that Run.
 func (r *RunRecorder) Begin(ctx context.Context, op v1alpha1.RunOperation, s RunSubject) *RunRecord {
 	if r == nil {
 		return nil
@@ -159,6 +161,12 @@ func (r *RunRecorder) Begin(ctx context.Context, op v1alpha1.RunOperation, s Run
 		}
 		return rec
 	}
+	if len(existing) > 0 && sameRefusedApply(&existing[0], op, s) {
+		// The guard refuses the same inputs on every poll until the instance changes: one Run
+		// says so, rather than one per poll pushing every other Run out of the history.
+		rec.obj = &existing[0]
+		return rec
+	}
 	rec.obj = r.newRun(op, s)
 	if err := r.Client.Create(ctx, rec.obj); err != nil {
 		r.lost(s, errors.Wrap(err, errCreateRun))
@@ -170,6 +178,14 @@ func (r *RunRecorder) Begin(ctx context.Context, op v1alpha1.RunOperation, s Run
 		return nil
 	}
 	return rec
+}
+
+// sameRefusedApply reports whether run is a refused Apply of the same module and inputs as op
+// would be.
+func sameRefusedApply(run *v1alpha1.Run, op v1alpha1.RunOperation, s RunSubject) bool {
+	return op == v1alpha1.OperationApply && run.Spec.Operation == v1alpha1.OperationApply &&
+		run.Status.Phase == v1alpha1.PhaseRefused &&
+		run.Spec.ModuleDigest == s.ModuleDigest && run.Spec.InputsDigest == s.Run.Inputs
 }
 
 func (r *RunRecorder) executor() string {
@@ -252,13 +268,33 @@ func (rec *RunRecord) Finish(ctx context.Context, o RunOutcome) {
 	if st.Phase != v1alpha1.PhaseWaitingForApproval {
 		st.CompletionTime = &metav1.Time{Time: r.clock()}
 	}
-	if err := r.Client.Status().Update(ctx, rec.obj); err != nil {
+	if err := r.updateStatus(ctx, rec.obj); err != nil {
 		r.lost(rec.s, errors.Wrapf(err, "%s %s", errUpdateRun, rec.obj.Name))
 		return
 	}
 	if err := r.prune(ctx, rec.s.Instance); err != nil {
 		r.lost(rec.s, err)
 	}
+}
+
+// updateStatus writes run's status. This Run's outcome is what this run found, whatever was
+// written meanwhile (another replica taking the Run for one a stopped controller left), so a
+// conflict is resolved by writing it again on the newest version.
+func (r *RunRecorder) updateStatus(ctx context.Context, run *v1alpha1.Run) error {
+	err := r.Client.Status().Update(ctx, run)
+	if !kerrors.IsConflict(err) {
+		return err
+	}
+	latest := &v1alpha1.Run{}
+	if err := r.Reader.Get(ctx, client.ObjectKeyFromObject(run), latest); err != nil {
+		return err
+	}
+	latest.Status = run.Status
+	if err := r.Client.Status().Update(ctx, latest); err != nil {
+		return err
+	}
+	*run = *latest
+	return nil
 }
 
 // outcome is the phase and message a run's error makes. Messages go through the run's Redactor

@@ -271,9 +271,9 @@ func TestRunsWaitForApproval(t *testing.T) {
 	}
 }
 
-// A refused destructive plan is a Refused Run that lists what it would destroy; the refusals
-// that follow on every poll are pruned to the history limit, oldest first.
-func TestRunsRefusedAndPruned(t *testing.T) {
+// A refused destructive plan is a Refused Run that lists what it would destroy; the same refusal
+// on later polls is recorded on that Run, not on new ones.
+func TestRunsRefused(t *testing.T) {
 	ctx := context.Background()
 	gvk := schema.GroupVersionKind{Group: "runs-guard.example.org", Version: "v1alpha1", Kind: "Trace"}
 	createModule(t, "trace-runs-guard", moduleDir(t, "trace"), gvk.Group, gvk.Kind)
@@ -287,10 +287,15 @@ func TestRunsRefusedAndPruned(t *testing.T) {
 	created := waitRuns(t, "the create's Run", ns, uid, func(r []v1alpha1.Run) bool { return len(r) == 1 })[0]
 
 	patchSpec(t, inst, `{"forProvider":{"files":["a"]}}`)
-	runs := waitRuns(t, "a Refused Run", ns, uid, func(r []v1alpha1.Run) bool {
-		return len(r) > 1 && r[len(r)-1].Status.Phase == v1alpha1.PhaseRefused
+	var refused v1alpha1.Run
+	waitRuns(t, "a Refused Run", ns, uid, func(r []v1alpha1.Run) bool {
+		for _, x := range r {
+			if x.Name != created.Name {
+				refused = x
+			}
+		}
+		return len(r) == 2 && refused.Status.Phase == v1alpha1.PhaseRefused
 	})
-	refused := runs[len(runs)-1]
 	if p := refused.Status.Plan; p == nil || len(p.Destructive) != 1 || p.Destructive[0] != `module.this.terraform_data.file["b"] (delete)` || p.Destroy != 1 {
 		t.Errorf("a Refused Run lists the address it would destroy, got %+v", p)
 	}
@@ -298,13 +303,38 @@ func TestRunsRefusedAndPruned(t *testing.T) {
 		t.Errorf("a Refused Run says what was refused and is finished, got %q, completion %v", refused.Status.Message, refused.Status.CompletionTime)
 	}
 
-	// Each poll plans and is refused again: more finished Runs than the history keeps.
+	// Each poll plans and is refused again.
+	dir := workDir(ns, "trace."+gvk.Group, inst.GetName())
+	plans := count(terraformRuns(t, dir), "plan")
+	eventually(t, "two more refusals", func(context.Context) (bool, error) {
+		return count(terraformRuns(t, dir), "plan") >= plans+2, nil
+	})
+	runs := runsOf(t, ns, uid)
+	if len(runs) != 2 {
+		t.Errorf("the same refusal again is recorded on the Refused Run, not on new ones, got%s", describeRuns(runs))
+	}
+}
+
+// The drift checks of an instance are DriftPlan Runs; finished Runs beyond the history limit are
+// pruned, oldest first.
+func TestRunsHistoryPruned(t *testing.T) {
+	ctx := context.Background()
+	gvk := policyModule(t, "runs-history")
+	ns := newNamespace(t)
+	inst := newInstance(gvk, ns, "checked", map[string]any{"forProvider": map[string]any{"dir": t.TempDir(), "files": []any{"a"}}})
+	inst.SetAnnotations(map[string]string{"modkind.io/drift-interval": "1s"})
+	if err := ground.client.Create(ctx, inst); err != nil {
+		t.Fatal(err)
+	}
+	uid := waitInstance(t, inst, 1).GetUID()
+	created := waitRuns(t, "the create's Run", ns, uid, func(r []v1alpha1.Run) bool { return len(r) >= 1 })[0]
+
 	const history = 5 // reconcile.DefaultRunHistory: the test ground leaves --run-history unset
 	dir := workDir(ns, "trace."+gvk.Group, inst.GetName())
-	eventually(t, "more refusals than the history keeps", func(context.Context) (bool, error) {
+	eventually(t, "more drift checks than the history keeps", func(context.Context) (bool, error) {
 		return count(terraformRuns(t, dir), "plan") >= 1+history+2, nil
 	})
-	runs = waitRuns(t, "the history limit", ns, uid, func(r []v1alpha1.Run) bool {
+	runs := waitRuns(t, "the history limit", ns, uid, func(r []v1alpha1.Run) bool {
 		finished := 0
 		for _, x := range r {
 			if x.Status.CompletionTime != nil {
@@ -314,8 +344,13 @@ func TestRunsRefusedAndPruned(t *testing.T) {
 		return finished == history && len(r) <= history+1
 	})
 	for _, r := range runs {
-		if r.Name == created.Name {
+		switch {
+		case r.Name == created.Name:
 			t.Errorf("the oldest Run (the create's) is pruned first, still there:%s", describeRuns(runs))
+		case r.Spec.Operation != v1alpha1.OperationDriftPlan:
+			t.Errorf("drift checks are DriftPlan Runs, got%s", describeRuns(runs))
+		case r.Status.Phase == v1alpha1.PhaseSucceeded && !strings.Contains(r.Status.Message, "no changes"):
+			t.Errorf("a drift check that found nothing says so, got %q", r.Status.Message)
 		}
 	}
 }

@@ -226,7 +226,7 @@ func (e *external) Observe(ctx context.Context, _ resource.Managed) (managed.Ext
 		changes, err := e.runner.Plan(ctx, e.run, stored)
 		note := "no changes: the objects match the state"
 		if changes {
-			note = "changes found: the instance is applied again"
+			note = "changes found: the objects differ from what was applied"
 		}
 		rec.Finish(ctx, RunOutcome{Stored: stored, Note: note, Err: err})
 		if err != nil {

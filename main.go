@@ -121,6 +121,7 @@ func controllerFlags() (*flagSet, *controllerOptions) {
 	fs.DurationVar(&cfg.ModuleRecheck, "module-recheck-interval", cfg.ModuleRecheck, "how often a Module's source is read again to notice changes")
 	fs.DurationVar(&cfg.RunTimeout, "run-timeout", cfg.RunTimeout, "how long one reconcile of an instance, terraform included, may take")
 	fs.DurationVar(&cfg.LockDuration, "lock-duration", cfg.LockDuration, "how long a state lock outlives the last renewal of a controller that died")
+	fs.IntVar(&cfg.RunHistory, flagRunHistory, cfg.RunHistory, "finished Runs kept per instance; older ones are deleted")
 	o.Zap.BindFlags(fs.FlagSet)
 	return fs, o
 }
@@ -128,6 +129,7 @@ func controllerFlags() (*flagSet, *controllerOptions) {
 const (
 	flagMaxRuns       = "max-concurrent-runs"
 	flagMaxReconciles = "max-reconciles"
+	flagRunHistory    = "run-history"
 )
 
 // parseController reads the controller's command line. It takes flags only: a stray word is
@@ -157,6 +159,9 @@ func (o *controllerOptions) complete(fs *flag.FlagSet) error {
 	fs.Visit(func(f *flag.Flag) { reconciles = reconciles || f.Name == flagMaxReconciles })
 	if !reconciles {
 		o.Config.MaxReconciles = o.Config.MaxConcurrentRuns
+	}
+	if o.Config.RunHistory < 1 {
+		return fmt.Errorf("--%s must be at least 1, got %d", flagRunHistory, o.Config.RunHistory)
 	}
 	if o.Config.MaxConcurrentRuns < 1 {
 		return fmt.Errorf("--%s must be at least 1, got %d", flagMaxRuns, o.Config.MaxConcurrentRuns)

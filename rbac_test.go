@@ -464,6 +464,22 @@ func testTenantRoles(t *testing.T, g *rbacGround) {
 	if err := g.admin.Create(ctx, &v1alpha1.ProviderConfig{ObjectMeta: metav1.ObjectMeta{Namespace: rbacTenant, Name: "shared"}}); err != nil {
 		t.Fatal(err)
 	}
+	// A Run as the controller records one; tenants read Runs and never write them.
+	tenantRun := func(name string) *v1alpha1.Run {
+		return &v1alpha1.Run{
+			ObjectMeta: metav1.ObjectMeta{Namespace: rbacTenant, Name: name},
+			Spec: v1alpha1.RunSpec{Operation: v1alpha1.OperationApply,
+				InstanceRef: v1alpha1.InstanceReference{APIVersion: rbacGroup + "/v1", Kind: "Gizmo", Name: "g", UID: "u"}},
+		}
+	}
+	recorded := tenantRun("recorded")
+	rbacEventually(t, "the controller records Runs in a tenant namespace", allowed, func(ctx context.Context) error {
+		return g.controller.Create(ctx, recorded)
+	})
+	recorded.Status = v1alpha1.RunStatus{Phase: v1alpha1.PhaseSucceeded, Executor: v1alpha1.ExecutorProcess}
+	if err := g.controller.Status().Update(ctx, recorded); err != nil {
+		t.Fatalf("the controller records a Run's outcome: %v", err)
+	}
 	users := map[string]client.Client{}
 	for _, role := range []string{"admin", "edit", "view"} {
 		users[role] = tenantClient(ctx, t, g, role)
@@ -511,6 +527,44 @@ func testTenantRoles(t *testing.T, g *rbacGround) {
 			func(ctx context.Context, c client.Client) error {
 				return c.List(ctx, &v1alpha1.ProviderConfigList{}, client.InNamespace(rbacTenant))
 			}, allowed},
+		{"EditorReadsRun", "Editors see what ran on their instances.", "edit",
+			func(ctx context.Context, c client.Client) error {
+				got := &v1alpha1.Run{}
+				if err := c.Get(ctx, client.ObjectKeyFromObject(recorded), got); err != nil {
+					return err
+				}
+				if got.Status.Phase != v1alpha1.PhaseSucceeded {
+					return fmt.Errorf("read Run %s with phase %q, want the recorded %q", got.Name, got.Status.Phase, v1alpha1.PhaseSucceeded)
+				}
+				return c.List(ctx, &v1alpha1.RunList{}, client.InNamespace(rbacTenant))
+			}, allowed},
+		{"EditorCreatesRun", "Runs are the controller's record (and, later, its executor's orders): tenants never write them.", "edit",
+			func(ctx context.Context, c client.Client) error { return c.Create(ctx, tenantRun("by-editor")) }, forbidden},
+		{"EditorUpdatesRun", "An editor may not rewrite what ran.", "edit",
+			func(ctx context.Context, c client.Client) error {
+				return mergePatch(ctx, c, tenantRun(recorded.Name), `{"metadata":{"labels":{"x":"y"}}}`)
+			}, forbidden},
+		{"EditorUpdatesRunStatus", "Nor its outcome.", "edit",
+			func(ctx context.Context, c client.Client) error {
+				got := &v1alpha1.Run{}
+				if err := g.admin.Get(ctx, client.ObjectKeyFromObject(recorded), got); err != nil {
+					return err
+				}
+				got.Status.Phase = v1alpha1.PhaseFailed
+				return c.Status().Update(ctx, got)
+			}, forbidden},
+		{"EditorDeletesRun", "Nor delete the record.", "edit",
+			func(ctx context.Context, c client.Client) error { return c.Delete(ctx, tenantRun(recorded.Name)) }, forbidden},
+		{"AdminDeletesRun", "Not even a namespace admin writes Runs.", "admin",
+			func(ctx context.Context, c client.Client) error { return c.Delete(ctx, tenantRun(recorded.Name)) }, forbidden},
+		{"ViewerReadsRun", "Viewers read Runs.", "view",
+			func(ctx context.Context, c client.Client) error {
+				return c.Get(ctx, client.ObjectKeyFromObject(recorded), &v1alpha1.Run{})
+			}, allowed},
+		{"EditorReadsRunInOtherNamespace", "The grant is the namespace's only.", "edit",
+			func(ctx context.Context, c client.Client) error {
+				return c.List(ctx, &v1alpha1.RunList{}, client.InNamespace(rbacOther))
+			}, forbidden},
 		{"ViewerCreatesInstance", "Viewers only read.", "view",
 			func(ctx context.Context, c client.Client) error { return c.Create(ctx, gizmo(rbacTenant, "by-viewer")) }, forbidden},
 		{"ViewerCreatesProviderConfig", "Viewers only read.", "view",
@@ -661,6 +715,21 @@ func testRBACEndToEnd(t *testing.T, g *rbacGround) {
 			return false, err
 		}
 		return string(sec.Data["echo"]) == "hello from-team-a", sec.Data
+	})
+	// The controller records the create as a Run under the chart's grant.
+	rbacWaitFor(ctx, t, "a Succeeded Apply Run of Note first", refused, func(ctx context.Context) (bool, any) {
+		runs := &v1alpha1.RunList{}
+		if err := g.admin.List(ctx, runs, client.InNamespace(rbacTenant)); err != nil {
+			return false, err
+		}
+		var seen []string
+		for _, r := range runs.Items {
+			if r.Spec.InstanceRef.Name == note.GetName() && r.Spec.Operation == v1alpha1.OperationApply && r.Status.Phase == v1alpha1.PhaseSucceeded {
+				return true, nil
+			}
+			seen = append(seen, r.Name+" "+string(r.Spec.Operation)+" "+string(r.Status.Phase))
+		}
+		return false, seen
 	})
 	// Events are what `kubectl describe` shows: on the Module (in default, as it is
 	// cluster-scoped) and on the instance.

@@ -61,12 +61,12 @@ func TestChartIsAcceptedByAPIServer(t *testing.T) {
 		want      map[string]int
 	}{
 		"AllNamespaces": {
-			reason:    "Without tenantNamespaces the tenant grant is one ClusterRoleBinding; generatedGroups add three aggregated ClusterRoles.",
+			reason:    "Without tenantNamespaces the tenant grant is one ClusterRoleBinding; generatedGroups add three aggregated ClusterRoles; Runs are read through one more.",
 			release:   "modkind",
 			namespace: "modkind-system",
 			values:    map[string]any{"generatedGroups": []any{"platform.example.org"}},
-			want: map[string]int{"CustomResourceDefinition": 3, "Deployment": 1, "ServiceAccount": 1, "Service": 1,
-				"ClusterRole": 5, "ClusterRoleBinding": 2, "Role": 1, "RoleBinding": 1,
+			want: map[string]int{"CustomResourceDefinition": 4, "Deployment": 1, "ServiceAccount": 1, "Service": 1,
+				"ClusterRole": 6, "ClusterRoleBinding": 2, "Role": 1, "RoleBinding": 1,
 				"ValidatingAdmissionPolicy": 1, "ValidatingAdmissionPolicyBinding": 1},
 		},
 		"TenantNamespaces": {
@@ -74,8 +74,8 @@ func TestChartIsAcceptedByAPIServer(t *testing.T) {
 			release:   "modkind-tenants",
 			namespace: "modkind-tenants",
 			values:    map[string]any{"tenantNamespaces": []any{"team-a", "team-b", "team-a"}},
-			want: map[string]int{"CustomResourceDefinition": 3, "Deployment": 1, "ServiceAccount": 1, "Service": 1,
-				"ClusterRole": 2, "ClusterRoleBinding": 1, "Role": 2, "RoleBinding": 4,
+			want: map[string]int{"CustomResourceDefinition": 4, "Deployment": 1, "ServiceAccount": 1, "Service": 1,
+				"ClusterRole": 3, "ClusterRoleBinding": 1, "Role": 2, "RoleBinding": 4,
 				"ValidatingAdmissionPolicy": 1, "ValidatingAdmissionPolicyBinding": 1},
 		},
 	}

@@ -22,6 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
+	"github.com/modkind/modkind/apis/v1alpha1"
 	"github.com/modkind/modkind/module"
 )
 
@@ -63,6 +64,8 @@ type Options struct {
 	MaxReconciles int
 	// CredentialsNamespaces are the namespaces ClusterProviderConfigs may take Secrets from.
 	CredentialsNamespaces []string
+	// RunHistory is how many finished Runs of an instance are kept; DefaultRunHistory when < 1.
+	RunHistory int
 }
 
 // Engine starts, updates and stops one controller per generated kind while modkind runs.
@@ -136,6 +139,8 @@ func (e *Engine) Run(ctx context.Context, gvk schema.GroupVersionKind, snap *Sna
 			kind: k, client: e.mgr.GetAPIReader(), runner: e.runner,
 			configs:  &ProviderConfigResolver{Client: e.mgr.GetAPIReader(), CredentialsNamespaces: e.opts.CredentialsNamespaces},
 			workRoot: e.opts.WorkDir, drift: e.drift, notes: e.notes, record: recorder,
+			runs: &RunRecorder{Client: e.mgr.GetClient(), Reader: e.mgr.GetAPIReader(), History: e.opts.RunHistory,
+				Executor: v1alpha1.ExecutorProcess, Log: log.WithName("runs")},
 		}),
 		managed.WithInitializers(),
 		managed.WithFinalizer(finalizer{client: km.GetClient()}),

@@ -25,6 +25,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/modkind/modkind/apis/v1alpha1"
 	"github.com/modkind/modkind/crd"
 	"github.com/modkind/modkind/module"
 	"github.com/modkind/modkind/state"
@@ -70,6 +71,8 @@ type connector struct {
 	drift    *driftClock
 	notes    *notebook
 	record   event.Recorder
+	// runs records each terraform run as a Run; nil records none.
+	runs *RunRecorder
 }
 
 func (c *connector) Connect(ctx context.Context, mg resource.Managed) (managed.ExternalClient, error) {
@@ -193,9 +196,13 @@ func (e *external) Observe(ctx context.Context, _ resource.Managed) (managed.Ext
 	if observeOnly(e.inst.GetManagementPolicies()) {
 		// Crossplane's Observe reads the external resource on every poll: a refresh brings the
 		// state, and so the outputs, up to date with the real objects, and changes nothing else.
-		if stored, err = e.runner.Refresh(ctx, e.run, stored); err != nil {
+		rec := e.runs.Begin(ctx, v1alpha1.OperationRefresh, e.runSubject())
+		refreshed, err := e.runner.Refresh(ctx, e.run, stored)
+		rec.Finish(ctx, RunOutcome{Stored: refreshed, OutputsPublished: true, Err: err})
+		if err != nil {
 			return managed.ExternalObservation{}, err
 		}
+		stored = refreshed
 		e.stored = stored
 		e.recordState(stored)
 	}
@@ -215,7 +222,13 @@ func (e *external) Observe(ctx context.Context, _ resource.Managed) (managed.Ext
 	}
 	pending := e.pendingDrift()
 	if upToDate && (pending || e.drift.Due(e.inst.GetUID(), driftInterval)) {
+		rec := e.runs.Begin(ctx, v1alpha1.OperationDriftPlan, e.runSubject())
 		changes, err := e.runner.Plan(ctx, e.run, stored)
+		note := "no changes: the objects match the state"
+		if changes {
+			note = "changes found: the objects differ from what was applied"
+		}
+		rec.Finish(ctx, RunOutcome{Stored: stored, Note: note, Err: err})
 		if err != nil {
 			return managed.ExternalObservation{}, err
 		}
@@ -452,7 +465,9 @@ func (e *external) apply(ctx context.Context) (*state.Stored, error) {
 		// Inputs stay those without the import block: once imported, it changes nothing.
 		e.run.Root = root
 	}
+	rec := e.runs.Begin(ctx, v1alpha1.OperationApply, e.runSubject())
 	stored, summary, err := e.runner.Apply(ctx, e.run, e.stored)
+	rec.Finish(ctx, RunOutcome{Plan: summary, Stored: stored, OutputsPublished: true, Err: err})
 	if summary != nil {
 		e.notes.SetPlan(e.inst.GetUID(), *summary)
 		e.inst.SetStatusField("lastPlan", lastPlanStatus(*summary, e.run))
@@ -473,7 +488,10 @@ func (e *external) apply(ctx context.Context) (*state.Stored, error) {
 
 // Delete destroys everything the instance's state tracks and only then deletes the state.
 func (e *external) Delete(ctx context.Context, _ resource.Managed) (managed.ExternalDelete, error) {
-	if err := e.runner.Destroy(ctx, e.run, e.stored); err != nil {
+	rec := e.runs.Begin(ctx, v1alpha1.OperationDestroy, e.runSubject())
+	err := e.runner.Destroy(ctx, e.run, e.stored)
+	rec.Finish(ctx, RunOutcome{Err: err})
+	if err != nil {
 		return managed.ExternalDelete{}, err
 	}
 	// The plan goes first: were the state gone and this failed, nothing would delete it later.
@@ -494,6 +512,11 @@ func (e *external) Delete(ctx context.Context, _ resource.Managed) (managed.Exte
 }
 
 func (e *external) Disconnect(context.Context) error { return nil }
+
+// runSubject is what this reconcile's Runs are recorded for.
+func (e *external) runSubject() RunSubject {
+	return RunSubject{Instance: e.inst, Run: e.run, ModuleDigest: e.snap.Module.Digest, Events: e.record}
+}
 
 // StateRef names the Secret holding the state of instance namespace/name of the given kind
 // ("Kind.group"). It is derived from the instance, so an orphaned state can be found again: the

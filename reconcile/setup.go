@@ -61,6 +61,8 @@ type Config struct {
 	// Secrets named by a Module's spec.source.credentialsSecretRef and by ClusterProviderConfigs.
 	// A reference to any other namespace is refused.
 	CredentialsNamespaces []string
+	// RunHistory is how many finished Runs of each instance are kept.
+	RunHistory int
 }
 
 // DefaultConfig returns the defaults of modkind's flags.
@@ -76,6 +78,7 @@ func DefaultConfig() Config {
 		RunTimeout:        20 * time.Minute,
 		Identity:          DefaultIdentity(),
 		LockDuration:      time.Minute,
+		RunHistory:        DefaultRunHistory,
 	}
 }
 
@@ -170,6 +173,7 @@ func Setup(mgr manager.Manager, cfg Config) (*Engine, error) {
 
 		CredentialsNamespaces: cfg.CredentialsNamespaces,
 		MinDriftInterval:      cfg.MinDriftInterval,
+		RunHistory:            cfg.RunHistory,
 	})
 	if err := mgr.Add(engine); err != nil {
 		return nil, err

@@ -1,6 +1,7 @@
 // Package v1alpha1 holds modkind's own API: the cluster-scoped Module that turns a Terraform module
 // into a Kubernetes kind, and the ProviderConfig (namespaced) and ClusterProviderConfig that
-// instances use for provider configuration and credentials.
+// instances use for provider configuration and credentials, and the Run (namespaced) that records
+// each piece of terraform work on an instance.
 // +kubebuilder:object:generate=true
 // +groupName=modkind.io
 package v1alpha1
@@ -30,9 +31,11 @@ var (
 	ProviderConfigGroupVersionKind = SchemeGroupVersion.WithKind("ProviderConfig")
 	// ClusterProviderConfigGroupVersionKind is the GVK of ClusterProviderConfig.
 	ClusterProviderConfigGroupVersionKind = SchemeGroupVersion.WithKind("ClusterProviderConfig")
+	// RunGroupVersionKind is the GVK of Run.
+	RunGroupVersionKind = SchemeGroupVersion.WithKind("Run")
 )
 
 func init() {
 	SchemeBuilder.Register(&Module{}, &ModuleList{}, &ProviderConfig{}, &ProviderConfigList{},
-		&ClusterProviderConfig{}, &ClusterProviderConfigList{})
+		&ClusterProviderConfig{}, &ClusterProviderConfigList{}, &Run{}, &RunList{})
 }

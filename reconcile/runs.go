@@ -1,0 +1,393 @@
+package reconcile
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/event"
+	"github.com/go-logr/logr"
+	kerrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/modkind/modkind/apis/v1alpha1"
+	"github.com/modkind/modkind/state"
+)
+
+const (
+	errCreateRun  = "cannot create Run"
+	errUpdateRun  = "cannot update the status of Run"
+	errListRuns   = "cannot list the Runs of the instance"
+	errDeleteRun  = "cannot delete Run"
+	errRecordRun  = "cannot record terraform run"
+	reasonRunLost = event.Reason("RunNotRecorded")
+
+	// DefaultRunHistory is how many finished Runs of an instance are kept.
+	DefaultRunHistory = 5
+
+	// msgControllerStopped ends a Run that a controller left Running: only one Run of an
+	// instance is active at a time, so one still Running when the next starts was cut off.
+	msgControllerStopped = "the controller that ran it stopped before it ended"
+	// maxRunPrefix keeps a Run's name within 63 characters, so that a Job of the same name
+	// (the Job executor) can carry it in a label.
+	maxRunPrefix = 63 - len("-driftplan-") - 5
+	// recordTimeout bounds recording the end of a run, which must happen even when the
+	// reconcile's own context has run out.
+	recordTimeout = 10 * time.Second
+)
+
+// RunRecorder records each terraform run on an instance as a Run object in the instance's
+// namespace, owned by the instance, and keeps the last History finished ones.
+//
+// Recording is a record, not a step of the work: when it fails, the failure is logged and an
+// event is emitted, and terraform goes on.
+type RunRecorder struct {
+	// Client writes Runs.
+	Client client.Client
+	// Reader reads Runs fresh: a cached list could still show this controller's previous Run of
+	// the instance as Running, and it would be taken for one a dead controller left.
+	Reader client.Reader
+	// History is how many finished Runs of an instance are kept; DefaultRunHistory when < 1.
+	History int
+	// Executor is recorded in status.executor.
+	Executor string
+	Log      logr.Logger
+	now      func() time.Time
+}
+
+// RunSubject is what a Run is recorded for: the instance and the terraform working set.
+type RunSubject struct {
+	Instance *Instance
+	Run      *Run
+	// ModuleDigest identifies the module snapshot the instance is applied with.
+	ModuleDigest string
+	// Events receives a warning when recording fails.
+	Events event.Recorder
+}
+
+// A RunRecord is one Run being recorded. A nil *RunRecord records nothing, so callers need not
+// check whether recording is on or Begin failed.
+type RunRecord struct {
+	r   *RunRecorder
+	s   RunSubject
+	obj *v1alpha1.Run
+}
+
+// RunOutcome is what a terraform run ended with.
+type RunOutcome struct {
+	// Plan is the plan the run made, nil for none.
+	Plan *PlanSummary
+	// Stored is the state the run left, nil when unknown (a destroy deletes it).
+	Stored *state.Stored
+	// OutputsPublished says the outputs are published to the instance's connection Secret.
+	OutputsPublished bool
+	// Note is the message of a run that succeeded, such as what a drift plan found.
+	Note string
+	Err  error
+}
+
+func (r *RunRecorder) clock() time.Time {
+	if r.now != nil {
+		return r.now()
+	}
+	return time.Now()
+}
+
+// Begin records that op starts on the subject's instance, and returns the record to Finish. Runs
+// of the instance still active are marked Failed first: the per-instance serialization and the
+// state Lease let only one run at a time, so they were left by a controller that stopped.
+//
+// An Apply of the inputs a Run waiting for approval was made from continues that Run rather than
+// starting another: `kubectl get runs` then shows one Run per plan that went from
+// WaitingForApproval to Succeeded, instead of one per poll. Likewise an Apply of the inputs the
+// newest Run was refused for records its outcome on that Run.
+func (r *RunRecorder) Begin(ctx context.Context, op v1alpha1.RunOperation, s RunSubject) *RunRecord {
+	if r == nil {
+		return nil
+	}
+	rec := &RunRecord{r: r, s: s}
+	existing, err := r.list(ctx, s.Instance)
+	if err != nil {
+		r.lost(s, err)
+		return nil
+	}
+	now := metav1.NewTime(r.clock())
+	var waiting []*v1alpha1.Run
+	for i := range existing {
+		old := &existing[i]
+		switch old.Status.Phase {
+		case "", v1alpha1.PhasePending, v1alpha1.PhaseRunning:
+			old.Status.Phase = v1alpha1.PhaseFailed
+			old.Status.Message = msgControllerStopped
+			old.Status.CompletionTime = &now
+			if err := r.Client.Status().Update(ctx, old); err != nil {
+				r.lost(s, errors.Wrapf(err, "%s %s", errUpdateRun, old.Name))
+			}
+		case v1alpha1.PhaseWaitingForApproval:
+			waiting = append(waiting, old)
+		}
+	}
+	for _, w := range waiting {
+		if op == v1alpha1.OperationApply && rec.obj == nil && w.Spec.ModuleDigest == s.ModuleDigest && w.Spec.InputsDigest == s.Run.Inputs {
+			rec.obj = w
+			continue
+		}
+		// The instance changed, or goes, before the plan was approved: that plan is never applied.
+		w.Status.Phase = v1alpha1.PhaseFailed
+		w.Status.Message = "not applied: the instance changed before its plan was approved"
+		if op == v1alpha1.OperationDestroy {
+			w.Status.Message = "not applied: the instance was deleted before its plan was approved"
+		}
+		w.Status.CompletionTime = &now
+		if err := r.Client.Status().Update(ctx, w); err != nil {
+			r.lost(s, errors.Wrapf(err, "%s %s", errUpdateRun, w.Name))
+		}
+	}
+	if rec.obj != nil {
+		approved := rec.obj.Status.Plan != nil && s.Run.ApprovedPlan != "" && s.Run.ApprovedPlan == rec.obj.Status.Plan.ID
+		if !approved {
+			// Most likely planned again only to wait again: nothing to show until it ends.
+			return rec
+		}
+		rec.obj.Status.Phase = v1alpha1.PhaseRunning
+		rec.obj.Status.Message = ""
+		if err := r.Client.Status().Update(ctx, rec.obj); err != nil {
+			r.lost(s, errors.Wrapf(err, "%s %s", errUpdateRun, rec.obj.Name))
+			return nil
+		}
+		return rec
+	}
+	if len(existing) > 0 && sameRefusedApply(&existing[0], op, s) {
+		// The guard refuses the same inputs on every poll until the instance changes: one Run
+		// says so, rather than one per poll pushing every other Run out of the history.
+		rec.obj = &existing[0]
+		return rec
+	}
+	rec.obj = r.newRun(op, s)
+	if err := r.Client.Create(ctx, rec.obj); err != nil {
+		r.lost(s, errors.Wrap(err, errCreateRun))
+		return nil
+	}
+	rec.obj.Status = v1alpha1.RunStatus{Phase: v1alpha1.PhaseRunning, Executor: r.executor(), StartTime: &now}
+	if err := r.Client.Status().Update(ctx, rec.obj); err != nil {
+		r.lost(s, errors.Wrapf(err, "%s %s", errUpdateRun, rec.obj.Name))
+		return nil
+	}
+	return rec
+}
+
+// sameRefusedApply reports whether run is a refused Apply of the same module and inputs as op
+// would be.
+func sameRefusedApply(run *v1alpha1.Run, op v1alpha1.RunOperation, s RunSubject) bool {
+	return op == v1alpha1.OperationApply && run.Spec.Operation == v1alpha1.OperationApply &&
+		run.Status.Phase == v1alpha1.PhaseRefused &&
+		run.Spec.ModuleDigest == s.ModuleDigest && run.Spec.InputsDigest == s.Run.Inputs
+}
+
+func (r *RunRecorder) executor() string {
+	if r.Executor == "" {
+		return v1alpha1.ExecutorProcess
+	}
+	return r.Executor
+}
+
+func (r *RunRecorder) newRun(op v1alpha1.RunOperation, s RunSubject) *v1alpha1.Run {
+	inst := s.Instance
+	gvk := inst.GroupVersionKind()
+	prefix := inst.GetName()
+	if len(prefix) > maxRunPrefix {
+		prefix = strings.TrimRight(prefix[:maxRunPrefix], ".-")
+	}
+	inputs := s.Run.Inputs
+	if op == v1alpha1.OperationDestroy {
+		// A destroy applies no inputs.
+		inputs = ""
+	}
+	return &v1alpha1.Run{
+		ObjectMeta: metav1.ObjectMeta{
+			Namespace:    inst.GetNamespace(),
+			GenerateName: prefix + "-" + strings.ToLower(string(op)) + "-",
+			Labels: map[string]string{
+				"app.kubernetes.io/managed-by": "modkind",
+				v1alpha1.LabelInstanceUID:      string(inst.GetUID()),
+				v1alpha1.LabelInstance:         labelValue(inst.GetName()),
+			},
+			Annotations: map[string]string{v1alpha1.AnnotationInstance: gvk.Kind + "/" + inst.GetName()},
+			// Not a controller reference: the instance's controller does not reconcile Runs. The
+			// garbage collector deletes them with their instance; no blockOwnerDeletion, which
+			// would need the instances' finalizers subresource.
+			OwnerReferences: []metav1.OwnerReference{{
+				APIVersion: gvk.GroupVersion().String(), Kind: gvk.Kind, Name: inst.GetName(), UID: inst.GetUID(),
+			}},
+		},
+		Spec: v1alpha1.RunSpec{
+			InstanceRef: v1alpha1.InstanceReference{
+				APIVersion: gvk.GroupVersion().String(), Kind: gvk.Kind, Name: inst.GetName(), UID: string(inst.GetUID()),
+			},
+			Operation:    op,
+			ModuleDigest: s.ModuleDigest,
+			InputsDigest: inputs,
+		},
+	}
+}
+
+// Finish records how the run ended, then prunes the instance's finished Runs beyond the history
+// limit. It never fails the run: a recording error is logged and emitted as an event.
+func (rec *RunRecord) Finish(ctx context.Context, o RunOutcome) {
+	if rec == nil {
+		return
+	}
+	r := rec.r
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
+	defer cancel()
+	st := &rec.obj.Status
+	st.Executor = r.executor()
+	if st.StartTime == nil {
+		st.StartTime = &metav1.Time{Time: r.clock()}
+	}
+	if o.Plan != nil {
+		st.Plan = runPlan(*o.Plan)
+	}
+	if o.Stored != nil && o.Stored.State != nil {
+		st.StateSerial = &o.Stored.Serial
+	}
+	if o.OutputsPublished && o.Err == nil {
+		if ref := rec.s.Instance.GetWriteConnectionSecretToReference(); ref != nil {
+			st.OutputsSecretRef = ref.Name
+		}
+	}
+	st.Phase, st.Message = outcome(o.Err, rec.s.Run.Redactor)
+	if o.Err == nil {
+		st.Message = o.Note
+	}
+	st.CompletionTime = nil
+	if st.Phase != v1alpha1.PhaseWaitingForApproval {
+		st.CompletionTime = &metav1.Time{Time: r.clock()}
+	}
+	if err := r.updateStatus(ctx, rec.obj); err != nil {
+		r.lost(rec.s, errors.Wrapf(err, "%s %s", errUpdateRun, rec.obj.Name))
+		return
+	}
+	if err := r.prune(ctx, rec.s.Instance); err != nil {
+		r.lost(rec.s, err)
+	}
+}
+
+// updateStatus writes run's status. This Run's outcome is what this run found, whatever was
+// written meanwhile (another replica taking the Run for one a stopped controller left), so a
+// conflict is resolved by writing it again on the newest version.
+func (r *RunRecorder) updateStatus(ctx context.Context, run *v1alpha1.Run) error {
+	err := r.Client.Status().Update(ctx, run)
+	if !kerrors.IsConflict(err) {
+		return err
+	}
+	latest := &v1alpha1.Run{}
+	if err := r.Reader.Get(ctx, client.ObjectKeyFromObject(run), latest); err != nil {
+		return err
+	}
+	latest.Status = run.Status
+	if err := r.Client.Status().Update(ctx, latest); err != nil {
+		return err
+	}
+	*run = *latest
+	return nil
+}
+
+// outcome is the phase and message a run's error makes. Messages go through the run's Redactor
+// even when the runner redacted them already: a Run is read by everyone who may read the
+// namespace's objects.
+func outcome(err error, red *Redactor) (v1alpha1.RunPhase, string) {
+	red = orNone(red)
+	var waiting *AwaitingApprovalError
+	var refused *RefusedPlanError
+	switch {
+	case err == nil:
+		return v1alpha1.PhaseSucceeded, ""
+	case errors.As(err, &waiting):
+		return v1alpha1.PhaseWaitingForApproval, red.Redact(err.Error())
+	case errors.As(err, &refused):
+		return v1alpha1.PhaseRefused, red.Redact(err.Error())
+	}
+	return v1alpha1.PhaseFailed, red.Redact(err.Error())
+}
+
+// runPlan is a plan as a Run shows it: counts, id and the addresses of destructive changes.
+func runPlan(s PlanSummary) *v1alpha1.RunPlan {
+	p := &v1alpha1.RunPlan{ID: s.ID, Add: int64(s.Add), Change: int64(s.Change), Destroy: int64(s.Destroy),
+		Summary: countsOf(s.Add, s.Change, s.Destroy)}
+	for _, d := range s.Destructive {
+		p.Destructive = append(p.Destructive, d.String())
+	}
+	return p
+}
+
+// list returns the Runs of the instance, newest first.
+func (r *RunRecorder) list(ctx context.Context, inst *Instance) ([]v1alpha1.Run, error) {
+	l := &v1alpha1.RunList{}
+	if err := r.Reader.List(ctx, l, client.InNamespace(inst.GetNamespace()),
+		client.MatchingLabels{v1alpha1.LabelInstanceUID: string(inst.GetUID())}); err != nil {
+		return nil, errors.Wrap(err, errListRuns)
+	}
+	sort.SliceStable(l.Items, func(i, j int) bool {
+		a, b := l.Items[i].CreationTimestamp, l.Items[j].CreationTimestamp
+		if !a.Equal(&b) {
+			return b.Before(&a)
+		}
+		// Within one second, the one started later.
+		sa, sb := l.Items[i].Status.StartTime, l.Items[j].Status.StartTime
+		if sa != nil && sb != nil && !sa.Equal(sb) {
+			return sb.Before(sa)
+		}
+		return l.Items[i].Name > l.Items[j].Name
+	})
+	return l.Items, nil
+}
+
+// prune deletes the instance's finished Runs beyond the history limit, oldest first. Active and
+// waiting Runs are never pruned.
+func (r *RunRecorder) prune(ctx context.Context, inst *Instance) error {
+	keep := r.History
+	if keep < 1 {
+		keep = DefaultRunHistory
+	}
+	runs, err := r.list(ctx, inst)
+	if err != nil {
+		return err
+	}
+	finished := 0
+	for i := range runs {
+		switch runs[i].Status.Phase {
+		case v1alpha1.PhaseSucceeded, v1alpha1.PhaseFailed, v1alpha1.PhaseRefused:
+		default:
+			continue
+		}
+		if finished++; finished <= keep {
+			continue
+		}
+		if err := r.Client.Delete(ctx, &runs[i], client.Preconditions{UID: &runs[i].UID}); client.IgnoreNotFound(err) != nil {
+			return errors.Wrapf(err, "%s %s", errDeleteRun, runs[i].Name)
+		}
+	}
+	return nil
+}
+
+// lost reports that a Run could not be recorded; the terraform work goes on.
+func (r *RunRecorder) lost(s RunSubject, err error) {
+	msg := orNone(s.Run.Redactor).Redact(err.Error())
+	r.Log.Info(errRecordRun, "namespace", s.Instance.GetNamespace(), "name", s.Instance.GetName(), "error", msg)
+	if s.Events != nil {
+		s.Events.Event(s.Instance, event.Warning(reasonRunLost, fmt.Errorf("%s: %s", errRecordRun, msg)))
+	}
+}
+
+// orNone is r, or a Redactor of no values when r is nil.
+func orNone(r *Redactor) *Redactor {
+	if r == nil {
+		return NewRedactor()
+	}
+	return r
+}

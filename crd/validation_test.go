@@ -249,7 +249,7 @@ func TestTranslations(t *testing.T) {
 			reason:    "Two numbers of one object are compared; equal doubles of 2^53 and more may be different numbers, so a strict comparison also holds for them.",
 			tyExpr:    "object({ a = object({ days = number }), b = object({ days = number }) })",
 			condition: `var.x.a.days < var.x.b.days`,
-			want:      want{Rule: "self.a.days < self.b.days || self.a.days == self.b.days && (self.a.days >= 9007199254740992.0 || self.a.days <= -9007199254740992.0)"},
+			want:      want{Rule: "has(self.a) && has(self.a.days) && has(self.b) && has(self.b.days) && (self.a.days < self.b.days || self.a.days == self.b.days && (self.a.days >= 9007199254740992.0 || self.a.days <= -9007199254740992.0))"},
 		},
 		"CompareOptionalAttributes": {
 			reason:    "Guarded as Terraform's nulls: a comparison with null errs. Terraform before 1.12 evaluates both sides of || and fails the condition for an unset attribute, which the rule accepts: not exact.",
@@ -261,7 +261,7 @@ func TestTranslations(t *testing.T) {
 			reason:    "alltrue over a map's values: all() over its keys.",
 			tyExpr:    "map(object({ kind = string }))",
 			condition: `alltrue([for _, v in var.x : contains(["A", "B"], v.kind)])`,
-			want:      want{Rule: "self.all(x0, self[x0].kind in ['A', 'B'])", Exact: true},
+			want:      want{Rule: "self.all(x0, has(self[x0].kind) && self[x0].kind in ['A', 'B'])", Exact: true},
 		},
 		"AllOfMapKeys": {
 			reason:    "Keys are named by the loop variable; they are strings, searched as strings are.",
@@ -271,31 +271,37 @@ func TestTranslations(t *testing.T) {
 		},
 		"AnyOfList": {
 			reason:    "anytrue is exists().",
-			tyExpr:    "list(object({ primary = bool }))",
+			tyExpr:    "list(object({ primary = optional(bool, false) }))",
 			condition: `anytrue([for n in var.x : n.primary])`,
 			want:      want{Rule: "self.exists(n, n.primary)", Exact: true},
+		},
+		"RequiredBoolInQuantifier": {
+			reason:    "A required attribute may be null, which Terraform's anytrue and for filters take as an error or skip: only the non-emptiness is kept.",
+			tyExpr:    "list(object({ primary = bool }))",
+			condition: `anytrue([for n in var.x : n.primary])`,
+			want:      want{Rule: "self.exists(n, true)", Dropped: "a boolean that may be null in a quantifier"},
 		},
 		"NotAny": {
 			reason:    "!anytrue is alltrue of the negations.",
 			tyExpr:    "list(object({ kind = string }))",
 			condition: `!anytrue([for n in var.x : n.kind == "legacy"])`,
-			want:      want{Rule: "self.all(n, n.kind != 'legacy')", Exact: true},
+			want:      want{Rule: "self.all(n, !has(n.kind) || n.kind != 'legacy')", Exact: true},
 		},
 		"Flatten": {
 			reason:    "alltrue(flatten(...)) of nested for expressions: nested all().",
 			tyExpr:    "map(object({ rules = list(object({ port = number })) }))",
 			condition: `alltrue(flatten([for k, v in var.x : [for r in v.rules : r.port > 0]]))`,
-			want:      want{Rule: "self.all(k, self[k].rules.all(r, r.port > 0.0))", Exact: true},
+			want:      want{Rule: "self.all(k, self[k].rules.all(r, has(r.port) && r.port > 0.0))", Exact: true},
 		},
 		"Filter": {
 			reason:    "An if clause: all of !if || condition.",
 			tyExpr:    "list(object({ kind = string, size = number }))",
 			condition: `alltrue([for v in var.x : v.size <= 10 if v.kind == "small"])`,
-			want:      want{Rule: "self.all(v, v.kind != 'small' || v.size <= 10.0)", Exact: true},
+			want:      want{Rule: "self.all(v, !has(v.kind) || v.kind != 'small' || (has(v.size) && v.size <= 10.0))"},
 		},
 		"CountNone": {
 			reason:    "No element for which the filter holds is all of its negation.",
-			tyExpr:    "list(object({ enabled = bool }))",
+			tyExpr:    "list(object({ enabled = optional(bool, false) }))",
 			condition: `length([for v in var.x : v if v.enabled]) == 0`,
 			want:      want{Rule: "self.all(v, !v.enabled)", Exact: true},
 		},
@@ -336,7 +342,7 @@ func TestTranslations(t *testing.T) {
 			reason:    "c ? a : b with a condition that may err is (c && a) || (!c && b).",
 			tyExpr:    "object({ tier = string, size = number })",
 			condition: `var.x.tier == "small" ? var.x.size <= 10 : var.x.size > 10`,
-			want:      want{Rule: "(self.tier == 'small' && self.size <= 10.0) || (self.tier != 'small' && self.size > 10.0)", Exact: true},
+			want:      want{Rule: "(has(self.tier) && self.tier == 'small' && has(self.size) && self.size <= 10.0) || ((!has(self.tier) || self.tier != 'small') && has(self.size) && self.size > 10.0)", Exact: true},
 		},
 		"TryNull": {
 			reason:    "try(x.y.z, null) == null is true where any of them is unset.",
@@ -420,7 +426,7 @@ func TestTranslations(t *testing.T) {
 			reason:    "An attribute named like a CEL keyword is escaped as the API server does.",
 			tyExpr:    "object({ namespace = string })",
 			condition: `var.x.namespace != "default"`,
-			want:      want{Rule: "self.__namespace__ != 'default'", Exact: true},
+			want:      want{Rule: "!has(self.__namespace__) || self.__namespace__ != 'default'", Exact: true},
 		},
 		"Any": {
 			reason: "A variable of type any could hold anything: its conditions are not translated.",

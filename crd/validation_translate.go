@@ -23,7 +23,8 @@ import (
 //
 // Values inside the variable are terms: the field (self), the loop variables of quantifiers, and
 // the attributes of either. An optional attribute without a default is absent from the object the
-// API server holds where Terraform has null: a comparison with null becomes has(), and a leaf
+// API server holds where Terraform has null, and a required attribute set to null is a null field
+// that CEL sees as absent: a comparison with null becomes has(), and a leaf
 // about an attribute that may be absent also holds, or fails, where Terraform's null would make it.
 
 // translator translates the conditions of one variable.
@@ -1333,7 +1334,9 @@ func attribute(s *term, name string) (*term, string) {
 	if !ok {
 		return nil, "an attribute whose name CEL cannot write"
 	}
-	optional := s.ty.AttributeOptional(name)
+	// A required attribute may be null, which the API server's CEL sees as an unset field: for
+	// the rules it is as optional as an optional one.
+	optional := true
 	if s.defaults != nil {
 		if d, ok := s.defaults.DefaultValues[name]; ok && !d.IsNull() {
 			// The API server fills the default in.

@@ -276,10 +276,16 @@ func TestTranslations(t *testing.T) {
 			want:      want{Rule: "self.exists(n, n.primary)", Exact: true},
 		},
 		"RequiredBoolInQuantifier": {
-			reason:    "A required attribute may be null, which Terraform's anytrue and for filters take as an error or skip: only the non-emptiness is kept.",
+			reason:    "A required boolean may be null, which anytrue() skips: an unset one is false. Not exact, since elsewhere Terraform errs on it.",
 			tyExpr:    "list(object({ primary = bool }))",
 			condition: `anytrue([for n in var.x : n.primary])`,
-			want:      want{Rule: "self.exists(n, true)", Dropped: "a boolean that may be null in a quantifier"},
+			want:      want{Rule: "self.exists(n, has(n.primary) && n.primary)"},
+		},
+		"RequiredBoolInFilter": {
+			reason:    "A for filter that is null makes Terraform err: the rule may hold there, which is safe.",
+			tyExpr:    "list(object({ enabled = bool }))",
+			condition: `length([for v in var.x : v if v.enabled]) == 0`,
+			want:      want{Rule: "self.all(v, !has(v.enabled) || !v.enabled)"},
 		},
 		"NotAny": {
 			reason:    "!anytrue is alltrue of the negations.",

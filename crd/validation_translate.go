@@ -113,13 +113,18 @@ func (t *translator) translate(e hclsyntax.Expression, neg bool) translated {
 		if s.ty != cty.Bool {
 			return t.untranslated("not a condition", e)
 		}
-		if len(s.optional) > 0 && t.inQuant {
-			// Terraform's alltrue() takes null for false, anytrue() skips it; CEL errs.
-			return t.untranslated("a boolean that may be null in a quantifier", e)
-		}
 		p := pred(boolPred{s})
 		if neg {
 			p = notPred{p}
+		}
+		if len(s.optional) > 0 && t.inQuant {
+			// Terraform's alltrue() takes null for false and anytrue() skips it, where CEL errs:
+			// an unset boolean is false. Elsewhere (a filter, an operand) Terraform errs on null,
+			// so that whatever the leaf says is safe, but not exact.
+			if neg {
+				return translated{p: or(translated{p: absent(s)}, translated{p: p}).p, mayErr: true}
+			}
+			return translated{p: and(translated{p: present(s)}, translated{p: p}).p, mayErr: true}
 		}
 		return translated{p: p, exact: true, mayErr: len(s.optional) > 0 || s.lenient}
 	}

@@ -30,8 +30,9 @@ func typeSchema(path string, ty cty.Type, defaults *typeexpr.Defaults) (extv1.JS
 	case ty == cty.Bool:
 		return extv1.JSONSchemaProps{Type: "boolean"}, nil
 	case ty == cty.DynamicPseudoType:
-		// null is a value of any type in Terraform; a typed node is not nullable because there
-		// null means "not set" (optional attributes, defaults), which leaving it out says too.
+		// null is a value of any type in Terraform; a typed node is nullable only where it is a
+		// required attribute or a nullable variable: elsewhere null means "not set" (optional
+		// attributes, defaults), which leaving it out says too.
 		return extv1.JSONSchemaProps{XPreserveUnknownFields: ptr.To(true), Nullable: true}, nil
 	case ty.IsListType(), ty.IsSetType():
 		items, err := typeSchema(path+"[]", ty.ElementType(), childDefaults(defaults, ""))
@@ -91,7 +92,11 @@ func objectSchema(path string, ty cty.Type, defaults *typeexpr.Defaults) (extv1.
 			return extv1.JSONSchemaProps{}, err
 		}
 		if !ty.AttributeOptional(n) {
+			// Terraform wants a required attribute present but takes null for its value: the
+			// field must be given, and may be null. Nullable keeps an explicit null, which the
+			// API server would otherwise prune before it checks required fields.
 			s.Required = append(s.Required, fields[n])
+			p.Nullable = true
 		} else if defaults != nil {
 			if d, ok := defaults.DefaultValues[n]; ok && !d.IsNull() {
 				raw, err := ctyToField(d, attrs[n])
@@ -124,9 +129,10 @@ func orRoot(path string) string {
 	return path
 }
 
-// ctyToField renders a Terraform value as the JSON of the field that holds it. Null object
+// ctyToField renders a Terraform value as the JSON of the field that holds it. Null optional
 // attributes are left out: the API server refuses a default that holds null for a field that is
 // not nullable, and an absent field gets its own default, as a null attribute does in Terraform.
+// Null required attributes stay: their fields are required and nullable.
 func ctyToField(v cty.Value, ty cty.Type) ([]byte, error) {
 	conv, err := module.GoValue(v)
 	if err != nil {
@@ -139,7 +145,8 @@ func ctyToField(v cty.Value, ty cty.Type) ([]byte, error) {
 	return json.Marshal(field)
 }
 
-// withoutNullAttributes drops the null attributes of the objects within v, a value of type ty.
+// withoutNullAttributes drops the null optional attributes of the objects within v, a value of
+// type ty. A null required attribute is kept: the schema requires its field, and takes null.
 func withoutNullAttributes(v any, ty cty.Type) any {
 	switch {
 	case ty.IsObjectType():
@@ -150,6 +157,8 @@ func withoutNullAttributes(v any, ty cty.Type) any {
 		out := make(map[string]any, len(in))
 		for k, e := range in {
 			switch {
+			case e == nil && ty.HasAttribute(k) && !ty.AttributeOptional(k):
+				out[k] = nil
 			case e == nil:
 			case ty.HasAttribute(k):
 				out[k] = withoutNullAttributes(e, ty.AttributeType(k))

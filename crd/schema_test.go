@@ -30,6 +30,8 @@ func parseType(t *testing.T, expr string) (cty.Type, *typeexpr.Defaults) {
 
 func TestTypeSchema(t *testing.T) {
 	str := extv1.JSONSchemaProps{Type: "string"}
+	// A required attribute must be present, and may be null as in Terraform.
+	nullableStr := extv1.JSONSchemaProps{Type: "string", Nullable: true}
 	num := extv1.JSONSchemaProps{Type: "number"}
 	preserve := extv1.JSONSchemaProps{XPreserveUnknownFields: ptr.To(true), Nullable: true}
 
@@ -59,7 +61,7 @@ func TestTypeSchema(t *testing.T) {
 			reason: "Kubernetes allows list type set only for scalars: a set of objects is a plain list.",
 			expr:   "set(object({ a = string }))",
 			want: extv1.JSONSchemaProps{Type: "array", Items: &extv1.JSONSchemaPropsOrArray{Schema: &extv1.JSONSchemaProps{
-				Type: "object", Required: []string{"a"}, Properties: map[string]extv1.JSONSchemaProps{"a": str},
+				Type: "object", Required: []string{"a"}, Properties: map[string]extv1.JSONSchemaProps{"a": nullableStr},
 			}}},
 		},
 		"MapOfNumbers": {
@@ -94,7 +96,7 @@ func TestTypeSchema(t *testing.T) {
 			reason: "In an object, only the attribute of type any preserves unknown fields; its siblings are checked and pruned.",
 			expr:   "object({ plugin_name = string, plugin_config = optional(any) })",
 			want: extv1.JSONSchemaProps{Type: "object", Required: []string{"pluginName"}, Properties: map[string]extv1.JSONSchemaProps{
-				"pluginName":   str,
+				"pluginName":   nullableStr,
 				"pluginConfig": preserve,
 			}},
 		},
@@ -121,19 +123,31 @@ func TestTypeSchema(t *testing.T) {
 				Type:     "object",
 				Required: []string{"displayName"},
 				Properties: map[string]extv1.JSONSchemaProps{
-					"displayName": str,
+					"displayName": nullableStr,
 					"note":        str,
 					"retryPolicy": {
 						Type:     "object",
 						Default:  &extv1.JSON{Raw: []byte(`{"backOff":"1s"}`)},
 						Required: []string{"backOff"},
 						Properties: map[string]extv1.JSONSchemaProps{
-							"backOff":     str,
+							"backOff":     nullableStr,
 							"maxAttempts": {Type: "number", Default: &extv1.JSON{Raw: []byte(`3`)}},
 						},
 					},
 				},
 			},
+		},
+		"DefaultWithRequiredNull": {
+			reason: "A default that sets a required attribute to null keeps it, as null: the field is required and nullable.",
+			expr:   `object({ vault = optional(object({ url = string, id = string }), { url = "u", id = null }) })`,
+			want: extv1.JSONSchemaProps{Type: "object", Properties: map[string]extv1.JSONSchemaProps{
+				"vault": {
+					Type:       "object",
+					Default:    &extv1.JSON{Raw: []byte(`{"id":null,"url":"u"}`)},
+					Required:   []string{"id", "url"},
+					Properties: map[string]extv1.JSONSchemaProps{"id": nullableStr, "url": nullableStr},
+				},
+			}},
 		},
 		"DefaultsInListElements": {
 			reason: "Defaults of objects inside collections stay with the element schema.",

@@ -201,9 +201,13 @@ func genValue(r *rand.Rand, ty cty.Type, p pools, depth int) any {
 	case ty.IsObjectType():
 		out := map[string]any{}
 		for name, at := range ty.AttributeTypes() {
-			if !ty.AttributeOptional(name) || r.IntN(3) > 0 {
+			switch {
+			case !ty.AttributeOptional(name) && r.IntN(6) == 0:
+				// Terraform takes null for a required attribute: it must be there, as null.
+				out[name] = nil
+			case !ty.AttributeOptional(name) || r.IntN(3) > 0:
 				out[name] = genValue(r, at, p, depth-1)
-			} else if r.IntN(2) == 0 {
+			case r.IntN(2) == 0:
 				out[name] = nil
 			}
 		}

@@ -23,9 +23,14 @@ func TestSchemaChecks(t *testing.T) {
 		},
 		"EnumOfAttribute": {
 			reason:    "Literals an attribute of every object must be one of are its enum.",
-			ty:        "map(object({ kind = string }))",
+			ty:        `map(object({ kind = optional(string, "Dedicated") }))`,
 			condition: `alltrue([for _, v in var.x : contains(["Dedicated", "AzureDiagnostics"], v.kind)])`,
 			want:      []string{`enum ["Dedicated" "AzureDiagnostics"] at the field's {}.kind`},
+		},
+		"RequiredAttributeMayBeNull": {
+			reason:    "A required attribute may be null, which the rule guards with has(): the rule checks it, no enum does.",
+			ty:        "map(object({ kind = string }))",
+			condition: `alltrue([for _, v in var.x : contains(["Dedicated", "AzureDiagnostics"], v.kind)])`,
 		},
 		"KelvinSign": {
 			reason:    "A literal with a K, which Terraform also reads from the Kelvin sign, is a pattern that leaves strings outside ASCII to Terraform.",
@@ -41,7 +46,7 @@ func TestSchemaChecks(t *testing.T) {
 		},
 		"NestedQuantifiers": {
 			reason:    "Quantifiers within quantifiers reach the items of the inner lists.",
-			ty:        "map(object({ protocols = list(string) }))",
+			ty:        "map(object({ protocols = optional(list(string), []) }))",
 			condition: `alltrue([for k, v in var.x : alltrue([for p in v.protocols : contains(["http", "https"], p)])])`,
 			want:      []string{`enum ["http" "https"] at the field's {}.protocols[]`},
 		},
@@ -57,7 +62,7 @@ func TestSchemaChecks(t *testing.T) {
 		},
 		"OutsideTheElement": {
 			reason:    "A quantifier's body that holds for something outside the element is no check of the elements alone.",
-			ty:        "object({ names = list(string), any = bool })",
+			ty:        "object({ names = list(string), any = optional(bool, false) })",
 			condition: `alltrue([for n in var.x.names : n == "a" || var.x.any])`,
 		},
 		"Exists": {

@@ -23,7 +23,8 @@ import (
 //
 // Values inside the variable are terms: the field (self), the loop variables of quantifiers, and
 // the attributes of either. An optional attribute without a default is absent from the object the
-// API server holds where Terraform has null: a comparison with null becomes has(), and a leaf
+// API server holds where Terraform has null, and a required attribute set to null is a null field
+// that CEL sees as absent: a comparison with null becomes has(), and a leaf
 // about an attribute that may be absent also holds, or fails, where Terraform's null would make it.
 
 // translator translates the conditions of one variable.
@@ -112,13 +113,18 @@ func (t *translator) translate(e hclsyntax.Expression, neg bool) translated {
 		if s.ty != cty.Bool {
 			return t.untranslated("not a condition", e)
 		}
-		if len(s.optional) > 0 && t.inQuant {
-			// Terraform's alltrue() takes null for false, anytrue() skips it; CEL errs.
-			return t.untranslated("a boolean that may be null in a quantifier", e)
-		}
 		p := pred(boolPred{s})
 		if neg {
 			p = notPred{p}
+		}
+		if len(s.optional) > 0 && t.inQuant {
+			// Terraform's alltrue() takes null for false and anytrue() skips it, where CEL errs:
+			// an unset boolean is false. Elsewhere (a filter, an operand) Terraform errs on null,
+			// so that whatever the leaf says is safe, but not exact.
+			if neg {
+				return translated{p: or(translated{p: absent(s)}, translated{p: p}).p, mayErr: true}
+			}
+			return translated{p: and(translated{p: present(s)}, translated{p: p}).p, mayErr: true}
 		}
 		return translated{p: p, exact: true, mayErr: len(s.optional) > 0 || s.lenient}
 	}
@@ -1333,7 +1339,9 @@ func attribute(s *term, name string) (*term, string) {
 	if !ok {
 		return nil, "an attribute whose name CEL cannot write"
 	}
-	optional := s.ty.AttributeOptional(name)
+	// A required attribute may be null, which the API server's CEL sees as an unset field: for
+	// the rules it is as optional as an optional one.
+	optional := true
 	if s.defaults != nil {
 		if d, ok := s.defaults.DefaultValues[name]; ok && !d.IsNull() {
 			// The API server fills the default in.

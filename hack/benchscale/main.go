@@ -45,6 +45,7 @@ const clockTicks = 100
 type options struct {
 	n, parallel int
 	idle        time.Duration
+	drift       time.Duration
 	modkind     string
 	terraform   string
 	modules     string
@@ -57,6 +58,10 @@ func main() {
 	flag.IntVar(&o.n, "n", 100, "instances per module")
 	flag.IntVar(&o.parallel, "parallel", 10, "terraform runs at once: the floor's parallelism and modkind's --max-concurrent-runs")
 	flag.DurationVar(&o.idle, "idle", 3*time.Minute, "how long modkind is watched with nothing changing")
+	// Drift checks are scheduled at random places in the interval from an instance's first sighting,
+	// so with the default (30m) about idle/30m of the instances plan once in the idle window. The
+	// floor checks nothing, so the like-for-like default is none.
+	flag.DurationVar(&o.drift, "drift-interval", 0, "modkind's --drift-interval; 0 turns drift checks off")
 	flag.StringVar(&o.modkind, "modkind", "bin/modkind", "the modkind binary to measure")
 	flag.StringVar(&o.terraform, "terraform", os.Getenv("MODKIND_TERRAFORM"), "terraform or tofu; terraform, then tofu, on PATH when empty")
 	flag.StringVar(&o.modules, "modules", "terraform_data,things", "modules to measure, of terraform_data and things")
@@ -157,7 +162,7 @@ func run(ctx context.Context, o options) error {
 	}
 	b := &bench{o: o, c: c, scratch: scratch, kubeconfig: kubeconfig, terraform: wrapper, calls: calls, cliConfig: cliConfig, modkind: modkind, tfName: filepath.Base(tf)}
 
-	fmt.Printf("N=%d, %d runs at once, idle window %s, %s\n\n", o.n, o.parallel, o.idle, tf)
+	fmt.Printf("N=%d, %d runs at once, idle window %s, modkind --drift-interval %s, %s\n\n", o.n, o.parallel, o.idle, o.drift, tf)
 	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 1, ' ', 0)
 	head := fmt.Sprintf("| module\t| measure\t| floor (raw %s)\t| modkind\t| ratio\t|", b.tfName)
 	rule := "|---\t|---\t|---\t|---\t|---\t|"
@@ -450,7 +455,8 @@ func (b *bench) modkindRun(ctx context.Context, name, variant string, m benchMod
 	}
 	defer logf.Close()
 	cmd := exec.Command(b.modkind, append([]string{"--kubeconfig", b.kubeconfig, "--work-dir", work,
-		"--terraform-binary", b.terraform, "--max-concurrent-runs", strconv.Itoa(b.o.parallel)}, args...)...)
+		"--terraform-binary", b.terraform, "--max-concurrent-runs", strconv.Itoa(b.o.parallel),
+		"--drift-interval", b.o.drift.String()}, args...)...)
 	cmd.Env = append(os.Environ(), "TF_CLI_CONFIG_FILE="+b.cliConfig)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	if err := cmd.Start(); err != nil {

@@ -95,20 +95,19 @@ func TestJobRunsAndIsCollected(t *testing.T) {
 	if _, err := c.cs.BatchV1().Jobs(ns).Create(ctx, job, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(2 * time.Minute)
 	var done *batchv1.Job
-	for done == nil && time.Now().Before(deadline) {
+	eventually(2*time.Minute, func(ctx context.Context) bool {
 		j, err := c.cs.BatchV1().Jobs(ns).Get(ctx, "run-1", metav1.GetOptions{})
 		if err != nil {
-			t.Fatal(err)
+			return false
 		}
 		for _, cond := range j.Status.Conditions {
 			if cond.Status == corev1.ConditionTrue && (cond.Type == batchv1.JobComplete || cond.Type == batchv1.JobFailed) {
 				done = j
 			}
 		}
-		time.Sleep(200 * time.Millisecond)
-	}
+		return done != nil
+	})
 	if done == nil || done.Status.Succeeded != 1 {
 		t.Fatalf("the Job did not complete: %+v", done)
 	}
@@ -127,13 +126,11 @@ func TestJobRunsAndIsCollected(t *testing.T) {
 	if err := c.cs.BatchV1().Jobs(ns).Delete(ctx, "run-1", metav1.DeleteOptions{PropagationPolicy: ptr(metav1.DeletePropagationBackground)}); err != nil {
 		t.Fatal(err)
 	}
-	deadline = time.Now().Add(time.Minute)
-	for time.Now().Before(deadline) {
+	collected := eventually(time.Minute, func(ctx context.Context) bool {
 		pods, err := c.cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
-		if err == nil && len(pods.Items) == 0 {
-			return
-		}
-		time.Sleep(200 * time.Millisecond)
+		return err == nil && len(pods.Items) == 0
+	})
+	if !collected {
+		t.Error("the garbage collector left the deleted Job's pod")
 	}
-	t.Error("the garbage collector left the deleted Job's pod")
 }

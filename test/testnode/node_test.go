@@ -16,6 +16,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
@@ -192,20 +193,26 @@ func pod(ns, name, mode string) *corev1.Pod {
 
 func (c *cluster) waitPod(t *testing.T, ns, name string, done func(*corev1.Pod) bool) *corev1.Pod {
 	t.Helper()
-	deadline := time.Now().Add(time.Minute)
 	var last *corev1.Pod
-	for time.Now().Before(deadline) {
-		p, err := c.cs.CoreV1().Pods(ns).Get(context.Background(), name, metav1.GetOptions{})
-		if err == nil {
-			last = p
-			if done(p) {
-				return p
-			}
+	met := eventually(time.Minute, func(ctx context.Context) bool {
+		p, err := c.cs.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return false
 		}
-		time.Sleep(100 * time.Millisecond)
+		last = p
+		return done(p)
+	})
+	if !met {
+		t.Fatalf("pod %s/%s: condition not met within a minute; last status: %+v", ns, name, last)
 	}
-	t.Fatalf("pod %s/%s: condition not met within a minute; last status: %+v", ns, name, last)
-	return nil
+	return last
+}
+
+// eventually reports whether cond held within timeout, checking it every 100 ms.
+func eventually(timeout time.Duration, cond func(context.Context) bool) bool {
+	err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, timeout, true,
+		func(ctx context.Context) (bool, error) { return cond(ctx), nil })
+	return err == nil
 }
 
 func ended(p *corev1.Pod) bool {
@@ -289,12 +296,10 @@ func TestExitCodesAndDeletion(t *testing.T) {
 	if err := c.cs.CoreV1().Pods("team-c").Delete(ctx, "sleeps", metav1.DeleteOptions{GracePeriodSeconds: ptr(int64(1))}); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
-		if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
-			return
-		}
-		time.Sleep(100 * time.Millisecond)
+	gone := eventually(30*time.Second, func(context.Context) bool {
+		return errors.Is(syscall.Kill(pid, 0), syscall.ESRCH)
+	})
+	if !gone {
+		t.Errorf("the deleted pod's process %d still runs", pid)
 	}
-	t.Errorf("the deleted pod's process %d still runs", pid)
 }

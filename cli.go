@@ -48,6 +48,7 @@ func init() {
 		"generate": {summary: "print the CRD that a Module with the given source would install", run: generate},
 		"plan":     {summary: "print the last plan of an instance, as terraform shows it", run: plan},
 		"render":   {summary: "print the root module and tfvars modkind would run for an instance", run: render},
+		"runner":   {summary: "execute one Run, as the Job the controller made for it does (--runner job)", run: runner},
 		"version":  {summary: "print modkind's version", run: version},
 	}
 }

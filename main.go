@@ -8,6 +8,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -84,7 +85,7 @@ type controllerOptions struct {
 	LeaderElectionNamespace string
 	Zap                     zap.Options
 
-	namespaces, credentialsNamespaces string
+	namespaces, credentialsNamespaces, artifactsHosts string
 }
 
 // controllerFlags registers the controller's flags on a FlagSet of their own, so that usage can
@@ -122,6 +123,11 @@ func controllerFlags() (*flagSet, *controllerOptions) {
 	fs.DurationVar(&cfg.RunTimeout, "run-timeout", cfg.RunTimeout, "how long one reconcile of an instance, terraform included, may take")
 	fs.DurationVar(&cfg.LockDuration, "lock-duration", cfg.LockDuration, "how long a state lock outlives the last renewal of a controller that died")
 	fs.IntVar(&cfg.RunHistory, flagRunHistory, cfg.RunHistory, "finished Runs kept per instance; older ones are deleted")
+	fs.StringVar(&cfg.Runner, flagRunner, cfg.Runner, "where Runs execute: process (terraform as this controller's child) or job (a Job per Run in the instance's namespace, under the service account its ProviderConfig names)")
+	fs.StringVar(&cfg.Job.Image, "runner-image", "", "image of runner Jobs (--runner job): modkind's own, with terraform")
+	fs.StringVar(&cfg.ArtifactsAddress, "artifacts-bind-address", ":8443", "address of the artifact server that hands modules and providers to runner Jobs (--runner job)")
+	fs.StringVar(&cfg.Job.ArtifactsURL, "artifacts-url", "", "https URL runner pods reach the artifact server at (--runner job), e.g. https://modkind.modkind-system.svc:8443")
+	fs.StringVar(&o.artifactsHosts, "artifacts-hosts", "", "comma-separated DNS names and IPs of the artifact server's certificate; the host of --artifacts-url when empty")
 	o.Zap.BindFlags(fs.FlagSet)
 	return fs, o
 }
@@ -130,6 +136,7 @@ const (
 	flagMaxRuns       = "max-concurrent-runs"
 	flagMaxReconciles = "max-reconciles"
 	flagRunHistory    = "run-history"
+	flagRunner        = "runner"
 )
 
 // parseController reads the controller's command line. It takes flags only: a stray word is
@@ -159,6 +166,23 @@ func (o *controllerOptions) complete(fs *flag.FlagSet) error {
 	fs.Visit(func(f *flag.Flag) { reconciles = reconciles || f.Name == flagMaxReconciles })
 	if !reconciles {
 		o.Config.MaxReconciles = o.Config.MaxConcurrentRuns
+	}
+	switch o.Config.Runner {
+	case reconcile.RunnerModeProcess:
+	case reconcile.RunnerModeJob:
+		if o.Config.Job.Image == "" || !strings.HasPrefix(o.Config.Job.ArtifactsURL, "https://") {
+			return fmt.Errorf("--%s %s needs --runner-image and an https --artifacts-url", flagRunner, reconcile.RunnerModeJob)
+		}
+		u, err := url.Parse(o.Config.Job.ArtifactsURL)
+		if err != nil || u.Hostname() == "" {
+			return fmt.Errorf("--artifacts-url %q is not a URL with a host", o.Config.Job.ArtifactsURL)
+		}
+		o.Config.ArtifactsHosts = splitList(o.artifactsHosts)
+		if len(o.Config.ArtifactsHosts) == 0 {
+			o.Config.ArtifactsHosts = []string{u.Hostname()}
+		}
+	default:
+		return fmt.Errorf("--%s must be %s or %s, got %q", flagRunner, reconcile.RunnerModeProcess, reconcile.RunnerModeJob, o.Config.Runner)
 	}
 	if o.Config.RunHistory < 1 {
 		return fmt.Errorf("--%s must be at least 1, got %d", flagRunHistory, o.Config.RunHistory)

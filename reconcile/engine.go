@@ -66,6 +66,8 @@ type Options struct {
 	CredentialsNamespaces []string
 	// RunHistory is how many finished Runs of an instance are kept; DefaultRunHistory when < 1.
 	RunHistory int
+	// Jobs executes Runs in Jobs; nil runs terraform in this process.
+	Jobs *JobExecutor
 }
 
 // Engine starts, updates and stops one controller per generated kind while modkind runs.
@@ -134,13 +136,18 @@ func (e *Engine) Run(ctx context.Context, gvk schema.GroupVersionKind, snap *Sna
 	log := e.log.WithValues("kind", gvk.GroupKind().String())
 	name := "instances/" + strings.ToLower(gvk.GroupKind().String())
 	recorder := event.NewAPIRecorder(e.mgr.GetEventRecorderFor("modkind/" + strings.ToLower(gvk.Kind)))
+	executor := v1alpha1.ExecutorProcess
+	if e.opts.Jobs != nil {
+		executor = v1alpha1.ExecutorJob
+	}
 	r := managed.NewReconciler(km, resource.ManagedKind(gvk),
 		managed.WithExternalConnector(&connector{
 			kind: k, client: e.mgr.GetAPIReader(), runner: e.runner,
 			configs:  &ProviderConfigResolver{Client: e.mgr.GetAPIReader(), CredentialsNamespaces: e.opts.CredentialsNamespaces},
 			workRoot: e.opts.WorkDir, drift: e.drift, notes: e.notes, record: recorder,
 			runs: &RunRecorder{Client: e.mgr.GetClient(), Reader: e.mgr.GetAPIReader(), History: e.opts.RunHistory,
-				Executor: v1alpha1.ExecutorProcess, Log: log.WithName("runs")},
+				Executor: executor, Log: log.WithName("runs")},
+			jobs: e.opts.Jobs,
 		}),
 		managed.WithInitializers(),
 		managed.WithFinalizer(finalizer{client: km.GetClient()}),
@@ -167,6 +174,14 @@ func (e *Engine) Run(ctx context.Context, gvk schema.GroupVersionKind, snap *Sna
 	u.SetGroupVersionKind(gvk)
 	if err := c.Watch(source.Kind[client.Object](e.mgr.GetCache(), u, &handler.EnqueueRequestForObject{})); err != nil {
 		return errors.Wrap(err, errStartController)
+	}
+	if e.opts.Jobs != nil {
+		// A Run a Job executes ends without the controller waiting for it: its change reconciles
+		// the instance that owns it.
+		owner := handler.EnqueueRequestForOwner(e.mgr.GetScheme(), e.mgr.GetRESTMapper(), u)
+		if err := c.Watch(source.Kind[client.Object](e.mgr.GetCache(), &v1alpha1.Run{}, owner)); err != nil {
+			return errors.Wrap(err, errStartController)
+		}
 	}
 	cctx, cancel := context.WithCancel(e.base)
 	k.stop = cancel

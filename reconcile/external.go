@@ -73,6 +73,8 @@ type connector struct {
 	record   event.Recorder
 	// runs records each terraform run as a Run; nil records none.
 	runs *RunRecorder
+	// jobs executes Runs in Jobs (--runner job); nil runs terraform in this process.
+	jobs *JobExecutor
 }
 
 func (c *connector) Connect(ctx context.Context, mg resource.Managed) (managed.ExternalClient, error) {
@@ -157,6 +159,8 @@ type external struct {
 	run    *Run
 	inputs Inputs
 	stored *state.Stored
+	// latest is the instance's newest Run, read by Observe in job mode.
+	latest *v1alpha1.Run
 }
 
 // Observe decides from the stored state alone whether the instance is applied and up to date;
@@ -171,6 +175,15 @@ func (e *external) Observe(ctx context.Context, _ resource.Managed) (managed.Ext
 		return managed.ExternalObservation{}, errors.Wrap(err, errGetState)
 	}
 	e.stored = stored
+	if e.jobs != nil {
+		o, err := e.observeJob(ctx)
+		if err != nil {
+			return managed.ExternalObservation{}, err
+		}
+		if o != nil {
+			return *o, nil
+		}
+	}
 	// Shown even before anything exists: a first plan may wait for approval.
 	if n := e.notes.Get(e.inst.GetUID()); n.plan != nil || n.lockBroken != nil {
 		if n.plan != nil {
@@ -221,6 +234,10 @@ func (e *external) Observe(ctx context.Context, _ resource.Managed) (managed.Ext
 		return managed.ExternalObservation{}, err
 	}
 	pending := e.pendingDrift()
+	if e.jobs != nil {
+		// Drift plans are not yet Runs a Job executes; the job runner never plans in this process.
+		driftInterval, pending = 0, false
+	}
 	if upToDate && (pending || e.drift.Due(e.inst.GetUID(), driftInterval)) {
 		rec := e.runs.Begin(ctx, v1alpha1.OperationDriftPlan, e.runSubject())
 		changes, err := e.runner.Plan(ctx, e.run, stored)
@@ -464,6 +481,10 @@ func (e *external) apply(ctx context.Context) (*state.Stored, error) {
 		}
 		// Inputs stay those without the import block: once imported, it changes nothing.
 		e.run.Root = root
+		e.inputs = in
+	}
+	if e.jobs != nil {
+		return nil, e.startJob(ctx, v1alpha1.OperationApply)
 	}
 	rec := e.runs.Begin(ctx, v1alpha1.OperationApply, e.runSubject())
 	stored, summary, err := e.runner.Apply(ctx, e.run, e.stored)
@@ -488,6 +509,10 @@ func (e *external) apply(ctx context.Context) (*state.Stored, error) {
 
 // Delete destroys everything the instance's state tracks and only then deletes the state.
 func (e *external) Delete(ctx context.Context, _ resource.Managed) (managed.ExternalDelete, error) {
+	if e.jobs != nil {
+		// The runner deletes the state once it destroyed everything; Observe then sees it gone.
+		return managed.ExternalDelete{}, e.startJob(ctx, v1alpha1.OperationDestroy)
+	}
 	rec := e.runs.Begin(ctx, v1alpha1.OperationDestroy, e.runSubject())
 	err := e.runner.Destroy(ctx, e.run, e.stored)
 	rec.Finish(ctx, RunOutcome{Err: err})

@@ -39,6 +39,11 @@ type ProviderSetup struct {
 	Providers json.RawMessage
 	// Secrets are the values taken from Secrets, to be redacted from anything modkind reports.
 	Secrets []string
+	// ClusterSecrets names the ClusterProviderConfig whose Secrets the setup holds values of, ""
+	// when none: cluster credentials stay with the controller and never go to a runner pod.
+	ClusterSecrets string
+	// Runner shapes the Jobs that execute the instance's Runs (--runner job); nil for defaults.
+	Runner *v1alpha1.RunnerSpec
 }
 
 // Digest changes whenever anything in the setup changes.
@@ -127,6 +132,9 @@ func (r *ProviderConfigResolver) Resolve(ctx context.Context, namespace string, 
 			return nil, errors.Errorf("%s %q: %s", errMissingKey, sel.Key, sel.Name)
 		}
 		s.Secrets = append(s.Secrets, string(v))
+		if cluster {
+			s.ClusterSecrets = ref.Name
+		}
 		return v, nil
 	}
 	// Admission refuses all of this already; the controller checks again, since a CRD installed
@@ -156,6 +164,7 @@ func (r *ProviderConfigResolver) Resolve(ctx context.Context, namespace string, 
 		}
 		s.Files[f.Path] = v
 	}
+	s.Runner = spec.Runner
 	if spec.Providers != nil && len(spec.Providers.Raw) > 0 {
 		s.Providers = spec.Providers.Raw
 		if !cluster {

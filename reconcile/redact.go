@@ -38,6 +38,9 @@ func (r *Redactor) Redact(msg string) string {
 	return msg
 }
 
+// values are the values r redacts, to hand to a runner that reports for the same run.
+func (r *Redactor) values() []string { return r.secrets }
+
 // Error wraps err so that its message is redacted.
 func (r *Redactor) Error(err error) error {
 	if err == nil {

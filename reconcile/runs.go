@@ -10,7 +10,6 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/event"
 	"github.com/go-logr/logr"
-	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -246,28 +245,12 @@ func (rec *RunRecord) Finish(ctx context.Context, o RunOutcome) {
 	defer cancel()
 	st := &rec.obj.Status
 	st.Executor = r.executor()
-	if st.StartTime == nil {
-		st.StartTime = &metav1.Time{Time: r.clock()}
-	}
-	if o.Plan != nil {
-		st.Plan = runPlan(*o.Plan)
-	}
-	if o.Stored != nil && o.Stored.State != nil {
-		st.StateSerial = &o.Stored.Serial
-	}
 	if o.OutputsPublished && o.Err == nil {
 		if ref := rec.s.Instance.GetWriteConnectionSecretToReference(); ref != nil {
 			st.OutputsSecretRef = ref.Name
 		}
 	}
-	st.Phase, st.Message = outcome(o.Err, rec.s.Run.Redactor)
-	if o.Err == nil {
-		st.Message = o.Note
-	}
-	st.CompletionTime = nil
-	if st.Phase != v1alpha1.PhaseWaitingForApproval {
-		st.CompletionTime = &metav1.Time{Time: r.clock()}
-	}
+	setOutcome(st, o, rec.s.Run.Redactor, r.clock())
 	if err := r.updateStatus(ctx, rec.obj); err != nil {
 		r.lost(rec.s, errors.Wrapf(err, "%s %s", errUpdateRun, rec.obj.Name))
 		return
@@ -278,23 +261,9 @@ func (rec *RunRecord) Finish(ctx context.Context, o RunOutcome) {
 }
 
 // updateStatus writes run's status. This Run's outcome is what this run found, whatever was
-// written meanwhile (another replica taking the Run for one a stopped controller left), so a
-// conflict is resolved by writing it again on the newest version.
+// written meanwhile (another replica taking the Run for one a stopped controller left).
 func (r *RunRecorder) updateStatus(ctx context.Context, run *v1alpha1.Run) error {
-	err := r.Client.Status().Update(ctx, run)
-	if !kerrors.IsConflict(err) {
-		return err
-	}
-	latest := &v1alpha1.Run{}
-	if err := r.Reader.Get(ctx, client.ObjectKeyFromObject(run), latest); err != nil {
-		return err
-	}
-	latest.Status = run.Status
-	if err := r.Client.Status().Update(ctx, latest); err != nil {
-		return err
-	}
-	*run = *latest
-	return nil
+	return writeRunStatus(ctx, r.Client, r.Reader, run)
 }
 
 // outcome is the phase and message a run's error makes. Messages go through the run's Redactor

@@ -63,7 +63,23 @@ type Config struct {
 	CredentialsNamespaces []string
 	// RunHistory is how many finished Runs of each instance are kept.
 	RunHistory int
+	// Runner is where Runs execute: RunnerModeProcess or RunnerModeJob.
+	Runner string
+	// Job shapes the runner Jobs of RunnerModeJob.
+	Job JobOptions
+	// ArtifactsAddress is where the artifact server listens for runners; ArtifactsHosts are the
+	// names and IPs its certificate is for.
+	ArtifactsAddress string
+	ArtifactsHosts   []string
 }
+
+// Executors of Runs, chosen with --runner.
+const (
+	// RunnerModeProcess runs terraform as a child process of the controller.
+	RunnerModeProcess = "process"
+	// RunnerModeJob runs each Run in a Job of the instance's namespace.
+	RunnerModeJob = "job"
+)
 
 // DefaultConfig returns the defaults of modkind's flags.
 func DefaultConfig() Config {
@@ -79,6 +95,7 @@ func DefaultConfig() Config {
 		Identity:          DefaultIdentity(),
 		LockDuration:      time.Minute,
 		RunHistory:        DefaultRunHistory,
+		Runner:            RunnerModeProcess,
 	}
 }
 
@@ -164,6 +181,12 @@ func Setup(mgr manager.Manager, cfg Config) (*Engine, error) {
 	runner.PluginCache = filepath.Join(cfg.Dir, "plugins")
 	runner.SharedProviders = cfg.SharedProviders
 	runner.Locks = &state.Locker{Client: mgr.GetClient(), Identity: cfg.Identity, Duration: cfg.LockDuration}
+	var jobs *JobExecutor
+	if cfg.Runner == RunnerModeJob {
+		if jobs, err = setupJobs(mgr, runner, cfg); err != nil {
+			return nil, err
+		}
+	}
 	engine := NewEngine(mgr, runner, Options{
 		WorkDir:       filepath.Join(cfg.Dir, "work"),
 		PollInterval:  cfg.PollInterval,
@@ -174,6 +197,7 @@ func Setup(mgr manager.Manager, cfg Config) (*Engine, error) {
 		CredentialsNamespaces: cfg.CredentialsNamespaces,
 		MinDriftInterval:      cfg.MinDriftInterval,
 		RunHistory:            cfg.RunHistory,
+		Jobs:                  jobs,
 	})
 	if err := mgr.Add(engine); err != nil {
 		return nil, err

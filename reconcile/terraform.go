@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -77,9 +78,12 @@ type Runner struct {
 	// SharedProviders has each run's terraform calls attach to provider processes started once
 	// for the run, rather than start every provider in every call.
 	SharedProviders bool
-	slots           chan struct{}
-	version         versionOnce
-	installs        installs
+	// Env is set for every run on top of the controller's passed environment: a runner pod's
+	// own CLI configuration.
+	Env      map[string]string
+	slots    chan struct{}
+	version  versionOnce
+	installs installs
 }
 
 // NewRunner returns a Runner that runs at most maxRuns terraform processes at once.
@@ -464,6 +468,7 @@ func (r *Runner) prepare(ctx context.Context, run *Run, stored *state.Stored) (*
 // runEnv is the whole environment of run's terraform, and of the providers it starts.
 func (r *Runner) runEnv(run *Run) (map[string]string, error) {
 	env := terraformEnv()
+	maps.Copy(env, r.Env)
 	for k, v := range run.Setup.Env {
 		env[k] = v
 	}

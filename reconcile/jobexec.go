@@ -1,0 +1,371 @@
+package reconcile
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+	"github.com/hashicorp/terraform-exec/tfexec"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/modkind/modkind/apis/v1alpha1"
+	"github.com/modkind/modkind/artifact"
+	"github.com/modkind/modkind/module"
+)
+
+const (
+	errBundle            = "cannot prepare the module and providers for the runner"
+	errCreateJob         = "cannot create the runner Job of Run"
+	errCreateInputs      = "cannot create the inputs Secret of Run"
+	errJobObserveOnly    = "the job runner does not yet refresh Observe-only instances: run modkind with --runner process for them"
+	errJobClusterSecrets = "ClusterProviderConfig %s takes credentials from Secrets of the controller's credentials namespaces, which never go to a runner pod: " +
+		"give the runner's service account a cloud identity (workload identity), or use a ProviderConfig of this namespace"
+
+	// retryFailedAfter is how long after a failed Run of the same inputs the next one starts.
+	retryFailedAfter = 30 * time.Second
+)
+
+// JobExecutor hands an instance's terraform runs to Kubernetes Jobs: it creates the Run, the
+// Secret with the Run's inputs and the Job that executes it (`modkind runner`), and never waits
+// for one; the instance is reconciled again when its Run changes.
+type JobExecutor struct {
+	Client client.Client
+	// Reader reads Runs fresh, never from a cache that may not show the Run just created.
+	Reader client.Reader
+	// Runner installs the providers of each bundle, once, into the controller's plugin cache.
+	Runner *Runner
+	// Artifacts keeps the bundles the artifact server hands to runners.
+	Artifacts *artifact.Store
+	// Modules is the module cache's root: a bundle carries the whole package a module lives in,
+	// so that its calls of sibling directories resolve.
+	Modules string
+	// Dir holds one directory per bundle, where its providers were installed.
+	Dir string
+	// Job shapes every runner Job.
+	Job JobOptions
+
+	mu      sync.Mutex
+	bundles map[string]bundle
+}
+
+// bundle is what a runner needs of a module and provider configuration besides the instance.
+type bundle struct {
+	digest string
+	lock   []byte
+	// sub is the module's directory within its package.
+	sub string
+}
+
+// Authorize lets runners of namespace fetch the bundle digest while a Run there needs it.
+func (x *JobExecutor) Authorize(ctx context.Context, namespace, digest string) (bool, error) {
+	runs := &v1alpha1.RunList{}
+	if err := x.Reader.List(ctx, runs, client.InNamespace(namespace)); err != nil {
+		return false, errors.Wrap(err, errListRuns)
+	}
+	for _, r := range runs.Items {
+		if r.Spec.ArtifactDigest == digest && active(r.Status.Phase) {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// bundleFor returns the bundle of snap's module with the providers setup configures, preparing
+// it the first time: one terraform init per module digest, provider block and lock file.
+func (x *JobExecutor) bundleFor(ctx context.Context, snap *Snapshot, setup *ProviderSetup, lock []byte) (bundle, error) {
+	key := digest([]byte(snap.Module.Digest), setup.Providers, lock)
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if b, ok := x.bundles[key]; ok && x.Artifacts.Has(b.digest) {
+		return b, nil
+	}
+	b, err := x.prepare(ctx, key, snap, setup, lock)
+	if err != nil {
+		return bundle{}, errors.Wrap(err, errBundle)
+	}
+	if x.bundles == nil {
+		x.bundles = map[string]bundle{}
+	}
+	x.bundles[key] = b
+	return b, nil
+}
+
+func (x *JobExecutor) prepare(ctx context.Context, key string, snap *Snapshot, setup *ProviderSetup, lock []byte) (bundle, error) {
+	dir := filepath.Join(x.Dir, key)
+	if err := os.RemoveAll(dir); err != nil {
+		return bundle{}, err
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return bundle{}, err
+	}
+	var entries []artifact.Entry
+	b := bundle{}
+	src := ""
+	if snap.Module.Resource == nil {
+		pkg, sub, err := packageOf(x.Modules, snap.Module.Dir)
+		if err != nil {
+			return bundle{}, err
+		}
+		b.sub = sub
+		entries = append(entries, artifact.Entry{Name: BundleModule, Source: pkg})
+		if src, err = ModuleSource(dir, snap.Module.Dir); err != nil {
+			return bundle{}, err
+		}
+	}
+	// Init reads which providers to install from the root module, never the instance's values.
+	root, err := Render(snap.Module, Inputs{ModuleSource: src, Providers: setup.Providers})
+	if err != nil {
+		return bundle{}, err
+	}
+	if err := os.WriteFile(filepath.Join(dir, FileMain), root.Main, 0o600); err != nil {
+		return bundle{}, err
+	}
+	if lock != nil {
+		if err := os.WriteFile(filepath.Join(dir, module.FileLock), lock, 0o600); err != nil {
+			return bundle{}, err
+		}
+	}
+	if err := x.install(ctx, dir); err != nil {
+		return bundle{}, err
+	}
+	if b.lock, err = os.ReadFile(filepath.Join(dir, module.FileLock)); err != nil && !os.IsNotExist(err) {
+		return bundle{}, err
+	}
+	providers, err := providerEntries(filepath.Join(dir, ".terraform", "providers"))
+	if err != nil {
+		return bundle{}, err
+	}
+	entries = append(entries, providers...)
+	if b.digest, err = x.Artifacts.Put(entries); err != nil {
+		return bundle{}, err
+	}
+	return b, nil
+}
+
+// install runs terraform init in dir with the controller's provider installation, alone, as the
+// first init of a root module does (see installs).
+func (x *JobExecutor) install(ctx context.Context, dir string) error {
+	env := terraformEnv()
+	if err := x.Runner.pluginCacheEnv(env); err != nil {
+		return err
+	}
+	tf, err := tfexec.NewTerraform(dir, x.Runner.Binary)
+	if err != nil {
+		return err
+	}
+	if err := tf.SetEnv(env); err != nil {
+		return err
+	}
+	x.Runner.installs.first.Lock()
+	defer x.Runner.installs.first.Unlock()
+	return errors.Wrap(tf.Init(ctx), errInit)
+}
+
+// providerEntries lists the platform directories below a .terraform/providers directory
+// (host/namespace/type/version/platform) as bundle entries, following the links init made into
+// the plugin cache.
+func providerEntries(dir string) ([]artifact.Entry, error) {
+	matches, err := filepath.Glob(filepath.Join(dir, "*", "*", "*", "*", "*"))
+	if err != nil {
+		return nil, err
+	}
+	var entries []artifact.Entry
+	for _, m := range matches {
+		real, err := filepath.EvalSymlinks(m)
+		if err != nil {
+			return nil, err
+		}
+		if st, err := os.Stat(real); err != nil || !st.IsDir() {
+			continue
+		}
+		rel, err := filepath.Rel(dir, m)
+		if err != nil {
+			return nil, err
+		}
+		entries = append(entries, artifact.Entry{Name: BundleProviders + "/" + filepath.ToSlash(rel), Source: real})
+	}
+	return entries, nil
+}
+
+// packageOf splits a module directory in the module cache into the package snapshot that holds
+// it and its path within the package.
+func packageOf(modules, dir string) (string, string, error) {
+	rel, err := filepath.Rel(modules, dir)
+	if err != nil || rel == "." || strings.HasPrefix(rel, "..") {
+		return "", "", errors.Errorf("module directory %s is not in the module cache", dir)
+	}
+	parts := strings.SplitN(filepath.ToSlash(rel), "/", 2)
+	sub := ""
+	if len(parts) == 2 {
+		sub = parts[1]
+	}
+	return filepath.Join(modules, parts[0]), sub, nil
+}
+
+// runnerInputs are the inputs of a Run of e's instance executed by a runner from bundle b.
+func (e *external) runnerInputs(b bundle) (*RunInputs, error) {
+	in := e.inputs
+	if e.snap.Module.Resource == nil {
+		src, err := ModuleSource(runnerWorkDir, filepath.Join(runnerBundleDir, BundleModule, b.sub))
+		if err != nil {
+			return nil, err
+		}
+		in.ModuleSource = src
+	}
+	root, err := Render(e.snap.Module, in)
+	if err != nil {
+		return nil, errors.Wrap(err, errRender)
+	}
+	ri := &RunInputs{
+		Main: root.Main, Vars: root.Vars, Lock: b.lock, Env: e.run.Setup.Env, Files: e.run.Setup.Files,
+		Redact: e.run.Redactor.values(), State: e.run.State, Digest: e.run.Inputs,
+		AllowDestructive: e.run.AllowDestructive, ApprovalRequired: e.run.ApprovalRequired, ApprovedPlan: e.run.ApprovedPlan,
+	}
+	if in.PreventDestroy && e.snap.Module.Resource != nil {
+		open := in
+		open.PreventDestroy = false
+		unguarded, err := Render(e.snap.Module, open)
+		if err != nil {
+			return nil, errors.Wrap(err, errRender)
+		}
+		ri.Unguarded = unguarded.Main
+	}
+	return ri, nil
+}
+
+// observeJob looks at the instance's newest Run. While one is active, the instance is left alone:
+// the Run's end reconciles it again.
+func (e *external) observeJob(ctx context.Context) (*managed.ExternalObservation, error) {
+	if observeOnly(e.inst.GetManagementPolicies()) {
+		return nil, errors.New(errJobObserveOnly)
+	}
+	runs, err := e.runs.list(ctx, e.inst)
+	if err != nil {
+		return nil, err
+	}
+	if len(runs) == 0 {
+		return nil, nil
+	}
+	e.latest = &runs[0]
+	if !active(e.latest.Status.Phase) {
+		return nil, nil
+	}
+	if e.stored == nil && !meta.WasDeleted(e.inst) {
+		e.inst.SetConditions(xpv2.Creating())
+	}
+	return &managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: true}, nil
+}
+
+// startJob starts a Run of op executed by a Job, unless the newest Run of the same work says
+// why not yet: it was refused, waits for approval, or failed a moment ago.
+func (e *external) startJob(ctx context.Context, op v1alpha1.RunOperation) error {
+	if l := e.latest; l != nil && l.Spec.Operation == op && l.Spec.ModuleDigest == e.snap.Module.Digest &&
+		(op == v1alpha1.OperationDestroy || l.Spec.InputsDigest == e.run.Inputs) {
+		if l.Status.Plan != nil {
+			e.inst.SetStatusField("lastPlan", runPlanStatus(l.Status.Plan, e.run))
+		}
+		switch l.Status.Phase {
+		case v1alpha1.PhaseRefused:
+			return errors.New(l.Status.Message)
+		case v1alpha1.PhaseWaitingForApproval:
+			if l.Status.Plan == nil || e.run.ApprovedPlan != l.Status.Plan.ID {
+				return errors.New(l.Status.Message)
+			}
+		case v1alpha1.PhaseFailed:
+			if l.Status.CompletionTime != nil && time.Since(l.Status.CompletionTime.Time) < retryFailedAfter {
+				return errors.New(l.Status.Message)
+			}
+		}
+	}
+	if name := e.run.Setup.ClusterSecrets; name != "" {
+		return errors.Errorf(errJobClusterSecrets, name)
+	}
+	b, err := e.jobs.bundleFor(ctx, e.snap, e.run.Setup, e.run.Lock)
+	if err != nil {
+		return err
+	}
+	in, err := e.runnerInputs(b)
+	if err != nil {
+		return err
+	}
+	if e.latest != nil && e.latest.Status.Phase == v1alpha1.PhaseWaitingForApproval {
+		// Its plan is approved or the instance changed: either way the next Run takes over.
+		e.latest.Status.Phase = v1alpha1.PhaseFailed
+		e.latest.Status.Message = "not applied: the instance changed before its plan was approved"
+		if e.latest.Status.Plan != nil && e.run.ApprovedPlan == e.latest.Status.Plan.ID {
+			e.latest.Status.Phase = v1alpha1.PhaseSucceeded
+			e.latest.Status.Message = "plan approved: a new Run applies it"
+		}
+		e.latest.Status.CompletionTime = ptr.To(metav1.Now())
+		if err := writeRunStatus(ctx, e.runs.Client, e.runs.Reader, e.latest); err != nil {
+			return errors.Wrapf(err, "%s %s", errUpdateRun, e.latest.Name)
+		}
+	}
+	return e.jobs.start(ctx, e.runs, op, e.runSubject(), in, b.digest)
+}
+
+// start creates the Run, its inputs Secret and its Job. A Run whose Secret or Job could not be
+// made is marked Failed at once, so that it never looks active.
+func (x *JobExecutor) start(ctx context.Context, rec *RunRecorder, op v1alpha1.RunOperation, s RunSubject, in *RunInputs, bundleDigest string) error {
+	run := rec.newRun(op, s)
+	run.Spec.ArtifactDigest = bundleDigest
+	if err := x.Client.Create(ctx, run); err != nil {
+		return errors.Wrap(err, errCreateRun)
+	}
+	run.Status = v1alpha1.RunStatus{Phase: v1alpha1.PhasePending, Executor: v1alpha1.ExecutorJob}
+	if err := x.Client.Status().Update(ctx, run); err != nil {
+		return errors.Wrapf(err, "%s %s", errUpdateRun, run.Name)
+	}
+	err := x.createJob(ctx, run, s, in)
+	if err != nil {
+		setOutcome(&run.Status, RunOutcome{Err: err}, NewRedactor(in.Redact...), time.Now())
+		if werr := writeRunStatus(ctx, x.Client, x.Reader, run); werr != nil {
+			return errors.Wrapf(werr, "%s %s", errUpdateRun, run.Name)
+		}
+		return err
+	}
+	return rec.prune(ctx, s.Instance)
+}
+
+func (x *JobExecutor) createJob(ctx context.Context, run *v1alpha1.Run, s RunSubject, in *RunInputs) error {
+	raw, err := json.Marshal(in)
+	if err != nil {
+		return errors.Wrapf(err, "%s %s", errCreateInputs, run.Name)
+	}
+	owner := metav1.NewControllerRef(run, v1alpha1.SchemeGroupVersion.WithKind("Run"))
+	sec := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Namespace: run.Namespace, Name: run.Name, Labels: run.Labels,
+			OwnerReferences: []metav1.OwnerReference{*owner}},
+		Data: map[string][]byte{KeyRunInputs: raw},
+	}
+	if err := x.Client.Create(ctx, sec); err != nil {
+		return errors.Wrapf(err, "%s %s", errCreateInputs, run.Name)
+	}
+	job := RunnerJob(run, s.Run.Setup.Runner, x.Job)
+	return errors.Wrapf(x.Client.Create(ctx, job), "%s %s", errCreateJob, run.Name)
+}
+
+// runPlanStatus is status.lastPlan from the plan a Run recorded.
+func runPlanStatus(p *v1alpha1.RunPlan, run *Run) map[string]any {
+	v := map[string]any{"id": p.ID, "add": p.Add, "change": p.Change, "destroy": p.Destroy,
+		"secretName": planRef(run.State).Name}
+	if len(p.Destructive) > 0 {
+		d := make([]any, len(p.Destructive))
+		for i, c := range p.Destructive {
+			d[i] = c
+		}
+		v["destructive"] = d
+	}
+	return v
+}

@@ -1,0 +1,287 @@
+package reconcile
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+	corev1 "k8s.io/api/core/v1"
+	kerrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/modkind/modkind/apis/v1alpha1"
+	"github.com/modkind/modkind/state"
+)
+
+const (
+	// KeyRunInputs is the key of a Run's inputs Secret that holds its RunInputs as JSON.
+	KeyRunInputs = "run.json"
+	// BundleModule and BundleProviders are where a bundle holds the module's package and the
+	// providers its root module needs (a Terraform filesystem mirror, unpacked layout).
+	BundleModule    = "module"
+	BundleProviders = "providers"
+
+	// runnerBundleDir and runnerWorkDir are the runner's directories below its work directory;
+	// the root module a Job runs calls the module at ModuleSource(runnerWorkDir, bundle module).
+	runnerBundleDir = "bundle"
+	runnerWorkDir   = "run"
+
+	errGetRun         = "cannot get Run"
+	errGetRunInputs   = "cannot read the inputs of Run"
+	errFetchBundle    = "cannot fetch the module and providers of Run"
+	errRunnerConfig   = "cannot write the runner's terraform configuration"
+	errUnknownRunOp   = "the job runner does not run operation"
+	errRunInputsStale = "the Run's inputs do not match its spec.inputsDigest"
+)
+
+// RunInputs is everything a runner needs for one Run besides the state and the bundle. It holds
+// the values of the instance's sensitive variables and of its ProviderConfig's Secrets, so it
+// lives in a Secret of the instance's namespace (whose tenant owns those values), named like the
+// Run and owned by it, and the runner deletes it when the Run ends.
+type RunInputs struct {
+	Main []byte `json:"main"`
+	Vars []byte `json:"vars"`
+	// Unguarded is Main without lifecycle.prevent_destroy, when Main sets it.
+	Unguarded []byte `json:"unguarded,omitempty"`
+	Lock      []byte `json:"lock,omitempty"`
+	// Env and Files come from the instance's ProviderConfig.
+	Env   map[string]string `json:"env,omitempty"`
+	Files map[string][]byte `json:"files,omitempty"`
+	// Redact are the values no report may show.
+	Redact []string `json:"redact,omitempty"`
+	// State is the instance's state Secret.
+	State            state.Ref `json:"state"`
+	AllowDestructive bool      `json:"allowDestructive,omitempty"`
+	ApprovalRequired bool      `json:"approvalRequired,omitempty"`
+	ApprovedPlan     string    `json:"approvedPlan,omitempty"`
+	// Digest is the inputs digest the Run's spec names, checked by the runner.
+	Digest string `json:"digest"`
+}
+
+// RunExecutor executes one Run inside a runner pod (`modkind runner --run`), with the pod's own
+// identity: it holds the state Lease, restores the state, runs terraform, stores the state and
+// records the result on the Run.
+type RunExecutor struct {
+	// Client acts with the runner's service account.
+	Client client.Client
+	// Binary is terraform or tofu.
+	Binary string
+	// Dir is the runner's own scratch directory.
+	Dir string
+	// Fetch brings the bundle with the given digest into dst, verified.
+	Fetch func(ctx context.Context, digest, dst string) error
+	// Identity names this runner in the state Lease.
+	Identity     string
+	LockDuration time.Duration
+}
+
+// Execute runs Run namespace/name to its end and records how it ended. It returns an error only
+// when the result could not be recorded; a failed terraform run is a Failed Run, not an error.
+func (x *RunExecutor) Execute(ctx context.Context, namespace, name string) error {
+	run := &v1alpha1.Run{}
+	if err := x.Client.Get(ctx, types.NamespacedName{Namespace: namespace, Name: name}, run); err != nil {
+		return errors.Wrap(err, errGetRun)
+	}
+	if finished(run.Status.Phase) {
+		// A Job started again for a Run that ended already does nothing.
+		return nil
+	}
+	now := metav1.Now()
+	run.Status.Phase, run.Status.Executor, run.Status.StartTime = v1alpha1.PhaseRunning, v1alpha1.ExecutorJob, &now
+	if err := x.Client.Status().Update(ctx, run); err != nil {
+		return errors.Wrapf(err, "%s %s", errUpdateRun, name)
+	}
+	in, outcome := x.execute(ctx, run)
+	var red *Redactor
+	if in != nil {
+		red = NewRedactor(in.Redact...)
+	}
+	setOutcome(&run.Status, outcome, red, time.Now())
+	run.Status.Executor = v1alpha1.ExecutorJob
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
+	defer cancel()
+	if err := writeRunStatus(ctx, x.Client, x.Client, run); err != nil {
+		return errors.Wrapf(err, "%s %s", errUpdateRun, name)
+	}
+	// The inputs hold the tenant's secret values; nothing needs them once the Run ended.
+	sec := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name}}
+	if err := x.Client.Delete(ctx, sec); client.IgnoreNotFound(err) != nil {
+		return errors.Wrap(err, errGetRunInputs)
+	}
+	return nil
+}
+
+// execute does the Run's terraform work and returns its inputs (nil when unread) and outcome.
+func (x *RunExecutor) execute(ctx context.Context, run *v1alpha1.Run) (*RunInputs, RunOutcome) {
+	in, err := ReadRunInputs(ctx, x.Client, run)
+	if err != nil {
+		return nil, RunOutcome{Err: err}
+	}
+	bundle := filepath.Join(x.Dir, runnerBundleDir)
+	if run.Spec.ArtifactDigest != "" {
+		if err := os.RemoveAll(bundle); err != nil {
+			return in, RunOutcome{Err: errors.Wrap(err, errFetchBundle)}
+		}
+		if err := x.Fetch(ctx, run.Spec.ArtifactDigest, bundle); err != nil {
+			return in, RunOutcome{Err: errors.Wrap(err, errFetchBundle)}
+		}
+	}
+	env, err := runnerCLIConfig(x.Dir, filepath.Join(bundle, BundleProviders))
+	if err != nil {
+		return in, RunOutcome{Err: err}
+	}
+	r := NewRunner(x.Binary, &state.Store{Client: x.Client}, 1)
+	r.Locks = &state.Locker{Client: x.Client, Identity: x.Identity, Duration: x.LockDuration}
+	r.Env = env
+	tr := &Run{
+		Dir:              filepath.Join(x.Dir, runnerWorkDir),
+		Root:             &RootModule{Main: in.Main, Vars: in.Vars},
+		Setup:            &ProviderSetup{Env: in.Env, Files: in.Files},
+		InitKey:          run.Spec.ArtifactDigest,
+		Lock:             in.Lock,
+		Inputs:           in.Digest,
+		State:            in.State,
+		Redactor:         NewRedactor(in.Redact...),
+		AllowDestructive: in.AllowDestructive,
+		ApprovalRequired: in.ApprovalRequired,
+		ApprovedPlan:     in.ApprovedPlan,
+	}
+	if in.Unguarded != nil {
+		tr.Unguarded = &RootModule{Main: in.Unguarded, Vars: in.Vars}
+	}
+	stored, err := r.States.Get(ctx, tr.State)
+	if err != nil {
+		return in, RunOutcome{Err: errors.Wrap(err, errGetState)}
+	}
+	switch run.Spec.Operation {
+	case v1alpha1.OperationApply:
+		saved, summary, err := r.Apply(ctx, tr, stored)
+		return in, RunOutcome{Plan: summary, Stored: saved, Err: err}
+	case v1alpha1.OperationDestroy:
+		if err := r.Destroy(ctx, tr, stored); err != nil {
+			return in, RunOutcome{Err: err}
+		}
+		// As the controller does after a destroy: the plan view first, then the state.
+		if err := r.deletePlanView(ctx, tr); err != nil {
+			return in, RunOutcome{Err: err}
+		}
+		return in, RunOutcome{Err: errors.Wrap(r.States.Delete(ctx, tr.State), errDeleteState)}
+	}
+	return in, RunOutcome{Err: errors.Errorf("%s %s", errUnknownRunOp, run.Spec.Operation)}
+}
+
+// ReadRunInputs reads the inputs Secret of run and checks that it is the one run was made with.
+func ReadRunInputs(ctx context.Context, c client.Reader, run *v1alpha1.Run) (*RunInputs, error) {
+	sec := &corev1.Secret{}
+	if err := c.Get(ctx, types.NamespacedName{Namespace: run.Namespace, Name: run.Name}, sec); err != nil {
+		return nil, errors.Wrapf(err, "%s %s", errGetRunInputs, run.Name)
+	}
+	if !metav1.IsControlledBy(sec, run) {
+		// A Secret of that name made by anyone else is not this Run's.
+		return nil, errors.Errorf("%s %s: Secret %s is not controlled by the Run", errGetRunInputs, run.Name, sec.Name)
+	}
+	in := &RunInputs{}
+	if err := json.Unmarshal(sec.Data[KeyRunInputs], in); err != nil {
+		// Never wrap err: a JSON error may quote a value.
+		return nil, errors.Errorf("%s %s: key %s does not hold the Run's inputs", errGetRunInputs, run.Name, KeyRunInputs)
+	}
+	if run.Spec.Operation != v1alpha1.OperationDestroy && in.Digest != run.Spec.InputsDigest {
+		return nil, errors.New(errRunInputsStale)
+	}
+	return in, nil
+}
+
+// runnerCLIConfig writes the terraform CLI configuration of a runner: providers come only from
+// the bundle's mirror, never from a registry. It returns the environment that points terraform at
+// it, with a home and temporary directory of the runner's own (a runner pod's root is read-only).
+func runnerCLIConfig(dir, mirror string) (map[string]string, error) {
+	abs, err := filepath.Abs(mirror)
+	if err != nil {
+		return nil, errors.Wrap(err, errRunnerConfig)
+	}
+	env := map[string]string{}
+	for k, sub := range map[string]string{"HOME": "home", "TMPDIR": "tmp"} {
+		d, err := filepath.Abs(filepath.Join(dir, sub))
+		if err != nil {
+			return nil, errors.Wrap(err, errRunnerConfig)
+		}
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			return nil, errors.Wrap(err, errRunnerConfig)
+		}
+		env[k] = d
+	}
+	cfg := fmt.Sprintf("provider_installation {\n  filesystem_mirror {\n    path = %q\n  }\n}\n", abs)
+	path := filepath.Join(dir, "terraform.rc")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, errors.Wrap(err, errRunnerConfig)
+	}
+	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
+		return nil, errors.Wrap(err, errRunnerConfig)
+	}
+	p, err := filepath.Abs(path)
+	if err != nil {
+		return nil, errors.Wrap(err, errRunnerConfig)
+	}
+	env["TF_CLI_CONFIG_FILE"] = p
+	return env, nil
+}
+
+// setOutcome writes how a run ended into st.
+func setOutcome(st *v1alpha1.RunStatus, o RunOutcome, red *Redactor, now time.Time) {
+	if st.StartTime == nil {
+		st.StartTime = &metav1.Time{Time: now}
+	}
+	if o.Plan != nil {
+		st.Plan = runPlan(*o.Plan)
+	}
+	if o.Stored != nil && o.Stored.State != nil {
+		st.StateSerial = &o.Stored.Serial
+	}
+	st.Phase, st.Message = outcome(o.Err, red)
+	if o.Err == nil {
+		st.Message = o.Note
+	}
+	st.CompletionTime = nil
+	if st.Phase != v1alpha1.PhaseWaitingForApproval {
+		st.CompletionTime = &metav1.Time{Time: now}
+	}
+}
+
+// writeRunStatus writes run's status, again on the newest version after a conflict: the outcome
+// is what this run found, whatever was written meanwhile.
+func writeRunStatus(ctx context.Context, c client.Client, r client.Reader, run *v1alpha1.Run) error {
+	err := c.Status().Update(ctx, run)
+	if !kerrors.IsConflict(err) {
+		return err
+	}
+	latest := &v1alpha1.Run{}
+	if err := r.Get(ctx, client.ObjectKeyFromObject(run), latest); err != nil {
+		return err
+	}
+	latest.Status = run.Status
+	if err := c.Status().Update(ctx, latest); err != nil {
+		return err
+	}
+	*run = *latest
+	return nil
+}
+
+// finished reports whether a Run in phase p has ended.
+func finished(p v1alpha1.RunPhase) bool {
+	switch p {
+	case v1alpha1.PhaseSucceeded, v1alpha1.PhaseFailed, v1alpha1.PhaseRefused:
+		return true
+	}
+	return false
+}
+
+// active reports whether a Run in phase p is still to run or running.
+func active(p v1alpha1.RunPhase) bool {
+	return p == "" || p == v1alpha1.PhasePending || p == v1alpha1.PhaseRunning
+}

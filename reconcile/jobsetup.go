@@ -1,0 +1,86 @@
+package reconcile
+
+import (
+	"context"
+	"crypto/tls"
+	"net"
+	"net/http"
+	"path/filepath"
+	"time"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+
+	"github.com/modkind/modkind/artifact"
+)
+
+const (
+	errArtifactServer = "cannot start the artifact server"
+	// certificateLife is how long the artifact server's self-signed certificate is valid; a new
+	// one is made at every start, and runner Jobs carry the one of the process that made them.
+	certificateLife = 365 * 24 * time.Hour
+)
+
+// setupJobs makes the JobExecutor of --runner job and registers what it needs with mgr: the
+// artifact server runners fetch modules and providers from, and the watcher that fails Runs whose
+// Job failed.
+func setupJobs(mgr manager.Manager, runner *Runner, cfg Config) (*JobExecutor, error) {
+	certPEM, keyPEM, err := artifact.SelfSigned(cfg.ArtifactsHosts, certificateLife)
+	if err != nil {
+		return nil, errors.Wrap(err, errArtifactServer)
+	}
+	cert, err := tls.X509KeyPair(certPEM, keyPEM)
+	if err != nil {
+		return nil, errors.Wrap(err, errArtifactServer)
+	}
+	jobs := &JobExecutor{
+		Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Runner: runner,
+		Artifacts: &artifact.Store{Dir: filepath.Join(cfg.Dir, "artifacts")},
+		Modules:   filepath.Join(cfg.Dir, "modules"),
+		Dir:       filepath.Join(cfg.Dir, "bundles"),
+		Job:       cfg.Job,
+	}
+	jobs.Job.ArtifactsCA = certPEM
+	srv := &artifact.Server{
+		Store:     jobs.Artifacts,
+		Reviewer:  artifact.NewTokenReviewer(mgr.GetClient(), []string{ArtifactsAudience}),
+		Authorize: jobs.Authorize,
+		Log:       mgr.GetLogger().WithName("artifacts"),
+	}
+	if err := mgr.Add(&artifactServer{addr: cfg.ArtifactsAddress, cert: cert, handler: srv}); err != nil {
+		return nil, err
+	}
+	if err := (&JobWatcher{Client: mgr.GetClient(), Reader: mgr.GetAPIReader()}).SetupWithManager(mgr); err != nil {
+		return nil, err
+	}
+	return jobs, nil
+}
+
+// artifactServer serves bundles over TLS while the manager runs. Only the leader serves: it is
+// the replica that makes Runs, and so bundles.
+type artifactServer struct {
+	addr    string
+	cert    tls.Certificate
+	handler http.Handler
+}
+
+func (s *artifactServer) NeedLeaderElection() bool { return true }
+
+func (s *artifactServer) Start(ctx context.Context) error {
+	ln, err := net.Listen("tcp", s.addr)
+	if err != nil {
+		return errors.Wrap(err, errArtifactServer)
+	}
+	srv := &http.Server{Handler: s.handler, ReadHeaderTimeout: 10 * time.Second,
+		TLSConfig: &tls.Config{Certificates: []tls.Certificate{s.cert}, MinVersion: tls.VersionTLS12}}
+	go func() {
+		<-ctx.Done()
+		shut, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(shut)
+	}()
+	if err := srv.ServeTLS(ln, "", ""); !errors.Is(err, http.ErrServerClosed) {
+		return errors.Wrap(err, errArtifactServer)
+	}
+	return nil
+}

@@ -1,0 +1,89 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/modkind/modkind/artifact"
+	"github.com/modkind/modkind/reconcile"
+)
+
+// envArtifactsCA holds the PEM of the certificate a runner trusts for the controller's artifact
+// server; the controller sets it on every runner Job.
+const envArtifactsCA = reconcile.EnvArtifactsCA
+
+// runner executes one Run inside the Job the controller made for it, with the pod's identity.
+func runner(args []string, out io.Writer) error {
+	fs := newCommandFlags("runner", "modkind runner --run <name> --namespace <namespace> --artifacts <url>")
+	name := fs.String("run", "", "the Run to execute")
+	namespace := fs.String("namespace", "", "the Run's namespace")
+	artifacts := fs.String("artifacts", "", "https URL of the controller's artifact server")
+	tokenFile := fs.String("token-file", reconcile.RunnerTokenPath, "service account token (audience "+reconcile.ArtifactsAudience+") presented to the artifact server; relative paths are from the working directory")
+	workDir := fs.String("work-dir", "work", "scratch directory for the module, providers and terraform")
+	binary := fs.String("terraform-binary", "", "terraform or tofu executable; found on PATH when empty")
+	lockDuration := fs.Duration("lock-duration", time.Minute, "how long the state lock outlives this runner's last renewal")
+	if err := fs.parse(args); err != nil {
+		return err
+	}
+	switch {
+	case *name == "" || *namespace == "":
+		return fs.fail("--run and --namespace are required")
+	case *artifacts == "" || !strings.HasPrefix(*artifacts, "https://"):
+		return fs.fail("--artifacts must be the https URL of the controller's artifact server")
+	}
+	bin, err := reconcile.TerraformBinary(*binary)
+	if err != nil {
+		return err
+	}
+	hc, err := artifact.NewTLSClient([]byte(os.Getenv(envArtifactsCA)))
+	if err != nil {
+		return fmt.Errorf("%s: %w", envArtifactsCA, err)
+	}
+	// In a pod: the in-cluster configuration, or KUBECONFIG where a node provides one.
+	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(clientcmd.NewDefaultClientConfigLoadingRules(), nil).ClientConfig()
+	if err != nil {
+		return err
+	}
+	s, err := reconcile.Scheme()
+	if err != nil {
+		return err
+	}
+	c, err := client.New(cfg, client.Options{Scheme: s})
+	if err != nil {
+		return err
+	}
+	dir, err := filepath.Abs(*workDir)
+	if err != nil {
+		return err
+	}
+	host, _ := os.Hostname()
+	x := &reconcile.RunExecutor{
+		Client: c, Binary: bin, Dir: dir, LockDuration: *lockDuration,
+		Identity: fmt.Sprintf("runner/%s/%s/%s", *namespace, *name, host),
+		Fetch: func(ctx context.Context, digest, dst string) error {
+			// Read at each use: the kubelet rotates the token.
+			token, err := os.ReadFile(*tokenFile)
+			if err != nil {
+				return fmt.Errorf("cannot read the runner's token: %w", err)
+			}
+			return artifact.Fetch(ctx, hc, *artifacts, strings.TrimSpace(string(token)), digest, dst)
+		},
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	if err := x.Execute(ctx, *namespace, *name); err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(out, "Run %s/%s ended\n", *namespace, *name)
+	return err
+}

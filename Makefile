@@ -18,7 +18,7 @@ run: build
 test:
 	assets="$$(hack/testbin.sh)" && tofu="$$(hack/tofu.sh)" && crossplane="$$(hack/crossplane.sh)" && \
 	kcm="$$(hack/controller-manager.sh)" && \
-	KUBEBUILDER_ASSETS="$$assets" MODKIND_CROSSPLANE="$$crossplane" $(GO) test ./... -count=1 -timeout 30m && \
+	KUBEBUILDER_ASSETS="$$assets" MODKIND_CROSSPLANE="$$crossplane" MODKIND_CONTROLLER_MANAGER="$$kcm" $(GO) test ./... -count=1 -timeout 30m && \
 	echo "== reconcile/ with OpenTofu ($$tofu)" && \
 	KUBEBUILDER_ASSETS="$$assets" MODKIND_TERRAFORM="$$tofu" $(GO) test ./reconcile/ -count=1 -timeout 30m && \
 	echo "== test provider and composition function (modules of their own)" && \

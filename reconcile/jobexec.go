@@ -3,6 +3,7 @@ package reconcile
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -16,6 +17,7 @@ import (
 	"github.com/hashicorp/terraform-exec/tfexec"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -54,9 +56,49 @@ type JobExecutor struct {
 	Dir string
 	// Job shapes every runner Job.
 	Job JobOptions
+	// MaxActive bounds the Runs active at once across the cluster (--max-concurrent-runs): a Run
+	// beyond it starts once another ended.
+	MaxActive int
 
 	mu      sync.Mutex
 	bundles map[string]bundle
+	// starting serializes counting active Runs and creating one, so that MaxActive holds.
+	starting sync.Mutex
+	// created are the Runs this process created lately, counted as active until the cache the
+	// count reads shows them.
+	created map[types.NamespacedName]time.Time
+}
+
+// A RunSlotsFullError says a Run waits for one of the cluster's active Runs to end.
+type RunSlotsFullError struct{ Active, Max int }
+
+func (e *RunSlotsFullError) Error() string {
+	return fmt.Sprintf("waiting for a free run slot: %d of %d Runs are active in the cluster (--max-concurrent-runs)", e.Active, e.Max)
+}
+
+// activeRuns counts the Runs that are pending or running in the cluster.
+func (x *JobExecutor) activeRuns(ctx context.Context) (int, error) {
+	runs := &v1alpha1.RunList{}
+	if err := x.Client.List(ctx, runs); err != nil {
+		return 0, errors.Wrap(err, errListRuns)
+	}
+	n := 0
+	seen := map[types.NamespacedName]bool{}
+	for _, r := range runs.Items {
+		seen[types.NamespacedName{Namespace: r.Namespace, Name: r.Name}] = true
+		if active(r.Status.Phase) {
+			n++
+		}
+	}
+	for key, at := range x.created {
+		switch {
+		case seen[key] || time.Since(at) > time.Minute:
+			delete(x.created, key)
+		default:
+			n++
+		}
+	}
+	return n, nil
 }
 
 // bundle is what a runner needs of a module and provider configuration besides the instance.
@@ -318,11 +360,26 @@ func (e *external) startJob(ctx context.Context, op v1alpha1.RunOperation) error
 // start creates the Run, its inputs Secret and its Job. A Run whose Secret or Job could not be
 // made is marked Failed at once, so that it never looks active.
 func (x *JobExecutor) start(ctx context.Context, rec *RunRecorder, op v1alpha1.RunOperation, s RunSubject, in *RunInputs, bundleDigest string) error {
+	x.starting.Lock()
+	defer x.starting.Unlock()
+	if x.MaxActive > 0 {
+		n, err := x.activeRuns(ctx)
+		if err != nil {
+			return err
+		}
+		if n >= x.MaxActive {
+			return &RunSlotsFullError{Active: n, Max: x.MaxActive}
+		}
+	}
 	run := rec.newRun(op, s)
 	run.Spec.ArtifactDigest = bundleDigest
 	if err := x.Client.Create(ctx, run); err != nil {
 		return errors.Wrap(err, errCreateRun)
 	}
+	if x.created == nil {
+		x.created = map[types.NamespacedName]time.Time{}
+	}
+	x.created[types.NamespacedName{Namespace: run.Namespace, Name: run.Name}] = time.Now()
 	run.Status = v1alpha1.RunStatus{Phase: v1alpha1.PhasePending, Executor: v1alpha1.ExecutorJob}
 	if err := x.Client.Status().Update(ctx, run); err != nil {
 		return errors.Wrapf(err, "%s %s", errUpdateRun, run.Name)

@@ -9,8 +9,10 @@ import (
 	"time"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+	rbacv1 "k8s.io/api/rbac/v1"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
+	"github.com/modkind/modkind/apis/v1alpha1"
 	"github.com/modkind/modkind/artifact"
 )
 
@@ -39,6 +41,7 @@ func setupJobs(mgr manager.Manager, runner *Runner, cfg Config) (*JobExecutor, e
 		Modules:   filepath.Join(cfg.Dir, "modules"),
 		Dir:       filepath.Join(cfg.Dir, "bundles"),
 		Job:       cfg.Job,
+		MaxActive: cfg.MaxConcurrentRuns,
 	}
 	jobs.Job.ArtifactsCA = certPEM
 	srv := &artifact.Server{
@@ -83,4 +86,21 @@ func (s *artifactServer) Start(ctx context.Context) error {
 		return errors.Wrap(err, errArtifactServer)
 	}
 	return nil
+}
+
+// DefaultRunnerServiceAccount is the service account runner Jobs run as when the instance's
+// ProviderConfig names none.
+const DefaultRunnerServiceAccount = "modkind-runner"
+
+// RunnerRules are what a runner's service account needs in its own namespace, bound there with a
+// RoleBinding to a ClusterRole holding them (the chart's <release>-runner): read its Run and
+// record the result, keep the instance's state and plan Secrets and the Run's inputs, and hold the
+// state Lease. Nothing cluster-scoped, and no Run it could create.
+func RunnerRules() []rbacv1.PolicyRule {
+	return []rbacv1.PolicyRule{
+		{APIGroups: []string{v1alpha1.Group}, Resources: []string{"runs"}, Verbs: []string{"get"}},
+		{APIGroups: []string{v1alpha1.Group}, Resources: []string{"runs/status"}, Verbs: []string{"get", "update", "patch"}},
+		{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"get", "list", "create", "update", "delete"}},
+		{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"}, Verbs: []string{"get", "create", "update", "delete"}},
+	}
 }

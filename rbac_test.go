@@ -26,6 +26,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
@@ -212,6 +213,7 @@ func TestChartRBAC(t *testing.T) {
 	t.Run("TenantRoles", func(t *testing.T) { testTenantRoles(t, g) })
 	t.Run("RunnerPermissions", func(t *testing.T) { testRunnerPermissions(t, g) })
 	t.Run("LeaderElection", func(t *testing.T) { testLeaderElection(t, g) })
+	t.Run("JobWatcher", func(t *testing.T) { testJobWatcher(t, g) })
 	t.Run("EndToEnd", func(t *testing.T) { testRBACEndToEnd(t, g) })
 	t.Run("TenantAttacks", func(t *testing.T) { testTenantAttacks(t, g) })
 }
@@ -1014,5 +1016,73 @@ func testRunnerPermissions(t *testing.T, g *rbacGround) {
 	}
 	if err := g.admin.Get(ctx, types.NamespacedName{Namespace: rbacTenant, Name: "planted"}, &v1alpha1.Run{}); !kerrors.IsNotFound(err) {
 		t.Errorf("no Run may be planted by a runner, got %v", err)
+	}
+}
+
+// The runner Job watcher, run as the chart's service account with its cache held to the tenant
+// namespaces and to runner Jobs, sees a runner Job fail and fails its Run, and is refused
+// nothing on the way.
+func testJobWatcher(t *testing.T, g *rbacGround) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	s, err := reconcile.Scheme()
+	if err != nil {
+		t.Fatal(err)
+	}
+	refused := &refusals{}
+	restCfg := rest.CopyConfig(g.controllerConfig)
+	restCfg.Wrap(refused.wrap)
+	opts := reconcile.ManagerOptions(s, reconcile.Config{Namespaces: []string{rbacTenant}})
+	opts.Metrics = metricsserver.Options{BindAddress: "0"}
+	opts.Cache.ByObject[&batchv1.Job{}] = cache.ByObject{Label: reconcile.RunnerJobSelector()}
+	mgr, err := ctrl.NewManager(restCfg, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := (&reconcile.JobWatcher{Client: mgr.GetClient(), Reader: mgr.GetAPIReader()}).SetupWithManager(mgr); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- mgr.Start(ctx) }()
+	defer func() {
+		cancel()
+		<-done
+	}()
+
+	run := &v1alpha1.Run{
+		ObjectMeta: metav1.ObjectMeta{Namespace: rbacTenant, Name: "watched-run", Labels: map[string]string{v1alpha1.LabelInstanceUID: "u"}},
+		Spec: v1alpha1.RunSpec{Operation: v1alpha1.OperationApply,
+			InstanceRef: v1alpha1.InstanceReference{APIVersion: rbacGroup + "/v1", Kind: "Gizmo", Name: "g", UID: "u"}},
+	}
+	if err := g.controller.Create(ctx, run); err != nil {
+		t.Fatal(err)
+	}
+	run.Status = v1alpha1.RunStatus{Phase: v1alpha1.PhaseRunning, Executor: v1alpha1.ExecutorJob}
+	if err := g.controller.Status().Update(ctx, run); err != nil {
+		t.Fatal(err)
+	}
+	job := reconcile.RunnerJob(run, nil, reconcile.JobOptions{Image: "modkind:test", ArtifactsURL: "https://modkind.modkind-system.svc:8443"})
+	if err := g.controller.Create(ctx, job); err != nil {
+		t.Fatal(err)
+	}
+	// The Job controller's verdict (envtest runs none), written as it would write it.
+	now := metav1.Now()
+	job.Status = batchv1.JobStatus{StartTime: &now, Failed: 1, Conditions: []batchv1.JobCondition{
+		{Type: batchv1.JobFailureTarget, Status: corev1.ConditionTrue, Reason: "DeadlineExceeded", Message: "Job was active longer than specified deadline", LastTransitionTime: now, LastProbeTime: now},
+		{Type: batchv1.JobFailed, Status: corev1.ConditionTrue, Reason: "DeadlineExceeded", Message: "Job was active longer than specified deadline", LastTransitionTime: now, LastProbeTime: now},
+	}}
+	if err := g.admin.Status().Update(ctx, job); err != nil {
+		t.Fatal(err)
+	}
+	want := "runner Job watched-run failed: DeadlineExceeded: Job was active longer than specified deadline"
+	rbacWaitFor(ctx, t, "the watcher fails the Run of the failed Job", refused, func(ctx context.Context) (bool, any) {
+		got := &v1alpha1.Run{}
+		if err := g.admin.Get(ctx, client.ObjectKeyFromObject(run), got); err != nil {
+			return false, err
+		}
+		return got.Status.Phase == v1alpha1.PhaseFailed && got.Status.Message == want && got.Status.CompletionTime != nil, got.Status
+	})
+	if r := refused.String(); r != "" {
+		t.Errorf("the watcher was refused requests:\n%s", r)
 	}
 }

@@ -279,7 +279,7 @@ func TestRunnerSpecAdmission(t *testing.T) {
 		Resources:          &corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("1Gi")}},
 		NodeSelector:       map[string]string{"kubernetes.io/os": "linux"},
 		Tolerations:        []corev1.Toleration{{Key: "dedicated", Operator: corev1.TolerationOpExists}},
-		Labels:             map[string]string{"azure.workload.identity/use": "true", "team": ""},
+		Labels:             map[string]string{"azure.workload.identity/use": "true", "team": "", "notmodkind.io/x": "y"},
 		Annotations:        map[string]string{"eks.amazonaws.com/role-arn": "arn:aws:iam::123456789012:role/terraform", "note": "any value: spaces, / and all"},
 	}
 	cases := map[string]struct {
@@ -338,6 +338,61 @@ func TestRunnerSpecAdmission(t *testing.T) {
 			}
 			if err := ground.client.Get(ctx, client.ObjectKeyFromObject(obj), obj); !kerrors.IsNotFound(err) {
 				t.Errorf("%s\nthe refused object must not exist, got %v", tc.reason, err)
+			}
+		})
+	}
+}
+
+// A Run's artifact digest is a sha256 digest or nothing, and is written once with the spec.
+func TestRunArtifactDigestAdmission(t *testing.T) {
+	ctx := context.Background()
+	ns := newNamespace(t)
+	good := "sha256:" + strings.Repeat("ab", 32)
+	cases := map[string]struct {
+		reason string
+		digest string
+		want   string
+	}{
+		"Digest":    {reason: "A sha256 digest is accepted.", digest: good},
+		"None":      {reason: "A Run of the process executor has none.", digest: ""},
+		"Upper":     {reason: "Hex digits are lower case, as digests are compared as strings.", digest: "sha256:" + strings.Repeat("AB", 32), want: "spec.artifactDigest in body should match"},
+		"Short":     {reason: "A digest has 64 hex digits.", digest: "sha256:abc", want: "spec.artifactDigest in body should match"},
+		"Algorithm": {reason: "Only sha256.", digest: "md5:" + strings.Repeat("a", 32), want: "spec.artifactDigest in body should match"},
+		"URL":       {reason: "Not a location: the runner fetches from the controller only.", digest: "https://evil.example.com/bundle.tgz", want: "spec.artifactDigest in body should match"},
+	}
+	i := 0
+	for name, tc := range cases {
+		i++
+		t.Run(name, func(t *testing.T) {
+			run := &v1alpha1.Run{
+				ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("run-%d", i)},
+				Spec: v1alpha1.RunSpec{
+					InstanceRef:    v1alpha1.InstanceReference{APIVersion: "example.org/v1", Kind: "Database", Name: "db", UID: "u"},
+					Operation:      v1alpha1.OperationApply,
+					ArtifactDigest: tc.digest,
+				},
+			}
+			err := ground.client.Create(ctx, run)
+			if tc.want != "" {
+				if !kerrors.IsInvalid(err) || !strings.Contains(err.Error(), tc.want) {
+					t.Fatalf("%s\nwant a refusal containing %q, got %v", tc.reason, tc.want, err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("%s\nrefused: %v", tc.reason, err)
+			}
+			// The spec is written once: the digest cannot be swapped afterwards.
+			run.Spec.ArtifactDigest = "sha256:" + strings.Repeat("cd", 32)
+			if err := ground.client.Update(ctx, run); !kerrors.IsInvalid(err) || !strings.Contains(err.Error(), "a Run's spec is written once") {
+				t.Errorf("%s\nchanging the digest must be refused, got %v", tc.reason, err)
+			}
+			got := &v1alpha1.Run{}
+			if err := ground.client.Get(ctx, client.ObjectKeyFromObject(run), got); err != nil {
+				t.Fatal(err)
+			}
+			if got.Spec.ArtifactDigest != tc.digest {
+				t.Errorf("%s\nstored digest %q, want %q", tc.reason, got.Spec.ArtifactDigest, tc.digest)
 			}
 		})
 	}

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	authenticationv1 "k8s.io/api/authentication/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -24,6 +26,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
@@ -83,6 +86,7 @@ func startRBACGround(t *testing.T) *rbacGround {
 	objs, err := charts.Render(filepath.Join("charts", "modkind"), rbacRelease, rbacNamespace, map[string]any{
 		"tenantNamespaces": []any{rbacTenant},
 		"generatedGroups":  []any{rbacGroup},
+		"runner":           map[string]any{"namespaces": []any{rbacTenant}},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -190,6 +194,12 @@ func event(ns string) *corev1.Event {
 	}
 }
 
+// runnerJob is the Job the controller makes for a Run named name in ns.
+func runnerJob(ns, name string) *batchv1.Job {
+	run := &v1alpha1.Run{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, UID: types.UID(name + "-uid")}}
+	return reconcile.RunnerJob(run, nil, reconcile.JobOptions{Image: "modkind:test", ArtifactsURL: "https://modkind.modkind-system.svc:8443"})
+}
+
 func mergePatch(ctx context.Context, c client.Client, obj client.Object, patch string) error {
 	return c.Patch(ctx, obj, client.RawPatch(types.MergePatchType, []byte(patch)))
 }
@@ -201,7 +211,9 @@ func TestChartRBAC(t *testing.T) {
 	g := startRBACGround(t)
 	t.Run("ControllerPermissions", func(t *testing.T) { testControllerPermissions(t, g) })
 	t.Run("TenantRoles", func(t *testing.T) { testTenantRoles(t, g) })
+	t.Run("RunnerPermissions", func(t *testing.T) { testRunnerPermissions(t, g) })
 	t.Run("LeaderElection", func(t *testing.T) { testLeaderElection(t, g) })
+	t.Run("JobWatcher", func(t *testing.T) { testJobWatcher(t, g) })
 	t.Run("EndToEnd", func(t *testing.T) { testRBACEndToEnd(t, g) })
 	t.Run("TenantAttacks", func(t *testing.T) { testTenantAttacks(t, g) })
 }
@@ -284,6 +296,24 @@ func testControllerPermissions(t *testing.T, g *rbacGround) {
 			func(ctx context.Context) error { return c.Create(ctx, lease(rbacOther, "tfstate.x")) }, forbidden},
 		{"EventInOtherNamespace", "No events outside the tenant namespaces, its own and default.",
 			func(ctx context.Context) error { return c.Create(ctx, event(rbacOther)) }, forbidden},
+		{"CreateRunnerJob", "A Run is executed by a Job in the instance's namespace (reconcile.RunnerJob).",
+			func(ctx context.Context) error { return c.Create(ctx, runnerJob(rbacTenant, "job-run")) }, allowed},
+		{"WatchRunnerJobs", "Runner Jobs are listed and watched (reconcile.JobWatcher).",
+			func(ctx context.Context) error {
+				return c.List(ctx, &batchv1.JobList{}, client.InNamespace(rbacTenant), client.MatchingLabelsSelector{Selector: reconcile.RunnerJobSelector()})
+			}, allowed},
+		{"UpdateRunnerJob", "A runner Job is never changed once created.",
+			func(ctx context.Context) error {
+				return mergePatch(ctx, c, runnerJob(rbacTenant, "job-run"), `{"metadata":{"labels":{"x":"y"}}}`)
+			}, forbidden},
+		{"DeleteRunnerJob", "A runner Job is deleted when its Run is abandoned.",
+			func(ctx context.Context) error { return c.Delete(ctx, runnerJob(rbacTenant, "job-run")) }, allowed},
+		{"CreateJobInOtherNamespace", "No Job outside the tenant namespaces.",
+			func(ctx context.Context) error { return c.Create(ctx, runnerJob(rbacOther, "job-run")) }, forbidden},
+		{"ReviewRunnerToken", "The artifact server asks the API server whose token a runner presents.",
+			func(ctx context.Context) error {
+				return c.Create(ctx, &authenticationv1.TokenReview{Spec: authenticationv1.TokenReviewSpec{Token: "not-a-token", Audiences: []string{reconcile.RunnerTokenAudience}}})
+			}, allowed},
 		{"GetCredentialsInOwnNamespace", "Module source credentials are read from modkind's own namespace.",
 			func(ctx context.Context) error {
 				return c.Get(ctx, types.NamespacedName{Namespace: rbacNamespace, Name: "module-credentials"}, &corev1.Secret{})
@@ -818,5 +848,241 @@ func rbacWaitFor(ctx context.Context, t *testing.T, what string, refused *refusa
 	})
 	if err != nil {
 		t.Fatalf("%s: %v; last seen: %v\nrequests of modkind the API server refused:\n%s", what, err, last, refused)
+	}
+}
+
+// A runner, under the service account runner.namespaces bound to the chart's runner role, reads
+// its Run and writes its result, and keeps state, plan views, locks and events in its own
+// namespace; it cannot create or delete Runs, read Modules, ProviderConfigs or anything
+// cluster-scoped, start Jobs or pods, or reach another namespace.
+func testRunnerPermissions(t *testing.T, g *rbacGround) {
+	ctx := context.Background()
+	sa := &corev1.ServiceAccount{}
+	if err := g.admin.Get(ctx, types.NamespacedName{Namespace: rbacTenant, Name: reconcile.DefaultRunnerServiceAccount}, sa); err != nil {
+		t.Fatalf("runner.namespaces must create the default runner service account %s: %v", reconcile.DefaultRunnerServiceAccount, err)
+	}
+	asRunner := func(ns string) client.Client {
+		// The groups a service account's token carries.
+		return rbacClient(t, impersonate(g.adminConfig, "system:serviceaccount:"+ns+":"+reconcile.DefaultRunnerServiceAccount,
+			"system:serviceaccounts", "system:serviceaccounts:"+ns, "system:authenticated"))
+	}
+	runner, unbound := asRunner(rbacTenant), asRunner(rbacOther)
+	run := &v1alpha1.Run{
+		ObjectMeta: metav1.ObjectMeta{Namespace: rbacTenant, Name: "runner-run"},
+		Spec: v1alpha1.RunSpec{Operation: v1alpha1.OperationApply,
+			InstanceRef: v1alpha1.InstanceReference{APIVersion: rbacGroup + "/v1", Kind: "Gizmo", Name: "g", UID: "u"}},
+	}
+	otherRun := run.DeepCopy()
+	otherRun.Namespace = rbacOther
+	for _, o := range []client.Object{run, otherRun, secret(rbacOther, "runner-other", nil),
+		&v1alpha1.ProviderConfig{ObjectMeta: metav1.ObjectMeta{Namespace: rbacTenant, Name: "runner-pc"}}} {
+		if err := g.admin.Create(ctx, o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rbacEventually(t, "the runner's RoleBinding", allowed, func(ctx context.Context) error {
+		return runner.Get(ctx, client.ObjectKeyFromObject(run), &v1alpha1.Run{})
+	})
+
+	stateLabels := map[string]string{"modkind.io/state-chunk-of": "runner"}
+	cases := []struct {
+		name   string
+		reason string
+		c      client.Client
+		op     func(ctx context.Context, c client.Client) error
+		want   outcome
+	}{
+		{"ReadOwnRun", "A runner reads the Run it executes.", runner,
+			func(ctx context.Context, c client.Client) error {
+				if err := c.Get(ctx, client.ObjectKeyFromObject(run), &v1alpha1.Run{}); err != nil {
+					return err
+				}
+				return c.List(ctx, &v1alpha1.RunList{}, client.InNamespace(rbacTenant))
+			}, allowed},
+		{"RecordResult", "A runner records its Run's result in status.", runner,
+			func(ctx context.Context, c client.Client) error {
+				got := &v1alpha1.Run{}
+				if err := c.Get(ctx, client.ObjectKeyFromObject(run), got); err != nil {
+					return err
+				}
+				got.Status.Phase, got.Status.Executor = v1alpha1.PhaseRunning, v1alpha1.ExecutorJob
+				if err := c.Status().Update(ctx, got); err != nil {
+					return err
+				}
+				return c.Status().Patch(ctx, got, client.RawPatch(types.MergePatchType, []byte(`{"status":{"phase":"Succeeded"}}`)))
+			}, allowed},
+		{"ChangeRunSpec", "A Run's spec and metadata are the controller's.", runner,
+			func(ctx context.Context, c client.Client) error {
+				return mergePatch(ctx, c, run.DeepCopy(), `{"metadata":{"labels":{"x":"y"}}}`)
+			}, forbidden},
+		{"CreateRun", "Runs are the controller's orders: a runner cannot order more.", runner,
+			func(ctx context.Context, c client.Client) error {
+				r := run.DeepCopy()
+				r.ResourceVersion, r.UID, r.Name = "", "", "planted"
+				return c.Create(ctx, r)
+			}, forbidden},
+		{"DeleteRun", "Nor remove the record.", runner,
+			func(ctx context.Context, c client.Client) error { return c.Delete(ctx, run.DeepCopy()) }, forbidden},
+		{"StateSecrets", "State and its chunks are written, listed by label and deleted in its namespace.", runner,
+			func(ctx context.Context, c client.Client) error {
+				s := secret(rbacTenant, "tfstate.runner", stateLabels)
+				if err := c.Create(ctx, s); err != nil {
+					return err
+				}
+				if err := c.Update(ctx, s); err != nil {
+					return err
+				}
+				if err := c.List(ctx, &corev1.SecretList{}, client.InNamespace(rbacTenant), client.MatchingLabels(stateLabels)); err != nil {
+					return err
+				}
+				return c.Delete(ctx, s)
+			}, allowed},
+		{"StateLock", "The state Lease is taken, renewed and released.", runner,
+			func(ctx context.Context, c client.Client) error {
+				l := lease(rbacTenant, "tfstate.runner")
+				if err := c.Create(ctx, l); err != nil {
+					return err
+				}
+				if err := c.Get(ctx, client.ObjectKeyFromObject(l), l); err != nil {
+					return err
+				}
+				l.Spec.HolderIdentity = ptr.To("runner")
+				if err := c.Update(ctx, l); err != nil {
+					return err
+				}
+				return c.Delete(ctx, l)
+			}, allowed},
+		{"Event", "Events on the Run and the instance.", runner,
+			func(ctx context.Context, c client.Client) error { return c.Create(ctx, event(rbacTenant)) }, allowed},
+		{"SecretOfOtherNamespace", "Another namespace's Secrets are out of reach.", runner,
+			func(ctx context.Context, c client.Client) error {
+				return c.Get(ctx, types.NamespacedName{Namespace: rbacOther, Name: "runner-other"}, &corev1.Secret{})
+			}, forbidden},
+		{"RunOfOtherNamespace", "So are its Runs.", runner,
+			func(ctx context.Context, c client.Client) error {
+				return c.Get(ctx, client.ObjectKeyFromObject(otherRun), &v1alpha1.Run{})
+			}, forbidden},
+		{"ListSecretsEverywhere", "Secrets cannot be listed across the cluster.", runner,
+			func(ctx context.Context, c client.Client) error { return c.List(ctx, &corev1.SecretList{}) }, forbidden},
+		{"ReadModules", "Modules are the controller's to read: the runner gets the module from its artifact server.", runner,
+			func(ctx context.Context, c client.Client) error { return c.List(ctx, &v1alpha1.ModuleList{}) }, forbidden},
+		{"ReadClusterProviderConfigs", "Cluster configuration is not a runner's.", runner,
+			func(ctx context.Context, c client.Client) error {
+				return c.List(ctx, &v1alpha1.ClusterProviderConfigList{})
+			}, forbidden},
+		{"ReadProviderConfig", "The controller resolves the ProviderConfig; the runner gets the result.", runner,
+			func(ctx context.Context, c client.Client) error {
+				return c.Get(ctx, types.NamespacedName{Namespace: rbacTenant, Name: "runner-pc"}, &v1alpha1.ProviderConfig{})
+			}, forbidden},
+		{"ReadCRDs", "Nothing cluster-scoped.", runner,
+			func(ctx context.Context, c client.Client) error {
+				return c.List(ctx, &extv1.CustomResourceDefinitionList{})
+			}, forbidden},
+		{"ListNamespaces", "Nothing cluster-scoped.", runner,
+			func(ctx context.Context, c client.Client) error { return c.List(ctx, &corev1.NamespaceList{}) }, forbidden},
+		{"CreateJob", "A runner cannot start other runners.", runner,
+			func(ctx context.Context, c client.Client) error {
+				return c.Create(ctx, runnerJob(rbacTenant, "by-runner"))
+			}, forbidden},
+		{"CreatePod", "Nor pods.", runner,
+			func(ctx context.Context, c client.Client) error {
+				return c.Create(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: rbacTenant, Name: "by-runner"},
+					Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "x", Image: "x"}}}})
+			}, forbidden},
+		{"ReviewTokens", "Token reviews are the controller's.", runner,
+			func(ctx context.Context, c client.Client) error {
+				return c.Create(ctx, &authenticationv1.TokenReview{Spec: authenticationv1.TokenReviewSpec{Token: "x"}})
+			}, forbidden},
+		{"UnboundNamespace", "A runner service account of a namespace nobody bound has nothing, even in its own namespace.", unbound,
+			func(ctx context.Context, c client.Client) error {
+				return c.Get(ctx, types.NamespacedName{Namespace: rbacOther, Name: "runner-other"}, &corev1.Secret{})
+			}, forbidden},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := outcomeOf(tc.op(ctx, tc.c)); got != tc.want {
+				t.Errorf("%s\nwant %s, got %s", tc.reason, tc.want, got)
+			}
+		})
+	}
+	// The refused requests changed nothing: the Run kept its labels and name, and no Run was
+	// planted.
+	got := &v1alpha1.Run{}
+	if err := g.admin.Get(ctx, client.ObjectKeyFromObject(run), got); err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Labels) != 0 {
+		t.Errorf("the runner changed the Run's metadata: %v", got.Labels)
+	}
+	if err := g.admin.Get(ctx, types.NamespacedName{Namespace: rbacTenant, Name: "planted"}, &v1alpha1.Run{}); !kerrors.IsNotFound(err) {
+		t.Errorf("no Run may be planted by a runner, got %v", err)
+	}
+}
+
+// The runner Job watcher, run as the chart's service account with its cache held to the tenant
+// namespaces and to runner Jobs, sees a runner Job fail and fails its Run, and is refused
+// nothing on the way.
+func testJobWatcher(t *testing.T, g *rbacGround) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	s, err := reconcile.Scheme()
+	if err != nil {
+		t.Fatal(err)
+	}
+	refused := &refusals{}
+	restCfg := rest.CopyConfig(g.controllerConfig)
+	restCfg.Wrap(refused.wrap)
+	opts := reconcile.ManagerOptions(s, reconcile.Config{Namespaces: []string{rbacTenant}})
+	opts.Metrics = metricsserver.Options{BindAddress: "0"}
+	opts.Cache.ByObject[&batchv1.Job{}] = cache.ByObject{Label: reconcile.RunnerJobSelector()}
+	mgr, err := ctrl.NewManager(restCfg, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := (&reconcile.JobWatcher{Client: mgr.GetClient(), Reader: mgr.GetAPIReader()}).SetupWithManager(mgr); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- mgr.Start(ctx) }()
+	defer func() {
+		cancel()
+		<-done
+	}()
+
+	run := &v1alpha1.Run{
+		ObjectMeta: metav1.ObjectMeta{Namespace: rbacTenant, Name: "watched-run", Labels: map[string]string{v1alpha1.LabelInstanceUID: "u"}},
+		Spec: v1alpha1.RunSpec{Operation: v1alpha1.OperationApply,
+			InstanceRef: v1alpha1.InstanceReference{APIVersion: rbacGroup + "/v1", Kind: "Gizmo", Name: "g", UID: "u"}},
+	}
+	if err := g.controller.Create(ctx, run); err != nil {
+		t.Fatal(err)
+	}
+	run.Status = v1alpha1.RunStatus{Phase: v1alpha1.PhaseRunning, Executor: v1alpha1.ExecutorJob}
+	if err := g.controller.Status().Update(ctx, run); err != nil {
+		t.Fatal(err)
+	}
+	job := reconcile.RunnerJob(run, nil, reconcile.JobOptions{Image: "modkind:test", ArtifactsURL: "https://modkind.modkind-system.svc:8443"})
+	if err := g.controller.Create(ctx, job); err != nil {
+		t.Fatal(err)
+	}
+	// The Job controller's verdict (envtest runs none), written as it would write it.
+	now := metav1.Now()
+	job.Status = batchv1.JobStatus{StartTime: &now, Failed: 1, Conditions: []batchv1.JobCondition{
+		{Type: batchv1.JobFailureTarget, Status: corev1.ConditionTrue, Reason: "DeadlineExceeded", Message: "Job was active longer than specified deadline", LastTransitionTime: now, LastProbeTime: now},
+		{Type: batchv1.JobFailed, Status: corev1.ConditionTrue, Reason: "DeadlineExceeded", Message: "Job was active longer than specified deadline", LastTransitionTime: now, LastProbeTime: now},
+	}}
+	if err := g.admin.Status().Update(ctx, job); err != nil {
+		t.Fatal(err)
+	}
+	want := "runner Job watched-run failed: DeadlineExceeded: Job was active longer than specified deadline"
+	rbacWaitFor(ctx, t, "the watcher fails the Run of the failed Job", refused, func(ctx context.Context) (bool, any) {
+		got := &v1alpha1.Run{}
+		if err := g.admin.Get(ctx, client.ObjectKeyFromObject(run), got); err != nil {
+			return false, err
+		}
+		return got.Status.Phase == v1alpha1.PhaseFailed && got.Status.Message == want && got.Status.CompletionTime != nil, got.Status
+	})
+	if r := refused.String(); r != "" {
+		t.Errorf("the watcher was refused requests:\n%s", r)
 	}
 }

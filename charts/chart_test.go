@@ -47,7 +47,7 @@ func TestChartIsAcceptedByAPIServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	for _, ns := range []string{"modkind-system", "modkind-tenants", "team-a", "team-b"} {
+	for _, ns := range []string{"modkind-system", "modkind-tenants", "modkind-runners", "team-a", "team-b"} {
 		if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
 			t.Fatal(err)
 		}
@@ -61,12 +61,12 @@ func TestChartIsAcceptedByAPIServer(t *testing.T) {
 		want      map[string]int
 	}{
 		"AllNamespaces": {
-			reason:    "Without tenantNamespaces the tenant grant is one ClusterRoleBinding; generatedGroups add three aggregated ClusterRoles; Runs are read through one more.",
+			reason:    "Without tenantNamespaces the tenant grant is one ClusterRoleBinding; generatedGroups add three aggregated ClusterRoles; Runs are read through one more; runners get one, bound nowhere.",
 			release:   "modkind",
 			namespace: "modkind-system",
 			values:    map[string]any{"generatedGroups": []any{"platform.example.org"}},
 			want: map[string]int{"CustomResourceDefinition": 4, "Deployment": 1, "ServiceAccount": 1, "Service": 1,
-				"ClusterRole": 6, "ClusterRoleBinding": 2, "Role": 1, "RoleBinding": 1,
+				"ClusterRole": 7, "ClusterRoleBinding": 2, "Role": 1, "RoleBinding": 1,
 				"ValidatingAdmissionPolicy": 1, "ValidatingAdmissionPolicyBinding": 1},
 		},
 		"TenantNamespaces": {
@@ -75,7 +75,16 @@ func TestChartIsAcceptedByAPIServer(t *testing.T) {
 			namespace: "modkind-tenants",
 			values:    map[string]any{"tenantNamespaces": []any{"team-a", "team-b", "team-a"}},
 			want: map[string]int{"CustomResourceDefinition": 4, "Deployment": 1, "ServiceAccount": 1, "Service": 1,
-				"ClusterRole": 3, "ClusterRoleBinding": 1, "Role": 2, "RoleBinding": 4,
+				"ClusterRole": 4, "ClusterRoleBinding": 1, "Role": 2, "RoleBinding": 4,
+				"ValidatingAdmissionPolicy": 1, "ValidatingAdmissionPolicyBinding": 1},
+		},
+		"RunnerNamespaces": {
+			reason:    "runner.namespaces add a runner service account and its RoleBinding per namespace (duplicates once); runner.mode job is a flag.",
+			release:   "modkind-runners",
+			namespace: "modkind-runners",
+			values:    map[string]any{"tenantNamespaces": []any{"team-a", "team-b"}, "runner": map[string]any{"mode": "job", "namespaces": []any{"team-a", "team-b", "team-a"}}},
+			want: map[string]int{"CustomResourceDefinition": 4, "Deployment": 1, "ServiceAccount": 3, "Service": 1,
+				"ClusterRole": 4, "ClusterRoleBinding": 1, "Role": 2, "RoleBinding": 6,
 				"ValidatingAdmissionPolicy": 1, "ValidatingAdmissionPolicyBinding": 1},
 		},
 	}

@@ -2,6 +2,7 @@ package v1alpha1
 
 import (
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 )
@@ -72,6 +73,53 @@ type ProviderConfigSpec struct {
 	// +kubebuilder:validation:Type=object
 	// +optional
 	Providers *runtime.RawExtension `json:"providers,omitempty"`
+	// Runner shapes the Kubernetes Job that executes the terraform runs of the instances using
+	// this configuration, when modkind runs with --runner=job. It is ignored with
+	// --runner=process, where terraform runs inside the controller.
+	// +optional
+	Runner *RunnerSpec `json:"runner,omitempty"`
+}
+
+// RunnerSpec is what a ProviderConfig (or ClusterProviderConfig) adds to the pod of the Job that
+// runs terraform for its instances. modkind writes the rest of the pod: image, command,
+// environment, volumes and security context are never taken from here.
+// +kubebuilder:validation:XValidation:rule="!has(self.labels) || self.labels.all(k, !(k.startsWith('modkind.io/') || k.matches('^[^/]*[.]modkind[.]io/')))",message="labels under modkind.io/ are modkind's own and cannot be set by a runner template"
+// +kubebuilder:validation:XValidation:rule="!has(self.annotations) || self.annotations.all(k, !(k.startsWith('modkind.io/') || k.matches('^[^/]*[.]modkind[.]io/')))",message="annotations under modkind.io/ are modkind's own and cannot be set by a runner template"
+// +kubebuilder:validation:XValidation:rule="!has(self.labels) || self.labels.all(k, !(k.startsWith('batch.kubernetes.io/') || k == 'controller-uid' || k == 'job-name'))",message="labels under batch.kubernetes.io/ and the labels controller-uid and job-name belong to the Job controller and cannot be set by a runner template"
+// +kubebuilder:validation:XValidation:rule="!has(self.annotations) || self.annotations.all(k, !(k.startsWith('batch.kubernetes.io/') || k == 'controller-uid' || k == 'job-name'))",message="annotations under batch.kubernetes.io/ and the annotations controller-uid and job-name belong to the Job controller and cannot be set by a runner template"
+type RunnerSpec struct {
+	// ServiceAccountName is the service account, in the instance's namespace, the runner pod runs
+	// as; "modkind-runner" when empty. Its identity is the one terraform and every provider run
+	// with: it reads the instance's state and Secrets through RBAC, and workload identity (EKS
+	// IRSA, GKE Workload Identity, Azure Workload Identity) binds cloud credentials to it, so no
+	// static cloud keys are needed. The controller's own service account token is never mounted
+	// in a runner pod.
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
+	// +optional
+	ServiceAccountName string `json:"serviceAccountName,omitempty"`
+	// Resources of the runner container: terraform and the providers it starts.
+	// +kubebuilder:validation:XValidation:rule="!has(self.claims)",message="a runner cannot claim dynamic resources"
+	// +optional
+	Resources *corev1.ResourceRequirements `json:"resources,omitempty"`
+	// NodeSelector of the runner pod.
+	// +kubebuilder:validation:MaxProperties=64
+	// +optional
+	NodeSelector map[string]string `json:"nodeSelector,omitempty"`
+	// Tolerations of the runner pod.
+	// +kubebuilder:validation:MaxItems=64
+	// +optional
+	Tolerations []corev1.Toleration `json:"tolerations,omitempty"`
+	// Labels added to the runner Job and its pod, e.g. azure.workload.identity/use. Labels under
+	// modkind.io/ and those the Job controller sets are refused; modkind's own labels always win.
+	// +kubebuilder:validation:MaxProperties=64
+	// +optional
+	Labels map[string]string `json:"labels,omitempty"`
+	// Annotations added to the runner Job and its pod. Keys under modkind.io/ and those the Job
+	// controller sets are refused.
+	// +kubebuilder:validation:MaxProperties=64
+	// +optional
+	Annotations map[string]string `json:"annotations,omitempty"`
 }
 
 // ProviderConfigStatus is the observed state of a ProviderConfig.

@@ -41,6 +41,9 @@ const (
 const (
 	// ExecutorProcess runs terraform as a child process of the controller.
 	ExecutorProcess = "process"
+	// ExecutorJob runs terraform in a Kubernetes Job in the Run's namespace, under the service
+	// account the instance's ProviderConfig names (spec.runner).
+	ExecutorJob = "job"
 )
 
 // Labels on every Run.
@@ -76,6 +79,12 @@ type RunSpec struct {
 	// is what the state records as applied when an Apply succeeds.
 	// +optional
 	InputsDigest string `json:"inputsDigest,omitempty"`
+	// ArtifactDigest is the digest of the bundle (module, providers and dependency lock file) a
+	// runner fetches from the controller's artifact server; the runner refuses a bundle that does
+	// not match it.
+	// +kubebuilder:validation:Pattern=`^sha256:[0-9a-f]{64}$`
+	// +optional
+	ArtifactDigest string `json:"artifactDigest,omitempty"`
 }
 
 // RunPlan summarizes the plan a Run made: counts and addresses, never values.
@@ -98,7 +107,8 @@ type RunPlan struct {
 type RunStatus struct {
 	// +optional
 	Phase RunPhase `json:"phase,omitempty"`
-	// Executor ran it: "process", a child of the controller.
+	// Executor ran it: "process", a child of the controller, or "job", a Kubernetes Job of the
+	// same name in the Run's namespace.
 	// +optional
 	Executor string `json:"executor,omitempty"`
 	// +optional

@@ -87,3 +87,20 @@ func ValidateFilePath(p string) error {
 	}
 	return nil
 }
+
+// ReservedRunnerKey reports whether a runner template (RunnerSpec) may not set the label or
+// annotation key, because modkind (modkind.io/) or the Job controller (batch.kubernetes.io/,
+// controller-uid, job-name) owns it. It matches the CEL rules on RunnerSpec, which refuse the same
+// keys at admission; the Job builder skips them again.
+func ReservedRunnerKey(key string) bool {
+	prefix, _, hasPrefix := strings.Cut(key, "/")
+	switch {
+	case key == "controller-uid" || key == "job-name":
+		return true
+	case !hasPrefix:
+		return false
+	case prefix == "modkind.io" || strings.HasSuffix(prefix, ".modkind.io"), prefix == "batch.kubernetes.io":
+		return true
+	}
+	return false
+}

@@ -28,8 +28,8 @@ func runner(args []string, out io.Writer) error {
 	name := fs.String("run", "", "the Run to execute")
 	namespace := fs.String("namespace", "", "the Run's namespace")
 	artifacts := fs.String("artifacts", "", "https URL of the controller's artifact server")
-	tokenFile := fs.String("token-file", reconcile.RunnerTokenPath, "service account token (audience "+reconcile.ArtifactsAudience+") presented to the artifact server; relative paths are from the working directory")
-	workDir := fs.String("work-dir", "work", "scratch directory for the module, providers and terraform")
+	tokenFile := fs.String("token-file", reconcile.RunnerTokenPath, "service account token (audience "+reconcile.RunnerTokenAudience+") presented to the artifact server; relative paths are from the working directory")
+	workDir := fs.String("work-dir", reconcile.RunnerWorkDir, "scratch directory for the module, providers and terraform; relative paths are from the working directory")
 	binary := fs.String("terraform-binary", "", "terraform or tofu executable; found on PATH when empty")
 	lockDuration := fs.Duration("lock-duration", time.Minute, "how long the state lock outlives this runner's last renewal")
 	if err := fs.parse(args); err != nil {

@@ -2,6 +2,7 @@ package reconcile
 
 import (
 	"maps"
+	"strings"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -157,9 +158,14 @@ func RunnerJob(run *v1alpha1.Run, spec *v1alpha1.RunnerSpec, o JobOptions) *batc
 						Name:            RunnerContainer,
 						Image:           o.Image,
 						ImagePullPolicy: o.PullPolicy,
-						Args:            []string{"runner", "--run", run.Name, "--namespace", run.Namespace, "--artifacts", o.ArtifactsURL},
-						Env:             env,
-						Resources:       resources,
+						// Paths are given relative to the working directory "/", which is the same
+						// place in a container; a node that runs pods without a root filesystem of
+						// their own (the test node) roots the working directory at the pod's.
+						WorkingDir: "/",
+						Args: []string{"runner", "--run", run.Name, "--namespace", run.Namespace, "--artifacts", o.ArtifactsURL,
+							"--work-dir", strings.TrimPrefix(RunnerWorkDir, "/"), "--token-file", strings.TrimPrefix(RunnerTokenPath, "/")},
+						Env:       env,
+						Resources: resources,
 						SecurityContext: &corev1.SecurityContext{
 							RunAsNonRoot:             ptr.To(true),
 							ReadOnlyRootFilesystem:   ptr.To(true),

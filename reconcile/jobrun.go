@@ -32,7 +32,7 @@ const (
 	runnerBundleDir = "bundle"
 	runnerWorkDir   = "run"
 
-	errGetRun         = "cannot get Run"
+	errReadRun        = "cannot get Run"
 	errGetRunInputs   = "cannot read the inputs of Run"
 	errFetchBundle    = "cannot fetch the module and providers of Run"
 	errRunnerConfig   = "cannot write the runner's terraform configuration"
@@ -86,7 +86,7 @@ type RunExecutor struct {
 func (x *RunExecutor) Execute(ctx context.Context, namespace, name string) error {
 	run := &v1alpha1.Run{}
 	if err := x.Client.Get(ctx, types.NamespacedName{Namespace: namespace, Name: name}, run); err != nil {
-		return errors.Wrap(err, errGetRun)
+		return errors.Wrap(err, errReadRun)
 	}
 	if finished(run.Status.Phase) {
 		// A Job started again for a Run that ended already does nothing.

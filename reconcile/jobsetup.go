@@ -46,7 +46,7 @@ func setupJobs(mgr manager.Manager, runner *Runner, cfg Config) (*JobExecutor, e
 	jobs.Job.ArtifactsCA = certPEM
 	srv := &artifact.Server{
 		Store:     jobs.Artifacts,
-		Reviewer:  artifact.NewTokenReviewer(mgr.GetClient(), []string{ArtifactsAudience}),
+		Reviewer:  artifact.NewTokenReviewer(mgr.GetClient(), []string{RunnerTokenAudience}),
 		Authorize: jobs.Authorize,
 		Log:       mgr.GetLogger().WithName("artifacts"),
 	}
@@ -87,10 +87,6 @@ func (s *artifactServer) Start(ctx context.Context) error {
 	}
 	return nil
 }
-
-// DefaultRunnerServiceAccount is the service account runner Jobs run as when the instance's
-// ProviderConfig names none.
-const DefaultRunnerServiceAccount = "modkind-runner"
 
 // RunnerRules are what a runner's service account needs in its own namespace, bound there with a
 // RoleBinding to a ClusterRole holding them (the chart's <release>-runner): read its Run and

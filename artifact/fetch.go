@@ -205,10 +205,6 @@ func extract(r io.Reader, dst string, o fetchOptions) (err error) {
 				return errors.Errorf("%s: %q is below %q", errBelowSymlink, name, p)
 			}
 		}
-		// Only regular files carry data; a size on anything else would be unpacked for nothing.
-		if hdr.Typeflag != tar.TypeReg && hdr.Size != 0 {
-			return errors.Errorf("%s: %q has a size", errEntryType, name)
-		}
 		mode := fs.FileMode(hdr.Mode).Perm() //nolint:gosec // masked to permission bits.
 		switch hdr.Typeflag {
 		case tar.TypeDir:

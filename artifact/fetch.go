@@ -25,6 +25,7 @@ const (
 	DefaultMaxEntries = 100_000
 
 	errBaseURL      = "artifact server URL must be https://host[:port][/path]"
+	errNoClient     = "Fetch needs an HTTP client (see NewTLSClient)"
 	errDst          = "bundle destination must be an absent or empty directory"
 	errRequest      = "cannot build bundle request"
 	errDo           = "cannot fetch bundle"
@@ -60,11 +61,15 @@ func WithLimits(maxBytes int64, maxEntries int) FetchOption {
 
 // Fetch downloads the bundle of digest from the artifact server at baseURL with a bearer token,
 // verifies its sha256 before anything is extracted, and extracts it into dst, which must be absent
-// or empty. Whatever Fetch refuses leaves dst absent or empty. Errors never contain the token.
+// or empty; the bundle is spooled in dst's parent, which must be writable. Whatever Fetch refuses
+// leaves dst absent or empty. Errors never contain the token.
 func Fetch(ctx context.Context, hc *http.Client, baseURL, token, digest, dst string, opts ...FetchOption) error {
 	o := fetchOptions{maxBytes: DefaultMaxBytes, maxEntries: DefaultMaxEntries}
 	for _, fn := range opts {
 		fn(&o)
+	}
+	if hc == nil {
+		return errors.New(errNoClient)
 	}
 	want, err := ParseDigest(digest)
 	if err != nil {

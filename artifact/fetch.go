@@ -1,0 +1,299 @@
+package artifact
+
+import (
+	"archive/tar"
+	"compress/gzip"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"io"
+	"io/fs"
+	"net/http"
+	"net/url"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+)
+
+const (
+	// DefaultMaxBytes bounds a bundle's compressed size and the total size of its files.
+	DefaultMaxBytes int64 = 2 << 30
+	// DefaultMaxEntries bounds the number of entries in a bundle.
+	DefaultMaxEntries = 100_000
+
+	errBaseURL      = "artifact server URL must be https://host[:port][/path]"
+	errNoClient     = "Fetch needs an HTTP client (see NewTLSClient)"
+	errDst          = "bundle destination must be an absent or empty directory"
+	errRequest      = "cannot build bundle request"
+	errDo           = "cannot fetch bundle"
+	errStatus       = "artifact server refused bundle"
+	errTooLarge     = "refusing bundle: larger than the limit"
+	errSpool        = "cannot spool bundle"
+	errMismatch     = "refusing bundle: digest mismatch"
+	errGzip         = "cannot read bundle: not gzip"
+	errTar          = "cannot read bundle"
+	errTooMany      = "refusing bundle: more entries than the limit"
+	errEscape       = "refusing bundle entry that escapes the destination"
+	errDupEntry     = "refusing duplicate bundle entry"
+	errBelowSymlink = "refusing bundle entry below a symlink"
+	errHardLink     = "refusing hard link in bundle"
+	errDevice       = "refusing device or fifo in bundle"
+	errEntryType    = "refusing unsupported bundle entry type"
+	errExtract      = "cannot extract bundle entry"
+)
+
+// A FetchOption changes how Fetch checks a bundle.
+type FetchOption func(*fetchOptions)
+
+type fetchOptions struct {
+	maxBytes   int64
+	maxEntries int
+}
+
+// WithLimits bounds the compressed size and the total file size (both by maxBytes) and the number
+// of entries of a fetched bundle.
+func WithLimits(maxBytes int64, maxEntries int) FetchOption {
+	return func(o *fetchOptions) { o.maxBytes, o.maxEntries = maxBytes, maxEntries }
+}
+
+// Fetch downloads the bundle of digest from the artifact server at baseURL with a bearer token,
+// verifies its sha256 before anything is extracted, and extracts it into dst, which must be absent
+// or empty; the bundle is spooled in dst's parent, which must be writable. Whatever Fetch refuses
+// leaves dst absent or empty. Errors never contain the token.
+func Fetch(ctx context.Context, hc *http.Client, baseURL, token, digest, dst string, opts ...FetchOption) error {
+	o := fetchOptions{maxBytes: DefaultMaxBytes, maxEntries: DefaultMaxEntries}
+	for _, fn := range opts {
+		fn(&o)
+	}
+	if hc == nil {
+		return errors.New(errNoClient)
+	}
+	want, err := ParseDigest(digest)
+	if err != nil {
+		return err
+	}
+	u, err := url.Parse(baseURL)
+	// Only TLS: the token is a credential of the runner's namespace.
+	if err != nil || u.Scheme != "https" || u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" {
+		return errors.New(errBaseURL)
+	}
+	u = u.JoinPath(PathPrefix, digest)
+	if err := checkDst(dst); err != nil {
+		return err
+	}
+
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	if err != nil {
+		return errors.Wrap(err, errRequest)
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := hc.Do(req)
+	if err != nil {
+		return errors.Wrapf(err, "%s %s", errDo, digest)
+	}
+	defer resp.Body.Close() //nolint:errcheck // read only.
+	if resp.StatusCode != http.StatusOK {
+		return errors.Errorf("%s %s: %s", errStatus, digest, resp.Status)
+	}
+	if resp.ContentLength > o.maxBytes {
+		return errors.Errorf("%s (%d > %d bytes)", errTooLarge, resp.ContentLength, o.maxBytes)
+	}
+
+	// Spool next to dst, so that nothing of an unverified bundle is ever unpacked.
+	spool, err := os.CreateTemp(filepath.Dir(filepath.Clean(dst)), ".bundle-*.tar.gz")
+	if err != nil {
+		return errors.Wrap(err, errSpool)
+	}
+	defer os.Remove(spool.Name()) //nolint:errcheck // a spool file never outlives Fetch.
+	defer spool.Close()           //nolint:errcheck // read only after the copy.
+	h := sha256.New()
+	n, err := io.Copy(io.MultiWriter(spool, h), io.LimitReader(resp.Body, o.maxBytes+1))
+	if err != nil {
+		return errors.Wrap(err, errSpool)
+	}
+	if n > o.maxBytes {
+		return errors.Errorf("%s (more than %d bytes)", errTooLarge, o.maxBytes)
+	}
+	if got := hex.EncodeToString(h.Sum(nil)); got != want {
+		return errors.Errorf("%s: got sha256:%s, want %s", errMismatch, got, digest)
+	}
+	if _, err := spool.Seek(0, io.SeekStart); err != nil {
+		return errors.Wrap(err, errSpool)
+	}
+	return extract(spool, dst, o)
+}
+
+func checkDst(dst string) error {
+	fi, err := os.Lstat(dst)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return errors.Wrap(err, errDst)
+	}
+	if !fi.IsDir() {
+		return errors.Errorf("%s: %s is not a directory", errDst, dst)
+	}
+	des, err := os.ReadDir(dst)
+	if err != nil {
+		return errors.Wrap(err, errDst)
+	}
+	if len(des) > 0 {
+		return errors.Errorf("%s: %s is not empty", errDst, dst)
+	}
+	return nil
+}
+
+// extract unpacks a verified bundle. Entries are still checked one by one: a digest says the bytes
+// are the ones the controller made, not that they are harmless. All writes go through an os.Root,
+// so that even a check missed here cannot write outside dst.
+func extract(r io.Reader, dst string, o fetchOptions) (err error) {
+	created := false
+	switch err := os.Mkdir(dst, 0o755); {
+	case err == nil:
+		created = true
+	case errors.Is(err, fs.ErrExist):
+		if err := checkDst(dst); err != nil {
+			return err
+		}
+	default:
+		return errors.Wrap(err, errDst)
+	}
+	defer func() {
+		if err != nil {
+			empty(dst, created)
+		}
+	}()
+	root, err := os.OpenRoot(dst)
+	if err != nil {
+		return errors.Wrap(err, errDst)
+	}
+	defer root.Close() //nolint:errcheck // nothing buffered.
+
+	zr, err := gzip.NewReader(r)
+	if err != nil {
+		return errors.Wrap(err, errGzip)
+	}
+	tr := tar.NewReader(zr)
+	var (
+		total    int64
+		count    int
+		seen     = map[string]bool{}
+		symlinks = map[string]bool{}
+		dirModes = map[string]fs.FileMode{}
+	)
+	for {
+		hdr, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return errors.Wrap(err, errTar)
+		}
+		count++
+		if count > o.maxEntries {
+			return errors.Errorf("%s (%d)", errTooMany, o.maxEntries)
+		}
+		name := strings.TrimSuffix(hdr.Name, "/")
+		if !localName(name) {
+			return errors.Errorf("%s: %q", errEscape, hdr.Name)
+		}
+		if seen[name] {
+			return errors.Errorf("%s: %q", errDupEntry, name)
+		}
+		seen[name] = true
+		for p := path.Dir(name); p != "."; p = path.Dir(p) {
+			if symlinks[p] {
+				return errors.Errorf("%s: %q is below %q", errBelowSymlink, name, p)
+			}
+		}
+		mode := fs.FileMode(hdr.Mode).Perm() //nolint:gosec // masked to permission bits.
+		switch hdr.Typeflag {
+		case tar.TypeDir:
+			if err := root.MkdirAll(name, 0o755); err != nil {
+				return errors.Wrapf(err, "%s %q", errExtract, name)
+			}
+			dirModes[name] = mode
+		case tar.TypeReg:
+			if hdr.Size < 0 || hdr.Size > o.maxBytes-total {
+				return errors.Errorf("%s (files add up to more than %d bytes at %q)", errTooLarge, o.maxBytes, name)
+			}
+			total += hdr.Size
+			if err := writeFile(root, name, mode, tr); err != nil {
+				return err
+			}
+		case tar.TypeSymlink:
+			if err := checkSymlink(name, hdr.Linkname, "."); err != nil {
+				return errors.Wrap(err, "refusing bundle entry")
+			}
+			if err := mkParent(root, name); err != nil {
+				return err
+			}
+			if err := root.Symlink(hdr.Linkname, name); err != nil {
+				return errors.Wrapf(err, "%s %q", errExtract, name)
+			}
+			symlinks[name] = true
+		case tar.TypeLink:
+			return errors.Errorf("%s: %q -> %q", errHardLink, name, hdr.Linkname)
+		case tar.TypeChar, tar.TypeBlock, tar.TypeFifo:
+			return errors.Errorf("%s: %q", errDevice, name)
+		default:
+			return errors.Errorf("%s %q: %q", errEntryType, string(hdr.Typeflag), name)
+		}
+	}
+	// Directory modes last, so that a read-only directory does not stop its own extraction; the
+	// owner keeps full access so that the runner can remove what it fetched.
+	for name, mode := range dirModes {
+		if err := root.Chmod(name, mode|0o700); err != nil {
+			return errors.Wrapf(err, "%s %q", errExtract, name)
+		}
+	}
+	return nil
+}
+
+func mkParent(root *os.Root, name string) error {
+	if d := path.Dir(name); d != "." {
+		if err := root.MkdirAll(d, 0o755); err != nil {
+			return errors.Wrapf(err, "%s %q", errExtract, name)
+		}
+	}
+	return nil
+}
+
+func writeFile(root *os.Root, name string, mode fs.FileMode, r io.Reader) error {
+	if err := mkParent(root, name); err != nil {
+		return err
+	}
+	f, err := root.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return errors.Wrapf(err, "%s %q", errExtract, name)
+	}
+	if _, err := io.Copy(f, r); err != nil {
+		_ = f.Close()
+		return errors.Wrapf(err, "%s %q", errExtract, name)
+	}
+	if err := f.Close(); err != nil {
+		return errors.Wrapf(err, "%s %q", errExtract, name)
+	}
+	// Chmod after the write: the create mode is subject to the umask, and the exec bit of a
+	// provider binary must survive.
+	return errors.Wrapf(root.Chmod(name, mode), "%s %q", errExtract, name)
+}
+
+// empty undoes a failed extraction: dst goes if Fetch made it, else only its content.
+func empty(dst string, created bool) {
+	if created {
+		_ = os.RemoveAll(dst)
+		return
+	}
+	des, err := os.ReadDir(dst)
+	if err != nil {
+		return
+	}
+	for _, de := range des {
+		_ = os.RemoveAll(filepath.Join(dst, de.Name()))
+	}
+}

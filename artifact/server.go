@@ -1,0 +1,199 @@
+package artifact
+
+import (
+	"context"
+	"io"
+	"io/fs"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+	"github.com/go-logr/logr"
+	authenticationv1 "k8s.io/api/authentication/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// PathPrefix is the path under which bundles are served: GET PathPrefix + digest.
+const PathPrefix = "/v1/bundles/"
+
+const (
+	errCreateReview = "cannot create TokenReview"
+	errNotSAUser    = "token does not belong to a service account"
+	errAudience     = "token review did not confirm the requested audiences"
+)
+
+// ErrUnauthenticated is returned by a TokenReviewer for a token the API server does not accept.
+var ErrUnauthenticated = errors.New("token not authenticated")
+
+// A TokenReviewer tells which service account a bearer token belongs to. It returns an error that
+// satisfies errors.Is(err, ErrUnauthenticated) when the token is not valid; any other error means
+// the review itself could not be made.
+type TokenReviewer interface {
+	Review(ctx context.Context, token string) (namespace, serviceAccount string, err error)
+}
+
+// NewTokenReviewer returns a TokenReviewer that asks the API server through a TokenReview with the
+// given audiences. Only service-account users are accepted. The client needs RBAC to create
+// tokenreviews.authentication.k8s.io.
+func NewTokenReviewer(c client.Client, audiences []string) TokenReviewer {
+	return &apiReviewer{client: c, audiences: slices.Clone(audiences)}
+}
+
+type apiReviewer struct {
+	client    client.Client
+	audiences []string
+}
+
+const saUserPrefix = "system:serviceaccount:"
+
+func (r *apiReviewer) Review(ctx context.Context, token string) (string, string, error) {
+	tr := &authenticationv1.TokenReview{Spec: authenticationv1.TokenReviewSpec{Token: token, Audiences: r.audiences}}
+	if err := r.client.Create(ctx, tr); err != nil {
+		return "", "", errors.Wrap(redact(err, token), errCreateReview)
+	}
+	// Status.Error is the authenticator's text; it is not passed on, since nothing guarantees it
+	// never quotes the token.
+	if !tr.Status.Authenticated {
+		return "", "", ErrUnauthenticated
+	}
+	// The API server answers with the audiences it confirmed; an empty or foreign answer means
+	// the token was not minted for this server.
+	if len(r.audiences) > 0 {
+		ok := len(tr.Status.Audiences) > 0
+		for _, a := range tr.Status.Audiences {
+			ok = ok && slices.Contains(r.audiences, a)
+		}
+		if !ok {
+			return "", "", errors.Wrap(ErrUnauthenticated, errAudience)
+		}
+	}
+	rest, ok := strings.CutPrefix(tr.Status.User.Username, saUserPrefix)
+	if !ok {
+		return "", "", errors.Wrap(ErrUnauthenticated, errNotSAUser)
+	}
+	ns, name, ok := strings.Cut(rest, ":")
+	if !ok || ns == "" || name == "" || strings.Contains(name, ":") {
+		return "", "", errors.Wrap(ErrUnauthenticated, errNotSAUser)
+	}
+	return ns, name, nil
+}
+
+// An Authorizer decides whether a runner of a namespace may fetch the bundle of a digest.
+type Authorizer func(ctx context.Context, namespace, digest string) (bool, error)
+
+// A Server serves bundles of a Store to runners: GET PathPrefix + digest with a service-account
+// token as "Authorization: Bearer <token>".
+type Server struct {
+	Store     *Store
+	Reviewer  TokenReviewer
+	Authorize Authorizer
+	Log       logr.Logger
+}
+
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	digest, ok := strings.CutPrefix(r.URL.Path, PathPrefix)
+	if !ok {
+		http.NotFound(w, r)
+		return
+	}
+	if r.Method != http.MethodGet {
+		w.Header().Set("Allow", http.MethodGet)
+		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+		return
+	}
+	// The digest's form is checked before the token so that garbage costs no TokenReview.
+	if _, err := ParseDigest(digest); err != nil {
+		http.Error(w, errDigestForm, http.StatusBadRequest)
+		return
+	}
+	log := s.Log.WithValues("digest", digest, "remote", r.RemoteAddr)
+
+	token, ok := bearer(r)
+	if !ok {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="modkind-artifacts"`)
+		http.Error(w, "bearer token required", http.StatusUnauthorized)
+		return
+	}
+	ns, sa, err := s.Reviewer.Review(r.Context(), token)
+	switch {
+	case errors.Is(err, ErrUnauthenticated):
+		log.V(1).Info("Refused bundle request: token not authenticated", "reason", redact(err, token).Error())
+		w.Header().Set("WWW-Authenticate", `Bearer realm="modkind-artifacts", error="invalid_token"`)
+		http.Error(w, "invalid token", http.StatusUnauthorized)
+		return
+	case err != nil:
+		log.Info("Cannot review runner token", "error", redact(err, token).Error())
+		http.Error(w, "cannot review token", http.StatusServiceUnavailable)
+		return
+	}
+	log = log.WithValues("namespace", ns, "serviceAccount", sa)
+
+	allowed, err := s.Authorize(r.Context(), ns, digest)
+	if err != nil {
+		log.Info("Cannot authorize bundle request", "error", err.Error())
+		http.Error(w, "cannot authorize request", http.StatusInternalServerError)
+		return
+	}
+	if !allowed {
+		log.Info("Refused bundle request: no active run of the namespace names this digest")
+		http.Error(w, "forbidden", http.StatusForbidden)
+		return
+	}
+
+	f, err := s.Store.Open(digest)
+	if errors.Is(err, fs.ErrNotExist) {
+		http.Error(w, "unknown digest", http.StatusNotFound)
+		return
+	}
+	if err != nil {
+		log.Info("Cannot open bundle", "error", err.Error())
+		http.Error(w, "cannot open bundle", http.StatusInternalServerError)
+		return
+	}
+	defer f.Close() //nolint:errcheck // read only.
+	fi, err := f.Stat()
+	if err != nil {
+		log.Info("Cannot stat bundle", "error", err.Error())
+		http.Error(w, "cannot open bundle", http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "application/gzip")
+	w.Header().Set("Content-Length", strconv.FormatInt(fi.Size(), 10))
+	w.Header().Set("Cache-Control", "private, no-store")
+	w.WriteHeader(http.StatusOK)
+	n, err := io.Copy(w, f)
+	if err != nil {
+		log.Info("Bundle transfer interrupted", "bytes", n, "error", err.Error())
+		return
+	}
+	log.V(1).Info("Served bundle", "bytes", n)
+}
+
+func bearer(r *http.Request) (string, bool) {
+	scheme, token, ok := strings.Cut(r.Header.Get("Authorization"), " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return "", false
+	}
+	token = strings.TrimSpace(token)
+	return token, token != ""
+}
+
+// redact keeps a token out of an error's text, in case a lower layer ever quotes it.
+func redact(err error, token string) error {
+	if err == nil || token == "" || !strings.Contains(err.Error(), token) {
+		return err
+	}
+	return redactedError{msg: strings.ReplaceAll(err.Error(), token, "[redacted]"), cause: err}
+}
+
+type redactedError struct {
+	msg   string
+	cause error
+}
+
+func (e redactedError) Error() string { return e.msg }
+
+// Is keeps errors.Is working through the redaction without exposing the cause's text.
+func (e redactedError) Is(target error) bool { return errors.Is(e.cause, target) }

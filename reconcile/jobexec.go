@@ -371,8 +371,13 @@ func (x *JobExecutor) start(ctx context.Context, rec *RunRecorder, op v1alpha1.R
 			return &RunSlotsFullError{Active: n, Max: x.MaxActive}
 		}
 	}
+	raw, err := json.Marshal(in)
+	if err != nil {
+		return errors.Wrap(err, errCreateInputs)
+	}
 	run := rec.newRun(op, s)
 	run.Spec.ArtifactDigest = bundleDigest
+	run.Spec.RunInputsDigest = inputsDigest(raw)
 	if err := x.Client.Create(ctx, run); err != nil {
 		return errors.Wrap(err, errCreateRun)
 	}
@@ -384,8 +389,7 @@ func (x *JobExecutor) start(ctx context.Context, rec *RunRecorder, op v1alpha1.R
 	if err := x.Client.Status().Update(ctx, run); err != nil {
 		return errors.Wrapf(err, "%s %s", errUpdateRun, run.Name)
 	}
-	err := x.createJob(ctx, run, s, in)
-	if err != nil {
+	if err := x.createJob(ctx, run, s, raw); err != nil {
 		setOutcome(&run.Status, RunOutcome{Err: err}, NewRedactor(in.Redact...), time.Now())
 		if werr := writeRunStatus(ctx, x.Client, x.Reader, run); werr != nil {
 			return errors.Wrapf(werr, "%s %s", errUpdateRun, run.Name)
@@ -395,11 +399,7 @@ func (x *JobExecutor) start(ctx context.Context, rec *RunRecorder, op v1alpha1.R
 	return rec.prune(ctx, s.Instance)
 }
 
-func (x *JobExecutor) createJob(ctx context.Context, run *v1alpha1.Run, s RunSubject, in *RunInputs) error {
-	raw, err := json.Marshal(in)
-	if err != nil {
-		return errors.Wrapf(err, "%s %s", errCreateInputs, run.Name)
-	}
+func (x *JobExecutor) createJob(ctx context.Context, run *v1alpha1.Run, s RunSubject, raw []byte) error {
 	owner := metav1.NewControllerRef(run, v1alpha1.SchemeGroupVersion.WithKind("Run"))
 	sec := &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Namespace: run.Namespace, Name: run.Name, Labels: run.Labels,

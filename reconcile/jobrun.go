@@ -2,6 +2,8 @@ package reconcile
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -186,8 +188,13 @@ func ReadRunInputs(ctx context.Context, c client.Reader, run *v1alpha1.Run) (*Ru
 		// A Secret of that name made by anyone else is not this Run's.
 		return nil, errors.Errorf("%s %s: Secret %s is not controlled by the Run", errGetRunInputs, run.Name, sec.Name)
 	}
+	raw := sec.Data[KeyRunInputs]
+	if run.Spec.RunInputsDigest == "" || inputsDigest(raw) != run.Spec.RunInputsDigest {
+		// Tenants write the Secrets of their namespace; what runs is what the controller wrote.
+		return nil, errors.Errorf("%s %s: Secret %s does not hold the inputs the controller wrote for the Run (spec.runInputsDigest)", errGetRunInputs, run.Name, sec.Name)
+	}
 	in := &RunInputs{}
-	if err := json.Unmarshal(sec.Data[KeyRunInputs], in); err != nil {
+	if err := json.Unmarshal(raw, in); err != nil {
 		// Never wrap err: a JSON error may quote a value.
 		return nil, errors.Errorf("%s %s: key %s does not hold the Run's inputs", errGetRunInputs, run.Name, KeyRunInputs)
 	}
@@ -195,6 +202,12 @@ func ReadRunInputs(ctx context.Context, c client.Reader, run *v1alpha1.Run) (*Ru
 		return nil, errors.New(errRunInputsStale)
 	}
 	return in, nil
+}
+
+// inputsDigest is the digest of a Run's serialized inputs, as spec.runInputsDigest holds it.
+func inputsDigest(raw []byte) string {
+	sum := sha256.Sum256(raw)
+	return "sha256:" + hex.EncodeToString(sum[:])
 }
 
 // runnerCLIConfig writes the terraform CLI configuration of a runner: providers come only from

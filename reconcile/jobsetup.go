@@ -2,7 +2,6 @@ package reconcile
 
 import (
 	"context"
-	"crypto/tls"
 	"net"
 	"net/http"
 	"path/filepath"
@@ -31,10 +30,6 @@ func setupJobs(mgr manager.Manager, runner *Runner, cfg Config) (*JobExecutor, e
 	if err != nil {
 		return nil, errors.Wrap(err, errArtifactServer)
 	}
-	cert, err := tls.X509KeyPair(certPEM, keyPEM)
-	if err != nil {
-		return nil, errors.Wrap(err, errArtifactServer)
-	}
 	jobs := &JobExecutor{
 		Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Runner: runner,
 		Artifacts: &artifact.Store{Dir: filepath.Join(cfg.Dir, "artifacts")},
@@ -50,7 +45,11 @@ func setupJobs(mgr manager.Manager, runner *Runner, cfg Config) (*JobExecutor, e
 		Authorize: jobs.Authorize,
 		Log:       mgr.GetLogger().WithName("artifacts"),
 	}
-	if err := mgr.Add(&artifactServer{addr: cfg.ArtifactsAddress, cert: cert, handler: srv}); err != nil {
+	hs, err := artifact.NewHTTPServer(cfg.ArtifactsAddress, srv, certPEM, keyPEM)
+	if err != nil {
+		return nil, errors.Wrap(err, errArtifactServer)
+	}
+	if err := mgr.Add(&artifactServer{srv: hs}); err != nil {
 		return nil, err
 	}
 	if err := (&JobWatcher{Client: mgr.GetClient(), Reader: mgr.GetAPIReader()}).SetupWithManager(mgr); err != nil {
@@ -61,28 +60,22 @@ func setupJobs(mgr manager.Manager, runner *Runner, cfg Config) (*JobExecutor, e
 
 // artifactServer serves bundles over TLS while the manager runs. Only the leader serves: it is
 // the replica that makes Runs, and so bundles.
-type artifactServer struct {
-	addr    string
-	cert    tls.Certificate
-	handler http.Handler
-}
+type artifactServer struct{ srv *http.Server }
 
 func (s *artifactServer) NeedLeaderElection() bool { return true }
 
 func (s *artifactServer) Start(ctx context.Context) error {
-	ln, err := net.Listen("tcp", s.addr)
+	ln, err := net.Listen("tcp", s.srv.Addr)
 	if err != nil {
 		return errors.Wrap(err, errArtifactServer)
 	}
-	srv := &http.Server{Handler: s.handler, ReadHeaderTimeout: 10 * time.Second,
-		TLSConfig: &tls.Config{Certificates: []tls.Certificate{s.cert}, MinVersion: tls.VersionTLS12}}
 	go func() {
 		<-ctx.Done()
 		shut, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		_ = srv.Shutdown(shut)
+		_ = s.srv.Shutdown(shut)
 	}()
-	if err := srv.ServeTLS(ln, "", ""); !errors.Is(err, http.ErrServerClosed) {
+	if err := s.srv.ServeTLS(ln, "", ""); !errors.Is(err, http.ErrServerClosed) {
 		return errors.Wrap(err, errArtifactServer)
 	}
 	return nil

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	extv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -139,6 +140,8 @@ func ManagerOptions(s *runtime.Scheme, cfg Config) manager.Options {
 		Cache: cache.Options{DefaultNamespaces: namespaces, ByObject: map[client.Object]cache.ByObject{
 			// Only modkind's own CRDs are watched; a cluster may have thousands of others.
 			&extv1.CustomResourceDefinition{}: {Label: crd.OwnedSelector()},
+			// Only runner Jobs (--runner job); a cluster's other Jobs are none of modkind's business.
+			&batchv1.Job{}: {Label: RunnerJobSelector()},
 		}},
 		Client: client.Options{Cache: &client.CacheOptions{
 			// Instances of generated kinds are read from the informers their controllers start.

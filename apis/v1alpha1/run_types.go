@@ -85,6 +85,13 @@ type RunSpec struct {
 	// +kubebuilder:validation:Pattern=`^sha256:[0-9a-f]{64}$`
 	// +optional
 	ArtifactDigest string `json:"artifactDigest,omitempty"`
+	// RunInputsDigest is the digest of the Run's inputs, which the controller puts in a Secret of
+	// the Run's name for a runner (they hold the tenant's secret values); the runner refuses inputs
+	// that do not match it, so that whoever may write the namespace's Secrets cannot change what
+	// the runner runs.
+	// +kubebuilder:validation:Pattern=`^sha256:[0-9a-f]{64}$`
+	// +optional
+	RunInputsDigest string `json:"runInputsDigest,omitempty"`
 }
 
 // RunPlan summarizes the plan a Run made: counts and addresses, never values.

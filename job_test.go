@@ -161,7 +161,23 @@ func (g *jobGround) startJobController(t *testing.T) {
 	proc := startModkind(t, "--kubeconfig", g.kubeconfig, "--work-dir", filepath.Join(t.TempDir(), "work"),
 		"--poll-interval", "2s", "--runner", "job", "--runner-image", runnerImage,
 		"--artifacts-bind-address", addr, "--artifacts-url", "https://"+addr)
-	t.Cleanup(func() { _ = proc.Process.Kill(); _ = proc.Wait() })
+	t.Cleanup(func() {
+		_ = proc.Process.Kill()
+		_ = proc.Wait()
+		if !t.Failed() {
+			return
+		}
+		if f, ok := proc.Stdout.(*os.File); ok {
+			b, _ := os.ReadFile(f.Name())
+			t.Logf("modkind log (last 6000 bytes):\n%s", tailBytes(b, 6000))
+		}
+		runs := &v1alpha1.RunList{}
+		if err := g.c.List(context.Background(), runs); err == nil {
+			for _, r := range runs.Items {
+				t.Logf("Run %s/%s: %s %s %q", r.Namespace, r.Name, r.Spec.Operation, r.Status.Phase, r.Status.Message)
+			}
+		}
+	})
 }
 
 // tenant makes namespace ns with the runner service account, bound to the runner ClusterRole.

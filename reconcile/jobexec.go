@@ -300,7 +300,12 @@ func (e *external) observeJob(ctx context.Context) (*managed.ExternalObservation
 		return nil, nil
 	}
 	e.latest = &runs[0]
-	if !active(e.latest.Status.Phase) {
+	// Any active Run, not only the newest: one instance never has two.
+	busy := false
+	for i := range runs {
+		busy = busy || active(runs[i].Status.Phase)
+	}
+	if !busy {
 		return nil, nil
 	}
 	if e.stored == nil && !meta.WasDeleted(e.inst) {

@@ -34,6 +34,10 @@ const (
 	// maxRunPrefix keeps a Run's name within 63 characters, so that a Job of the same name
 	// (the Job executor) can carry it in a label.
 	maxRunPrefix = 63 - len("-driftplan-") - 5
+	// annotationCreated is when the recorder created a Run, to the nanosecond, in createdLayout
+	// (fixed width, so that later sorts after earlier as a string).
+	annotationCreated = "modkind.io/created"
+	createdLayout     = "2006-01-02T15:04:05.000000000Z"
 	// recordTimeout bounds recording the end of a run, which must happen even when the
 	// reconcile's own context has run out.
 	recordTimeout = 10 * time.Second
@@ -215,7 +219,10 @@ func (r *RunRecorder) newRun(op v1alpha1.RunOperation, s RunSubject) *v1alpha1.R
 				v1alpha1.LabelInstanceUID:      string(inst.GetUID()),
 				v1alpha1.LabelInstance:         labelValue(inst.GetName()),
 			},
-			Annotations: map[string]string{v1alpha1.AnnotationInstance: gvk.Kind + "/" + inst.GetName()},
+			Annotations: map[string]string{
+				v1alpha1.AnnotationInstance: gvk.Kind + "/" + inst.GetName(),
+				annotationCreated:           r.clock().UTC().Format(createdLayout),
+			},
 			// Not a controller reference: the instance's controller does not reconcile Runs. The
 			// garbage collector deletes them with their instance; no blockOwnerDeletion, which
 			// would need the instances' finalizers subresource.
@@ -302,6 +309,12 @@ func (r *RunRecorder) list(ctx context.Context, inst *Instance) ([]v1alpha1.Run,
 		return nil, errors.Wrap(err, errListRuns)
 	}
 	sort.SliceStable(l.Items, func(i, j int) bool {
+		// creationTimestamp has seconds only: Runs made within one second are told apart by
+		// the nanoseconds the recorder wrote.
+		ca, cb := l.Items[i].Annotations[annotationCreated], l.Items[j].Annotations[annotationCreated]
+		if ca != "" && cb != "" && ca != cb {
+			return ca > cb
+		}
 		a, b := l.Items[i].CreationTimestamp, l.Items[j].CreationTimestamp
 		if !a.Equal(&b) {
 			return b.Before(&a)

@@ -1,0 +1,158 @@
+package reconcile
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+
+	"github.com/modkind/modkind/apis/v1alpha1"
+)
+
+// A runner runs the inputs the controller wrote for its Run and nothing else: the inputs Secret
+// lives in the tenant's namespace, where the tenant may write Secrets.
+func TestReadRunInputs(t *testing.T) {
+	s, err := Scheme()
+	if err != nil {
+		t.Fatal(err)
+	}
+	written := RunInputs{Main: []byte(`{"module":{}}`), Vars: []byte(`{}`), Digest: "inputs-1"}
+	raw, err := json.Marshal(written)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tampered := written
+	tampered.Main = []byte(`{"resource":{"terraform_data":{"x":{"provisioner":{"local-exec":{"command":"steal"}}}}}}`)
+	rawTampered, _ := json.Marshal(tampered)
+	run := func(mod func(*v1alpha1.Run)) *v1alpha1.Run {
+		r := &v1alpha1.Run{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "world-apply-abcde", UID: types.UID("run-uid")},
+			Spec:       v1alpha1.RunSpec{Operation: v1alpha1.OperationApply, InputsDigest: "inputs-1", RunInputsDigest: inputsDigest(raw)},
+		}
+		if mod != nil {
+			mod(r)
+		}
+		return r
+	}
+	secret := func(r *v1alpha1.Run, data []byte, controlled bool) *corev1.Secret {
+		sec := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: r.Namespace, Name: r.Name}, Data: map[string][]byte{KeyRunInputs: data}}
+		if controlled {
+			sec.OwnerReferences = []metav1.OwnerReference{*metav1.NewControllerRef(r, v1alpha1.SchemeGroupVersion.WithKind("Run"))}
+		}
+		return sec
+	}
+	cases := map[string]struct {
+		reason  string
+		run     *v1alpha1.Run
+		data    []byte
+		control bool
+		want    *RunInputs
+		wantErr string
+	}{
+		"AsWritten": {
+			reason: "The inputs the controller wrote are read back.",
+			run:    run(nil), data: raw, control: true, want: &written,
+		},
+		"Tampered": {
+			reason: "Inputs changed after the controller wrote them are refused, whoever changed them.",
+			run:    run(nil), data: rawTampered, control: true, wantErr: "does not hold the inputs the controller wrote",
+		},
+		"NoDigest": {
+			reason: "A Run that names no inputs digest runs nothing.",
+			run:    run(func(r *v1alpha1.Run) { r.Spec.RunInputsDigest = "" }), data: raw, control: true,
+			wantErr: "does not hold the inputs the controller wrote",
+		},
+		"NotControlled": {
+			reason: "A Secret of the Run's name that the Run does not control is not its inputs.",
+			run:    run(nil), data: raw, control: false, wantErr: "is not controlled by the Run",
+		},
+		"StaleInputs": {
+			reason: "Inputs made for other instance inputs than the Run's are refused.",
+			run:    run(func(r *v1alpha1.Run) { r.Spec.InputsDigest = "inputs-2" }), data: raw, control: true,
+			wantErr: errRunInputsStale,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			c := fake.NewClientBuilder().WithScheme(s).WithObjects(secret(tc.run, tc.data, tc.control)).Build()
+			got, err := ReadRunInputs(context.Background(), c, tc.run)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("%s\nwant error containing %q, got %v", tc.reason, tc.wantErr, err)
+				}
+				if strings.Contains(err.Error(), "steal") {
+					t.Errorf("%s\nthe error quotes the inputs: %v", tc.reason, err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("%s\n%v", tc.reason, err)
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("%s\n-want +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}
+
+func TestPackageOf(t *testing.T) {
+	cases := map[string]struct {
+		reason   string
+		dir      string
+		pkg, sub string
+		wantErr  bool
+	}{
+		"Root":      {"A module at the root of its package.", "/w/modules/abc", "/w/modules/abc", "", false},
+		"Sub":       {"A module in a subdirectory ships the whole package.", "/w/modules/abc/modules/vpc", "/w/modules/abc", "modules/vpc", false},
+		"Outside":   {"A directory outside the cache is refused.", "/elsewhere/m", "", "", true},
+		"CacheRoot": {"The cache root itself is no package.", "/w/modules", "", "", true},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			pkg, sub, err := packageOf("/w/modules", tc.dir)
+			if (err != nil) != tc.wantErr {
+				t.Fatalf("%s\nerror: %v", tc.reason, err)
+			}
+			if diff := cmp.Diff([]string{tc.pkg, tc.sub}, []string{pkg, sub}); diff != "" {
+				t.Errorf("%s\n-want +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}
+
+// Runs count against --max-concurrent-runs from the moment they are created, before the cache
+// shows them, and stop counting once they ended.
+func TestActiveRuns(t *testing.T) {
+	s, err := Scheme()
+	if err != nil {
+		t.Fatal(err)
+	}
+	mk := func(name string, p v1alpha1.RunPhase) *v1alpha1.Run {
+		return &v1alpha1.Run{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: name}, Status: v1alpha1.RunStatus{Phase: p}}
+	}
+	c := fake.NewClientBuilder().WithScheme(s).WithObjects(
+		mk("pending", v1alpha1.PhasePending), mk("running", v1alpha1.PhaseRunning), mk("done", v1alpha1.PhaseSucceeded),
+		mk("waiting", v1alpha1.PhaseWaitingForApproval)).Build()
+	x := &JobExecutor{Client: c, created: map[types.NamespacedName]time.Time{
+		{Namespace: "team-a", Name: "running"}:   time.Now(), // seen: counted once
+		{Namespace: "team-a", Name: "just-made"}: time.Now(), // not yet seen: counted
+		{Namespace: "team-a", Name: "long-gone"}: time.Now().Add(-time.Hour),
+	}}
+	n, err := x.activeRuns(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n != 3 {
+		t.Errorf("active Runs: want 3 (pending, running, just made), got %d", n)
+	}
+	if _, ok := x.created[types.NamespacedName{Namespace: "team-a", Name: "long-gone"}]; ok {
+		t.Errorf("a Run created long ago that the cache never showed is still counted")
+	}
+}

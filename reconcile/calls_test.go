@@ -16,6 +16,12 @@ variable "input" {
   type = string
 }
 
+# A variable no object reads: setting it changes the inputs and none of the objects.
+variable "note" {
+  type    = string
+  default = ""
+}
+
 resource "terraform_data" "one" {
   input = var.input
 }
@@ -26,8 +32,8 @@ output "echo" {
 `
 
 // An instance becomes Ready, and is updated, with no terraform process its result does not need:
-// terraform's version is learned once for all instances, the plan is shown once (its readable text
-// comes from the same show), and a plan is applied as saved.
+// terraform's version is learned once for all instances, a plan that neither waits for approval
+// nor is refused is judged from plan's JSON stream and never shown, and a plan is applied as saved.
 func TestTerraformCalls(t *testing.T) {
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "main.tf"), []byte(callsModule), 0o644); err != nil {
@@ -47,14 +53,21 @@ func TestTerraformCalls(t *testing.T) {
 		waitInstance(t, inst, 1)
 		wd := workDir(ns, "call."+gvk.Group, name)
 		work = append(work, wd)
-		if diff := cmp.Diff([]string{"init", "plan", "show", "apply"}, withoutVersion(terraformRuns(t, wd))); diff != "" {
+		if diff := cmp.Diff([]string{"init", "plan", "apply"}, withoutVersion(terraformRuns(t, wd))); diff != "" {
 			t.Errorf("creating %s: terraform calls -want +got:\n%s", name, diff)
 		}
 
 		patchSpec(t, inst, `{"forProvider":{"input":"two"}}`)
 		waitInstance(t, inst, 2)
-		if diff := cmp.Diff([]string{"init", "plan", "show", "apply", "plan", "show", "apply"}, withoutVersion(terraformRuns(t, wd))); diff != "" {
+		if diff := cmp.Diff([]string{"init", "plan", "apply", "plan", "apply"}, withoutVersion(terraformRuns(t, wd))); diff != "" {
 			t.Errorf("updating %s: terraform calls -want +got:\n%s", name, diff)
+		}
+
+		// New inputs whose plan changes nothing: planned, and neither shown nor applied.
+		patchSpec(t, inst, `{"forProvider":{"note":"changes nothing"}}`)
+		waitInstance(t, inst, 3)
+		if diff := cmp.Diff([]string{"init", "plan", "apply", "plan", "apply", "plan"}, withoutVersion(terraformRuns(t, wd))); diff != "" {
+			t.Errorf("planning no changes for %s: terraform calls -want +got:\n%s", name, diff)
 		}
 	}
 	// Learned once by the runner for every work directory there is, and so at most once for

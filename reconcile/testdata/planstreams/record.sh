@@ -1,7 +1,12 @@
 #!/bin/bash
-# rec.sh BIN OUTDIR: records plan -json streams of a few scenarios
+# record.sh BINARY OUTDIR records, for terraform or tofu, the `plan -json` stream of a few plans of
+# terraform_data objects (OUTDIR/<plan>.jsonl) and `show -json` of each saved plan
+# (OUTDIR/<plan>.show.json): create, noop, update, replace, delete (count shrinks), tainted,
+# forget (a removed block) and preventdestroy (a plan that fails).
+#   reconcile/testdata/planstreams/record.sh terraform reconcile/testdata/planstreams/terraform
+#   reconcile/testdata/planstreams/record.sh "$(hack/tofu.sh)" reconcile/testdata/planstreams/tofu
 set -e
-BIN=$1; OUT=$2; mkdir -p $OUT
+BIN=$1; OUT=$(realpath -m "$2"); mkdir -p "$OUT"
 export TF_CLI_CONFIG_FILE=/dev/null
 W=$(mktemp -d); cd $W
 cat > main.tf <<'TF'
@@ -21,11 +26,13 @@ TF
 $BIN init -input=false >/dev/null
 plan() { # name vars...
   name=$1; shift
+  rm -f p.tfplan
   set +e
-  $BIN plan -input=false -json -detailed-exitcode -out=p.tfplan "$@" > $OUT/$name.jsonl 2>$OUT/$name.stderr
-  echo "$name exit $?"
+  $BIN plan -input=false -json -detailed-exitcode -out=p.tfplan "$@" > $OUT/$name.jsonl
+  code=$?
+  echo "$name exit $code"
   set -e
-  $BIN show -json p.tfplan > $OUT/$name.show.json 2>/dev/null || true
+  if [ $code != 1 ]; then $BIN show -json p.tfplan > $OUT/$name.show.json; fi
 }
 A="-var input=a -var trig=t1 -var n=2"
 plan create $A
@@ -37,16 +44,8 @@ plan delete -var input=a -var trig=t1 -var n=1
 $BIN taint 'terraform_data.many[1]' >/dev/null 2>&1
 plan tainted $A
 $BIN apply -input=false -auto-approve $A >/dev/null
-# forget via removed block
-cat >> main.tf <<'TF'
-removed {
-  from = terraform_data.gone
-  lifecycle { destroy = false }
-}
-resource "terraform_data" "gone" { input = "g" }
-TF
-# first create "gone", then remove it with removed block
-sed -i '/^removed {/,/^}/d' main.tf
+# forget: an object made, then removed from the configuration by a removed block that keeps it
+echo 'resource "terraform_data" "gone" { input = "g" }' >> main.tf
 $BIN apply -input=false -auto-approve $A >/dev/null
 sed -i '/resource "terraform_data" "gone"/d' main.tf
 cat >> main.tf <<'TF'
@@ -66,4 +65,4 @@ resource "terraform_data" "gone" {
 }
 TF
 plan preventdestroy $A
-echo dir $W
+rm -rf "$W"

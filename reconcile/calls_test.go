@@ -1,6 +1,8 @@
 package reconcile_test
 
 import (
+	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -105,4 +107,53 @@ func versionCalls(t *testing.T) int {
 		}
 	}
 	return n
+}
+
+// refusingModule fails its plan for one input, as a module's own checks do.
+const refusingModule = `
+variable "input" {
+  type = string
+}
+
+resource "terraform_data" "one" {
+  input = var.input
+  lifecycle {
+    precondition {
+      condition     = var.input != "refused"
+      error_message = "The module refuses the input \"refused\"."
+    }
+  }
+}
+`
+
+// A plan that fails says why, as terraform does, although plan -json writes its errors to its
+// stream rather than to stderr; nothing is applied until the input is fixed.
+func TestPlanErrorSaysWhy(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "main.tf"), []byte(refusingModule), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	gvk := schema.GroupVersionKind{Group: "planerror.example.org", Version: "v1alpha1", Kind: "Refusal"}
+	createModule(t, "planerror", dir, gvk.Group, gvk.Kind)
+	waitModuleReady(t, "planerror")
+	ns := newNamespace(t)
+	inst := newInstance(gvk, ns, "refused", map[string]any{"forProvider": map[string]any{"input": "refused"}})
+	if err := ground.client.Create(t.Context(), inst); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the failed plan to be reported", func(context.Context) (bool, error) {
+		s := synced(t, inst)
+		if s == nil {
+			return false, nil
+		}
+		msg, _ := s["message"].(string)
+		return s["status"] == "False" && strings.Contains(msg, "Error: Resource precondition failed") &&
+			strings.Contains(msg, `The module refuses the input "refused".`), errors.New(msg)
+	})
+	wd := workDir(ns, "refusal."+gvk.Group, "refused")
+	if n := count(terraformRuns(t, wd), "apply"); n != 0 {
+		t.Errorf("a failed plan must apply nothing; applies: %d", n)
+	}
+	patchSpec(t, inst, `{"forProvider":{"input":"accepted"}}`)
+	waitInstance(t, inst, 2)
 }

@@ -1,6 +1,8 @@
 package reconcile_test
 
 import (
+	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -16,6 +18,12 @@ variable "input" {
   type = string
 }
 
+# A variable no object reads: setting it changes the inputs and none of the objects.
+variable "note" {
+  type    = string
+  default = ""
+}
+
 resource "terraform_data" "one" {
   input = var.input
 }
@@ -26,8 +34,8 @@ output "echo" {
 `
 
 // An instance becomes Ready, and is updated, with no terraform process its result does not need:
-// terraform's version is learned once for all instances, the plan is shown once (its readable text
-// comes from the same show), and a plan is applied as saved.
+// terraform's version is learned once for all instances, a plan that neither waits for approval
+// nor is refused is judged from plan's JSON stream and never shown, and a plan is applied as saved.
 func TestTerraformCalls(t *testing.T) {
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "main.tf"), []byte(callsModule), 0o644); err != nil {
@@ -47,14 +55,21 @@ func TestTerraformCalls(t *testing.T) {
 		waitInstance(t, inst, 1)
 		wd := workDir(ns, "call."+gvk.Group, name)
 		work = append(work, wd)
-		if diff := cmp.Diff([]string{"init", "plan", "show", "apply"}, withoutVersion(terraformRuns(t, wd))); diff != "" {
+		if diff := cmp.Diff([]string{"init", "plan", "apply"}, withoutVersion(terraformRuns(t, wd))); diff != "" {
 			t.Errorf("creating %s: terraform calls -want +got:\n%s", name, diff)
 		}
 
 		patchSpec(t, inst, `{"forProvider":{"input":"two"}}`)
 		waitInstance(t, inst, 2)
-		if diff := cmp.Diff([]string{"init", "plan", "show", "apply", "plan", "show", "apply"}, withoutVersion(terraformRuns(t, wd))); diff != "" {
+		if diff := cmp.Diff([]string{"init", "plan", "apply", "plan", "apply"}, withoutVersion(terraformRuns(t, wd))); diff != "" {
 			t.Errorf("updating %s: terraform calls -want +got:\n%s", name, diff)
+		}
+
+		// New inputs whose plan changes nothing: planned, and neither shown nor applied.
+		patchSpec(t, inst, `{"forProvider":{"note":"changes nothing"}}`)
+		waitInstance(t, inst, 3)
+		if diff := cmp.Diff([]string{"init", "plan", "apply", "plan", "apply", "plan"}, withoutVersion(terraformRuns(t, wd))); diff != "" {
+			t.Errorf("planning no changes for %s: terraform calls -want +got:\n%s", name, diff)
 		}
 	}
 	// Learned once by the runner for every work directory there is, and so at most once for
@@ -92,4 +107,53 @@ func versionCalls(t *testing.T) int {
 		}
 	}
 	return n
+}
+
+// refusingModule fails its plan for one input, as a module's own checks do.
+const refusingModule = `
+variable "input" {
+  type = string
+}
+
+resource "terraform_data" "one" {
+  input = var.input
+  lifecycle {
+    precondition {
+      condition     = var.input != "refused"
+      error_message = "The module refuses the input \"refused\"."
+    }
+  }
+}
+`
+
+// A plan that fails says why, as terraform does, although plan -json writes its errors to its
+// stream rather than to stderr; nothing is applied until the input is fixed.
+func TestPlanErrorSaysWhy(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "main.tf"), []byte(refusingModule), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	gvk := schema.GroupVersionKind{Group: "planerror.example.org", Version: "v1alpha1", Kind: "Refusal"}
+	createModule(t, "planerror", dir, gvk.Group, gvk.Kind)
+	waitModuleReady(t, "planerror")
+	ns := newNamespace(t)
+	inst := newInstance(gvk, ns, "refused", map[string]any{"forProvider": map[string]any{"input": "refused"}})
+	if err := ground.client.Create(t.Context(), inst); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the failed plan to be reported", func(context.Context) (bool, error) {
+		s := synced(t, inst)
+		if s == nil {
+			return false, nil
+		}
+		msg, _ := s["message"].(string)
+		return s["status"] == "False" && strings.Contains(msg, "Error: Resource precondition failed") &&
+			strings.Contains(msg, `The module refuses the input "refused".`), errors.New(msg)
+	})
+	wd := workDir(ns, "refusal."+gvk.Group, "refused")
+	if n := count(terraformRuns(t, wd), "apply"); n != 0 {
+		t.Errorf("a failed plan must apply nothing; applies: %d", n)
+	}
+	patchSpec(t, inst, `{"forProvider":{"input":"accepted"}}`)
+	waitInstance(t, inst, 2)
 }

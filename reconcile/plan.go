@@ -31,8 +31,11 @@ const (
 
 // PlanSummary is what status.lastPlan shows of the last plan.
 type PlanSummary struct {
-	// ID identifies the plan's changes: the same changes planned again get the same ID, which is
-	// what a user approves in approval mode.
+	// ID identifies the plan's changes: the same changes planned again get the same ID. A plan
+	// that was shown (it waits for approval, or was refused) has the ID of every value it changes
+	// (planID), which is what a user approves in approval mode; any other plan, judged from plan's
+	// JSON stream alone, has the ID of its inputs and the objects and outputs it changes
+	// (streamPlanID), which no approval is ever compared with.
 	ID                   string
 	Add, Change, Destroy int
 	// Destructive lists the changes that delete or replace an object.
@@ -90,8 +93,9 @@ func Summarize(p *tfjson.Plan) PlanSummary {
 	return s
 }
 
-// planID hashes what a plan would change, and nothing else (not when it was made), so that an
-// approval names exactly these changes.
+// planID hashes what a shown plan would change, and nothing else (not when it was made), so that
+// an approval names exactly these changes. A run that requires approval always shows its plan and
+// identifies it by this ID, never by streamPlanID, which does not cover values.
 func planID(p *tfjson.Plan) string {
 	var changes []any
 	for _, rc := range p.ResourceChanges {

@@ -27,7 +27,8 @@ const (
 	// PlanSecretType marks the Secrets that hold an instance's last plan as people read it.
 	PlanSecretType corev1.SecretType = "modkind.io/terraform-plan"
 	// KeyPlanText is the key of the plan's text (rendered from `terraform show -json <planfile>`
-	// as `terraform show <planfile>` would print it, redacted).
+	// as `terraform show <planfile>` would print it, redacted, for a plan that waits for approval
+	// or was refused; for any other plan, its changed objects and outputs from plan -json).
 	KeyPlanText = "plan.txt"
 	// AnnotationPlanID, AnnotationPlanSummary and AnnotationPlanTime say which plan the text
 	// shows: its id (as in status.lastPlan.id; empty for a plan without changes), its counts
@@ -72,12 +73,16 @@ type planSecretRef struct {
 	Labels map[string]string
 }
 
-// storePlanView stores the readable form of plan, nil for a plan without changes, which is said
-// in words.
-func (r *Runner) storePlanView(ctx context.Context, run *Run, plan *tfjson.Plan, s *PlanSummary) error {
+// storePlanView stores the readable form of a plan: rendered from plan, its show -json, when it
+// was shown (it waits for approval or was refused), else from stream, which names the changed
+// objects and outputs but no values. A plan without changes is said in words.
+func (r *Runner) storePlanView(ctx context.Context, run *Run, plan *tfjson.Plan, stream *planStream, s *PlanSummary) error {
 	text := noChanges
-	if plan != nil {
+	switch {
+	case plan != nil:
 		text = planText(run.Redactor, renderPlan(plan, *s))
+	case stream != nil && s.ID != "":
+		text = planText(run.Redactor, renderStream(stream, *s))
 	}
 	return writePlanView(ctx, r.States.Client, planRef(run.State), s, text)
 }

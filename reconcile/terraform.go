@@ -29,17 +29,18 @@ const (
 	fileInitKey = ".modkind-init"
 	filePlan    = "modkind.tfplan"
 
-	errWorkDir    = "cannot prepare work directory"
-	errInit       = "terraform init failed"
-	errPlan       = "terraform plan failed"
-	errApply      = "terraform apply failed"
-	errShowPlan   = "cannot read the saved plan"
-	errDestroy    = "terraform destroy failed"
-	errRefresh    = "terraform refresh failed"
-	errReadState  = "cannot read state Terraform wrote"
-	errSaveState  = "cannot save Terraform state"
-	errNewTF      = "cannot run terraform"
-	errWaitForRun = "gave up waiting for a free terraform slot"
+	errWorkDir        = "cannot prepare work directory"
+	errInit           = "terraform init failed"
+	errPlan           = "terraform plan failed"
+	errApply          = "terraform apply failed"
+	errShowPlan       = "cannot read the saved plan"
+	errReadPlanStream = "cannot read what terraform plan -json reported"
+	errDestroy        = "terraform destroy failed"
+	errRefresh        = "terraform refresh failed"
+	errReadState      = "cannot read state Terraform wrote"
+	errSaveState      = "cannot save Terraform state"
+	errNewTF          = "cannot run terraform"
+	errWaitForRun     = "gave up waiting for a free terraform slot"
 
 	errWaitForTerraform = "gave up waiting for an earlier terraform to release the state file"
 	errStateVanished    = "state Secret %s was deleted since this instance was observed; not running terraform without it"
@@ -148,32 +149,39 @@ func (r *Runner) apply(ctx context.Context, tf *session, run *Run, stored *state
 	planFile := filepath.Join(run.Dir, filePlan)
 	defer os.Remove(planFile)
 	start := time.Now()
-	changes, err := tf.plan(ctx, tfexec.Out(planFile))
+	changes, stream, err := tf.planJSON(ctx, tfexec.Out(planFile))
 	if err != nil && run.Unguarded != nil && strings.Contains(err.Error(), "prevent_destroy") {
 		// prevent_destroy fails a plan without saying what forces a replacement, and refuses
 		// even to replace a tainted object, which the guard allows. The guard below decides on
 		// the same plan without it.
-		changes, err = r.planUnguarded(ctx, tf, run, planFile)
+		changes, stream, err = r.planUnguarded(ctx, tf, run, planFile)
 	}
 	if err != nil {
 		return nil, nil, run.Redactor.Error(errors.Wrap(err, errPlan))
 	}
 	// A plan that changes nothing (plan's detailed exit code) is neither shown nor applied. One
-	// with changes is shown once, as JSON: the guard, the plan's id and its readable text all
-	// come from that.
+	// with changes is judged from plan's JSON stream, which says what each change does to which
+	// object. It is shown (terraform show -json, one more terraform process) only when something
+	// needs what the stream lacks: a plan that waits for approval is identified by every value it
+	// changes (planID) and a person reads it whole; a refused plan says which attributes force
+	// each replacement; a stream modkind cannot fully read is not trusted alone.
 	summary := &PlanSummary{At: start}
 	var plan *tfjson.Plan
 	if changes {
-		plan, err = tf.show(ctx, planFile)
-		if err != nil {
-			return nil, nil, run.Redactor.Error(errors.Wrap(err, errShowPlan))
+		streamed, complete := stream.summarize(run.Inputs)
+		*summary = streamed
+		if run.ApprovalRequired || !complete || (len(streamed.Destructive) > 0 && !run.AllowDestructive) {
+			plan, err = tf.show(ctx, planFile)
+			if err != nil {
+				return nil, nil, run.Redactor.Error(errors.Wrap(err, errShowPlan))
+			}
+			*summary = withStreamed(Summarize(plan), streamed.Destructive)
 		}
-		*summary = Summarize(plan)
 		summary.At = start
 	}
 	summary.Took = time.Since(start)
 	// Stored before the guard and approval decide, so that a refused or waiting plan can be read.
-	if err := r.storePlanView(ctx, run, plan, summary); err != nil {
+	if err := r.storePlanView(ctx, run, plan, stream, summary); err != nil {
 		return stored, summary, err
 	}
 	if !changes {
@@ -205,16 +213,16 @@ func (r *Runner) apply(ctx context.Context, tf *session, run *Run, stored *state
 
 // planUnguarded saves a plan of the run's root module without lifecycle.prevent_destroy, then
 // puts the guarded root module back.
-func (r *Runner) planUnguarded(ctx context.Context, tf *session, run *Run, planFile string) (bool, error) {
+func (r *Runner) planUnguarded(ctx context.Context, tf *session, run *Run, planFile string) (bool, *planStream, error) {
 	main := filepath.Join(run.Dir, FileMain)
 	if err := os.WriteFile(main, run.Unguarded.Main, 0o600); err != nil {
-		return false, errors.Wrap(err, errWorkDir)
+		return false, nil, errors.Wrap(err, errWorkDir)
 	}
-	changes, err := tf.plan(ctx, tfexec.Out(planFile))
+	changes, stream, err := tf.planJSON(ctx, tfexec.Out(planFile))
 	if werr := os.WriteFile(main, run.Root.Main, 0o600); werr != nil && err == nil {
 		err = errors.Wrap(werr, errWorkDir)
 	}
-	return changes, err
+	return changes, stream, err
 }
 
 // Plan reports whether applying the run would change anything, refreshing first so that drift
@@ -342,6 +350,29 @@ func (s *session) plan(ctx context.Context, opts ...tfexec.PlanOption) (bool, er
 		opts = append(opts, o)
 	}
 	return s.Plan(ctx, opts...)
+}
+
+// planJSON plans with -json and returns what the stream said. A failed plan's error carries the
+// stream's error diagnostics, since -json writes them there and not to stderr.
+func (s *session) planJSON(ctx context.Context, opts ...tfexec.PlanOption) (bool, *planStream, error) {
+	if o := s.providers.reattach(); o != nil {
+		opts = append(opts, o)
+	}
+	var out bytes.Buffer
+	changes, err := s.PlanJSON(ctx, &out, opts...)
+	// PlanJSON leaves its writer set for every later command.
+	s.SetStdout(nil)
+	stream, perr := parsePlanStream(&out)
+	if err != nil {
+		if text := stream.errorText(); text != "" {
+			err = errors.Errorf("%w\n%s", err, strings.TrimLeft(text, "\n"))
+		}
+		return false, stream, err
+	}
+	if perr != nil {
+		return false, stream, errors.Wrap(perr, errReadPlanStream)
+	}
+	return changes, stream, nil
 }
 
 func (s *session) show(ctx context.Context, planFile string) (*tfjson.Plan, error) {

@@ -82,10 +82,12 @@ type result struct {
 	createCalls           int
 	updateWall, updateCPU time.Duration
 	updateCalls           int
-	idleCPU               time.Duration
-	idleCalls             int
-	peakRSS               int64 // KiB
-	measuredIdle          bool
+	// createOwn and updateOwn are the CPU of the controller's own process, without terraform's.
+	createOwn, updateOwn time.Duration
+	idleCPU              time.Duration
+	idleCalls            int
+	peakRSS              int64 // KiB
+	measuredIdle         bool
 }
 
 func run(ctx context.Context, o options) error {
@@ -213,9 +215,11 @@ func run(ctx context.Context, o options) error {
 		row("create → all Ready, wall s", secs(floor.createWall), dur(floor.createWall, func(r result) time.Duration { return r.createWall }))
 		row("create, CPU-s", secs(floor.createCPU), dur(floor.createCPU, func(r result) time.Duration { return r.createCPU }))
 		row("create, terraform calls/instance", perInstance(floor.createCalls, o.n), calls(func(r result) int { return r.createCalls }))
+		row("create, controller's own CPU-s", "-", func(r result) (string, string) { return secs(r.createOwn), "" })
 		row("update all → applied, wall s", secs(floor.updateWall), dur(floor.updateWall, func(r result) time.Duration { return r.updateWall }))
 		row("update, CPU-s", secs(floor.updateCPU), dur(floor.updateCPU, func(r result) time.Duration { return r.updateCPU }))
 		row("update, terraform calls/instance", perInstance(floor.updateCalls, o.n), calls(func(r result) int { return r.updateCalls }))
+		row("update, controller's own CPU-s", "-", func(r result) (string, string) { return secs(r.updateOwn), "" })
 		row("idle, CPU % of one core", "0", func(r result) (string, string) {
 			return fmt.Sprintf("%.2f", 100*r.idleCPU.Seconds()/o.idle.Seconds()), ""
 		})
@@ -496,8 +500,9 @@ func (b *bench) modkindRun(ctx context.Context, name, variant string, m benchMod
 	if err := createNamespace(ctx, b.c, ns); err != nil {
 		return r, err
 	}
+	var own time.Duration
 	phase := func(gen int64, apply func(i int) error) (time.Duration, time.Duration, int, error) {
-		before, calls := cpuOf(pid), b.callCount()
+		before, ownBefore, calls := cpuOf(pid), ownCPUOf(pid), b.callCount()
 		start := time.Now()
 		if _, err := parallel(ctx, b.o.n, 20, func(i int) (time.Duration, error) { return 0, apply(i) }); err != nil {
 			return 0, 0, 0, err
@@ -505,6 +510,7 @@ func (b *bench) modkindRun(ctx context.Context, name, variant string, m benchMod
 		err := waitFor(ctx, time.Duration(b.o.n)*30*time.Second, "all Ready", func() (bool, error) {
 			return b.allReady(ctx, gvk, ns, gen)
 		})
+		own = ownCPUOf(pid) - ownBefore
 		return time.Since(start), cpuOf(pid) - before, b.callCount() - calls, err
 	}
 	r.createWall, r.createCPU, r.createCalls, err = phase(1, func(i int) error {
@@ -514,6 +520,7 @@ func (b *bench) modkindRun(ctx context.Context, name, variant string, m benchMod
 		u.SetName(fmt.Sprintf("i%d", i))
 		return b.c.Create(ctx, u)
 	})
+	r.createOwn = own
 	if err != nil {
 		return r, err
 	}
@@ -524,6 +531,7 @@ func (b *bench) modkindRun(ctx context.Context, name, variant string, m benchMod
 		u.SetName(fmt.Sprintf("i%d", i))
 		return b.c.Patch(ctx, u, client.RawPatch(types.MergePatchType, []byte(`{"spec":{"forProvider":{"input":"v2"}}}`)))
 	})
+	r.updateOwn = own
 	if err != nil {
 		return r, err
 	}
@@ -601,15 +609,26 @@ func (b *bench) callCount() int {
 // cpuOf is the CPU time of process pid and of its children it waited for (terraform, and the
 // providers terraform waited for).
 func cpuOf(pid int) time.Duration {
+	// utime, stime, cutime, cstime are fields 14-17 of stat.
+	return statTicks(pid, 14, 15, 16, 17)
+}
+
+// ownCPUOf is the CPU time of process pid alone: the controller's own work, without terraform's.
+func ownCPUOf(pid int) time.Duration {
+	return statTicks(pid, 14, 15)
+}
+
+// statTicks sums fields of /proc/<pid>/stat that count clock ticks.
+func statTicks(pid int, fields ...int) time.Duration {
 	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
 		return 0
 	}
-	// The command name, in parentheses, may hold spaces: fields are counted after it.
+	// The command name, in parentheses, may hold spaces: fields are counted after it; f starts
+	// at field 3.
 	f := strings.Fields(string(raw[bytes.LastIndexByte(raw, ')')+1:]))
-	// utime, stime, cutime, cstime are fields 14-17 of stat; f starts at field 3.
 	var ticks int64
-	for _, i := range []int{14, 15, 16, 17} {
+	for _, i := range fields {
 		v, _ := strconv.ParseInt(f[i-3], 10, 64)
 		ticks += v
 	}

@@ -367,7 +367,7 @@ var lastPlanSchema = extv1.JSONSchemaProps{
 		"destructive": {Type: "array", Description: "The objects the plan would destroy or replace, and why.", Items: &extv1.JSONSchemaPropsOrArray{Schema: &extv1.JSONSchemaProps{Type: "string"}}},
 		"time":        {Type: "string", Format: "date-time", Description: "When the plan started."},
 		"duration":    {Type: "string", Description: "How long planning took."},
-		"secretName":  {Type: "string", Description: "The Secret in this namespace that holds this plan as terraform show prints it (key plan.txt); modkind plan <kind>/<name> prints it."},
+		"secretName":  {Type: "string", Description: "The Secret in this namespace that holds this plan in readable form (key plan.txt): as terraform show prints it for a plan that waits or was refused; modkind plan <kind>/<name> prints it."},
 	},
 }
 

@@ -159,8 +159,10 @@ type external struct {
 	run    *Run
 	inputs Inputs
 	stored *state.Stored
-	// latest is the instance's newest Run, read by Observe in job mode.
+	// latest is the instance's newest Run, read by Observe in job mode; busy says a Run of the
+	// instance is still active.
 	latest *v1alpha1.Run
+	busy   bool
 }
 
 // Observe decides from the stored state alone whether the instance is applied and up to date;

@@ -82,7 +82,9 @@ func wantRunnerJob(mods ...func(*batchv1.Job)) *batchv1.Job {
 						Name:            "runner",
 						Image:           "ghcr.io/modkind/modkind:v1",
 						ImagePullPolicy: corev1.PullIfNotPresent,
-						Args:            []string{"runner", "--run", "db-apply-x7k2p", "--namespace", "team-a", "--artifacts", "https://modkind.modkind-system.svc:8443"},
+						WorkingDir:      "/",
+						Args: []string{"runner", "--run", "db-apply-x7k2p", "--namespace", "team-a", "--artifacts", "https://modkind.modkind-system.svc:8443",
+							"--work-dir", "var/lib/modkind", "--token-file", "var/run/secrets/modkind.io/artifacts/token"},
 						Env: []corev1.EnvVar{
 							{Name: "HOME", Value: "/var/lib/modkind"},
 							{Name: "TMPDIR", Value: "/tmp"},

@@ -308,6 +308,7 @@ func (e *external) observeJob(ctx context.Context) (*managed.ExternalObservation
 	if !busy {
 		return nil, nil
 	}
+	e.busy = true
 	if e.stored == nil && !meta.WasDeleted(e.inst) {
 		e.inst.SetConditions(xpv2.Creating())
 	}
@@ -317,6 +318,10 @@ func (e *external) observeJob(ctx context.Context) (*managed.ExternalObservation
 // startJob starts a Run of op executed by a Job, unless the newest Run of the same work says
 // why not yet: it was refused, waits for approval, or failed a moment ago.
 func (e *external) startJob(ctx context.Context, op v1alpha1.RunOperation) error {
+	if e.busy {
+		// Observe found a Run still active; a deleted instance is handed to Delete even then.
+		return nil
+	}
 	if l := e.latest; l != nil && l.Spec.Operation == op && l.Spec.ModuleDigest == e.snap.Module.Digest &&
 		(op == v1alpha1.OperationDestroy || l.Spec.InputsDigest == e.run.Inputs) {
 		if l.Status.Plan != nil {

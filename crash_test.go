@@ -212,15 +212,17 @@ func startAPIServer(t *testing.T) (string, client.Client) {
 	return kubeconfig, c
 }
 
-// waitInstanceReady waits until the instance's Ready condition is True.
+// waitInstanceReady waits until the instance's Ready condition is True; if it never is, the
+// failure shows the instance's conditions.
 func waitInstanceReady(t *testing.T, c client.Client, u *unstructured.Unstructured) {
 	t.Helper()
-	poll(t, u.GetName()+" Ready", 3*time.Minute, func(ctx context.Context) (bool, error) {
+	var conds []any
+	err := wait.PollUntilContextTimeout(context.Background(), 250*time.Millisecond, 3*time.Minute, true, func(ctx context.Context) (bool, error) {
 		got := u.DeepCopy()
 		if err := c.Get(ctx, client.ObjectKeyFromObject(u), got); err != nil {
 			return false, nil
 		}
-		conds, _, _ := unstructured.NestedSlice(got.Object, "status", "conditions")
+		conds, _, _ = unstructured.NestedSlice(got.Object, "status", "conditions")
 		for _, ci := range conds {
 			if cm, _ := ci.(map[string]any); cm["type"] == "Ready" && cm["status"] == "True" {
 				return true, nil
@@ -228,6 +230,9 @@ func waitInstanceReady(t *testing.T, c client.Client, u *unstructured.Unstructur
 		}
 		return false, nil
 	})
+	if err != nil {
+		t.Fatalf("%s Ready: %v; conditions: %v", u.GetName(), err, conds)
+	}
 }
 
 func poll(t *testing.T, what string, timeout time.Duration, cond func(ctx context.Context) (bool, error)) {

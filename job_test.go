@@ -2,11 +2,14 @@ package main
 
 import (
 	"context"
+	"fmt"
+	"math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -19,6 +22,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
@@ -142,6 +146,14 @@ func startProcess(t *testing.T, name, bin string, args ...string) *exec.Cmd {
 	return cmd
 }
 
+func keys(m map[string][]byte) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}
+
 func tailBytes(b []byte, n int) []byte {
 	if len(b) > n {
 		return b[len(b)-n:]
@@ -149,8 +161,9 @@ func tailBytes(b []byte, n int) []byte {
 	return b
 }
 
-// startJobController runs modkind with --runner job against the ground, as a process of its own.
-func (g *jobGround) startJobController(t *testing.T) {
+// jobControllerArgs are the arguments of a modkind with --runner job against the ground, with a
+// work directory and artifact server port of its own.
+func (g *jobGround) jobControllerArgs(t *testing.T) []string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -158,9 +171,16 @@ func (g *jobGround) startJobController(t *testing.T) {
 	}
 	addr := ln.Addr().String()
 	_ = ln.Close()
-	proc := startModkind(t, "--kubeconfig", g.kubeconfig, "--work-dir", filepath.Join(t.TempDir(), "work"),
-		"--poll-interval", "2s", "--runner", "job", "--runner-image", runnerImage,
-		"--artifacts-bind-address", addr, "--artifacts-url", "https://"+addr)
+	return []string{"--kubeconfig", g.kubeconfig, "--work-dir", filepath.Join(t.TempDir(), "work"),
+		"--poll-interval", "2s", "--lock-duration", "5s", "--runner", "job", "--runner-image", runnerImage,
+		"--artifacts-bind-address", addr, "--artifacts-url", "https://" + addr}
+}
+
+// startJobController runs modkind with args as a process of its own until the test ends; when
+// the test fails its log and every Run are shown.
+func (g *jobGround) startJobController(t *testing.T, args []string) *exec.Cmd {
+	t.Helper()
+	proc := startModkind(t, args...)
 	t.Cleanup(func() {
 		_ = proc.Process.Kill()
 		_ = proc.Wait()
@@ -171,13 +191,49 @@ func (g *jobGround) startJobController(t *testing.T) {
 			b, _ := os.ReadFile(f.Name())
 			t.Logf("modkind log (last 6000 bytes):\n%s", tailBytes(b, 6000))
 		}
-		runs := &v1alpha1.RunList{}
-		if err := g.c.List(context.Background(), runs); err == nil {
-			for _, r := range runs.Items {
-				t.Logf("Run %s/%s: %s %s %q", r.Namespace, r.Name, r.Spec.Operation, r.Status.Phase, r.Status.Message)
-			}
-		}
+		g.logRuns(t)
 	})
+	return proc
+}
+
+func (g *jobGround) logRuns(t *testing.T) {
+	runs := &v1alpha1.RunList{}
+	if err := g.c.List(context.Background(), runs); err == nil {
+		for _, r := range runs.Items {
+			t.Logf("Run %s/%s: %s %s %q", r.Namespace, r.Name, r.Spec.Operation, r.Status.Phase, r.Status.Message)
+		}
+	}
+}
+
+// watchActiveRuns samples the Runs until the test ends and fails it if one instance ever has two
+// active at once.
+func (g *jobGround) watchActiveRuns(t *testing.T) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = wait.PollUntilContextCancel(ctx, 200*time.Millisecond, true, func(ctx context.Context) (bool, error) {
+			runs := &v1alpha1.RunList{}
+			if err := g.c.List(ctx, runs); err != nil {
+				return false, nil
+			}
+			byInstance := map[string][]string{}
+			for _, r := range runs.Items {
+				if p := r.Status.Phase; p == "" || p == v1alpha1.PhasePending || p == v1alpha1.PhaseRunning {
+					byInstance[r.Spec.InstanceRef.UID] = append(byInstance[r.Spec.InstanceRef.UID], r.Name)
+				}
+			}
+			for _, names := range byInstance {
+				if len(names) > 1 {
+					t.Errorf("two Runs of one instance active at once: %v", names)
+					return true, nil
+				}
+			}
+			return false, nil
+		})
+	}()
+	t.Cleanup(func() { cancel(); <-done })
 }
 
 // tenant makes namespace ns with the runner service account, bound to the runner ClusterRole.
@@ -219,7 +275,8 @@ func runsOf(t *testing.T, c client.Client, u *unstructured.Unstructured) []v1alp
 func TestJobRunner(t *testing.T) {
 	g := startJobGround(t)
 	t.Setenv("TF_CLI_CONFIG_FILE", thingstest.Install(t))
-	g.startJobController(t)
+	g.startJobController(t, g.jobControllerArgs(t))
+	g.watchActiveRuns(t)
 	g.tenant(t, "team-a")
 	g.tenant(t, "team-b")
 	ctx := context.Background()
@@ -242,7 +299,7 @@ func TestJobRunner(t *testing.T) {
 		ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "shaped"},
 		Spec: v1alpha1.ProviderConfigSpec{Runner: &v1alpha1.RunnerSpec{
 			Annotations: map[string]string{"example.org/workload-identity": "team-a-role"},
-			Resources: &corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("512Mi")}},
+			Resources:   &corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("512Mi")}},
 		}},
 	}); err != nil {
 		t.Fatal(err)
@@ -368,6 +425,73 @@ func TestJobRunner(t *testing.T) {
 		}
 	})
 
+	t.Run("a resource kind of the things provider is created, updated and deleted by Jobs", func(t *testing.T) {
+		// The controller's CLI configuration (TF_CLI_CONFIG_FILE, set above) installs the provider
+		// from the test's mirror; a runner's only allows the mirror in the bundle it fetched from
+		// the controller, so a bucket made by a runner proves the provider came from there.
+		cloud := thingstest.NewCloud(t)
+		bucket := schema.GroupVersionKind{Group: "jobthings.example.org", Version: "v1alpha1", Kind: "Bucket"}
+		if err := c.Create(ctx, &v1alpha1.Module{
+			ObjectMeta: metav1.ObjectMeta{Name: "jobthings"},
+			Spec: v1alpha1.ModuleSpec{
+				Source: v1alpha1.ModuleSource{Resource: &v1alpha1.ResourceSource{Provider: thingstest.Source, Version: thingstest.DefaultVersion, Type: "things_bucket"}},
+				CRD:    v1alpha1.CRDNames{Group: bucket.Group, Kind: bucket.Kind},
+			},
+		}); err != nil {
+			t.Fatal(err)
+		}
+		env, dir, _ := strings.Cut(cloud.Env(), "=")
+		if err := c.Create(ctx, &v1alpha1.ProviderConfig{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "cloud"},
+			Spec:       v1alpha1.ProviderConfigSpec{Env: []v1alpha1.EnvVar{{Name: env, Value: &dir}}},
+		}); err != nil {
+			t.Fatal(err)
+		}
+		b := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{
+			"forProvider":                map[string]any{"name": "logs", "tags": map[string]any{"team": "a"}},
+			"providerConfigRef":          map[string]any{"name": "cloud"},
+			"writeConnectionSecretToRef": map[string]any{"name": "bucket-logs"},
+		}}}
+		b.SetGroupVersionKind(bucket)
+		b.SetNamespace("team-a")
+		b.SetName("logs")
+		poll(t, "the Bucket CRD to be served", 2*time.Minute, func(ctx context.Context) (bool, error) {
+			return c.Create(ctx, b) == nil, nil
+		})
+		waitInstanceReady(t, c, b)
+		objs := cloud.Objects("things_bucket")
+		if len(objs) != 1 {
+			t.Fatalf("cloud holds %d buckets, want 1: %v", len(objs), objs)
+		}
+		conn := &corev1.Secret{}
+		if err := c.Get(ctx, client.ObjectKey{Namespace: "team-a", Name: "bucket-logs"}, conn); err != nil {
+			t.Fatal(err)
+		}
+		if len(conn.Data["access_key"]) == 0 || len(conn.Data["arn"]) == 0 {
+			t.Errorf("connection Secret lacks the bucket's access_key or arn: keys %v", keys(conn.Data))
+		}
+		patch := []byte(`{"spec":{"forProvider":{"tags":{"team":"b"}}}}`)
+		if err := c.Patch(ctx, b, client.RawPatch("application/merge-patch+json", patch)); err != nil {
+			t.Fatal(err)
+		}
+		poll(t, "the tag change to reach the cloud", 3*time.Minute, func(context.Context) (bool, error) {
+			for _, o := range cloud.Objects("things_bucket") {
+				tags, _ := o["tags"].(map[string]any)
+				return tags["team"] == "b", nil
+			}
+			return false, nil
+		})
+		if err := c.Delete(ctx, b); err != nil {
+			t.Fatal(err)
+		}
+		poll(t, "the bucket to be deleted", 3*time.Minute, func(ctx context.Context) (bool, error) {
+			return len(cloud.Objects("things_bucket")) == 0 && kerrors.IsNotFound(c.Get(ctx, client.ObjectKeyFromObject(b), b.DeepCopy())), nil
+		})
+		if created := cloud.Count("things_bucket", "created"); created != 1 {
+			t.Errorf("buckets created: %d, want 1: %v", created, cloud.Log("things_bucket"))
+		}
+	})
+
 	t.Run("deleting the instance destroys through a Run and removes the state", func(t *testing.T) {
 		if err := c.Delete(ctx, world); err != nil {
 			t.Fatal(err)
@@ -380,4 +504,78 @@ func TestJobRunner(t *testing.T) {
 			t.Errorf("state after delete: %v, %v; want none", st, err)
 		}
 	})
+}
+
+// Killing the controller with SIGKILL at random moments while 20 instances are created by Jobs
+// costs nothing: the Jobs go on without it, the restarted controller adopts their Runs rather than
+// starting others, and every object is created exactly once.
+func TestJobRunnerKillNine(t *testing.T) {
+	g := startJobGround(t)
+	g.tenant(t, "default")
+	args := g.jobControllerArgs(t)
+	proc := startModkind(t, args...)
+	g.watchActiveRuns(t)
+	traces, insts := createTraces(t, g.c, "jobkill", 20, func(i int) []any { return []any{fmt.Sprintf("i%d", i)} }, 3)
+	for round := range 8 {
+		time.Sleep(time.Duration(1000+rand.IntN(3000)) * time.Millisecond) // A random moment.
+		if err := proc.Process.Signal(syscall.SIGKILL); err != nil {
+			t.Fatal(err)
+		}
+		_ = proc.Wait()
+		t.Logf("round %d: killed modkind with SIGKILL", round)
+		proc = startModkind(t, args...)
+	}
+	t.Cleanup(func() {
+		_ = proc.Process.Kill()
+		_ = proc.Wait()
+		if t.Failed() {
+			g.logRuns(t)
+		}
+	})
+	for _, u := range insts {
+		waitInstanceReady(t, g.c, u)
+	}
+	assertCreatedOnce(t, traces, len(insts))
+}
+
+// Two controllers without leader election, both in job mode, never run two Runs of one instance
+// at once, and create each object once.
+func TestJobRunnerTwoControllers(t *testing.T) {
+	g := startJobGround(t)
+	g.tenant(t, "default")
+	g.startJobController(t, g.jobControllerArgs(t))
+	g.startJobController(t, g.jobControllerArgs(t))
+	g.watchActiveRuns(t)
+	traces, insts := createTraces(t, g.c, "jobtwo", 6, func(i int) []any { return []any{fmt.Sprintf("i%d", i)} }, 1)
+	for _, u := range insts {
+		waitInstanceReady(t, g.c, u)
+	}
+	assertCreatedOnce(t, traces, len(insts))
+	for _, u := range insts {
+		got := u.DeepCopy()
+		if err := g.c.Get(context.Background(), client.ObjectKeyFromObject(u), got); err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range runsOf(t, g.c, got) {
+			if r.Status.Phase == v1alpha1.PhaseFailed {
+				t.Errorf("Run %s of %s failed: %s", r.Name, u.GetName(), r.Status.Message)
+			}
+		}
+	}
+}
+
+// assertCreatedOnce checks the trace module's files i0..i<n-1> in dir: each exists and was
+// created exactly once.
+func assertCreatedOnce(t *testing.T, dir string, n int) {
+	t.Helper()
+	for i := range n {
+		p := filepath.Join(dir, fmt.Sprintf("i%d", i))
+		if b, err := os.ReadFile(p); err != nil || string(b) != "hello" {
+			t.Errorf("%s: want hello, got %q, %v", p, b, err)
+		}
+		b, _ := os.ReadFile(p + ".log")
+		if created := strings.Count(string(b), "created"); created != 1 {
+			t.Errorf("%s: created %d times, want once:\n%s", p, created, b)
+		}
+	}
 }

@@ -16,6 +16,7 @@ import (
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 	"github.com/hashicorp/terraform-exec/tfexec"
 	corev1 "k8s.io/api/core/v1"
+	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
@@ -364,12 +365,20 @@ func (e *external) startJob(ctx context.Context, op v1alpha1.RunOperation) error
 			return errors.Wrapf(err, "%s %s", errUpdateRun, e.latest.Name)
 		}
 	}
-	return e.jobs.start(ctx, e.runs, op, e.runSubject(), in, b.digest)
+	prev := ""
+	if e.latest != nil {
+		prev = e.latest.Name
+	}
+	return e.jobs.start(ctx, e.runs, op, e.runSubject(), in, b.digest, prev)
 }
 
 // start creates the Run, its inputs Secret and its Job. A Run whose Secret or Job could not be
 // made is marked Failed at once, so that it never looks active.
-func (x *JobExecutor) start(ctx context.Context, rec *RunRecorder, op v1alpha1.RunOperation, s RunSubject, in *RunInputs, bundleDigest string) error {
+//
+// The Run's name follows from the instance and the Run before it (prev), so that two controllers
+// that both saw prev as the newest Run and both start the next make the same Run, and the second
+// finds it made: never two active Runs for one instance, even without leader election.
+func (x *JobExecutor) start(ctx context.Context, rec *RunRecorder, op v1alpha1.RunOperation, s RunSubject, in *RunInputs, bundleDigest, prev string) error {
 	x.starting.Lock()
 	defer x.starting.Unlock()
 	if x.MaxActive > 0 {
@@ -386,9 +395,15 @@ func (x *JobExecutor) start(ctx context.Context, rec *RunRecorder, op v1alpha1.R
 		return errors.Wrap(err, errCreateInputs)
 	}
 	run := rec.newRun(op, s)
+	run.Name = run.GenerateName + digest([]byte(s.Instance.GetUID()), []byte(prev))[:5]
+	run.GenerateName = ""
 	run.Spec.ArtifactDigest = bundleDigest
 	run.Spec.RunInputsDigest = inputsDigest(raw)
 	if err := x.Client.Create(ctx, run); err != nil {
+		if kerrors.IsAlreadyExists(err) {
+			// Another controller started this very Run; its end reconciles the instance.
+			return nil
+		}
 		return errors.Wrap(err, errCreateRun)
 	}
 	if x.created == nil {

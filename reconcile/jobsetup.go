@@ -2,8 +2,11 @@ package reconcile
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"net"
 	"net/http"
+	"os"
 	"path/filepath"
 	"time"
 
@@ -26,7 +29,7 @@ const (
 // artifact server runners fetch modules and providers from, and the watcher that fails Runs whose
 // Job failed.
 func setupJobs(mgr manager.Manager, runner *Runner, cfg Config) (*JobExecutor, error) {
-	certPEM, keyPEM, err := artifact.SelfSigned(cfg.ArtifactsHosts, certificateLife)
+	certPEM, keyPEM, err := servingCertificate(filepath.Join(cfg.Dir, "artifacts"), cfg.ArtifactsHosts)
 	if err != nil {
 		return nil, errors.Wrap(err, errArtifactServer)
 	}
@@ -56,6 +59,46 @@ func setupJobs(mgr manager.Manager, runner *Runner, cfg Config) (*JobExecutor, e
 		return nil, err
 	}
 	return jobs, nil
+}
+
+// servingCertificate is the artifact server's certificate kept in dir, or a new one made and kept
+// there when none is, it is about to expire, or it is not for all of hosts: runner Jobs made
+// before a restart carry the certificate they trust, and keep working after it.
+func servingCertificate(dir string, hosts []string) (certPEM, keyPEM []byte, err error) {
+	certPath, keyPath := filepath.Join(dir, "tls.crt"), filepath.Join(dir, "tls.key")
+	certPEM, cerr := os.ReadFile(certPath)
+	keyPEM, kerr := os.ReadFile(keyPath)
+	if cerr == nil && kerr == nil && certificateServes(certPEM, keyPEM, hosts) {
+		return certPEM, keyPEM, nil
+	}
+	if certPEM, keyPEM, err = artifact.SelfSigned(hosts, certificateLife); err != nil {
+		return nil, nil, err
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, nil, err
+	}
+	if err := os.WriteFile(keyPath, keyPEM, 0o600); err != nil {
+		return nil, nil, err
+	}
+	return certPEM, keyPEM, os.WriteFile(certPath, certPEM, 0o600)
+}
+
+// certificateServes reports whether the pair is usable for hosts for at least another month.
+func certificateServes(certPEM, keyPEM []byte, hosts []string) bool {
+	pair, err := tls.X509KeyPair(certPEM, keyPEM)
+	if err != nil || len(pair.Certificate) == 0 {
+		return false
+	}
+	cert, err := x509.ParseCertificate(pair.Certificate[0])
+	if err != nil || time.Until(cert.NotAfter) < 30*24*time.Hour {
+		return false
+	}
+	for _, h := range hosts {
+		if cert.VerifyHostname(h) != nil {
+			return false
+		}
+	}
+	return true
 }
 
 // artifactServer serves bundles over TLS while the manager runs. Only the leader serves: it is

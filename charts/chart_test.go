@@ -15,6 +15,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
@@ -61,29 +62,29 @@ func TestChartIsAcceptedByAPIServer(t *testing.T) {
 		want      map[string]int
 	}{
 		"AllNamespaces": {
-			reason:    "Without tenantNamespaces the tenant grant is one ClusterRoleBinding; generatedGroups add three aggregated ClusterRoles; Runs are read through one more; runners get one, bound nowhere.",
+			reason:    "Without tenantNamespaces the tenant grant is one ClusterRoleBinding; generatedGroups add three aggregated ClusterRoles; Runs are read through one more; runners get one, bound nowhere; job mode, the default, adds the artifacts Service.",
 			release:   "modkind",
 			namespace: "modkind-system",
 			values:    map[string]any{"generatedGroups": []any{"platform.example.org"}},
-			want: map[string]int{"CustomResourceDefinition": 4, "Deployment": 1, "ServiceAccount": 1, "Service": 1,
+			want: map[string]int{"CustomResourceDefinition": 4, "Deployment": 1, "ServiceAccount": 1, "Service": 2,
 				"ClusterRole": 7, "ClusterRoleBinding": 2, "Role": 1, "RoleBinding": 1,
 				"ValidatingAdmissionPolicy": 1, "ValidatingAdmissionPolicyBinding": 1},
 		},
 		"TenantNamespaces": {
-			reason:    "With tenantNamespaces the tenant grant is a RoleBinding per namespace (duplicates once), plus Module events in default.",
+			reason:    "With tenantNamespaces the tenant grant is a RoleBinding per namespace (duplicates once), plus Module events in default; process mode has no artifacts Service.",
 			release:   "modkind-tenants",
 			namespace: "modkind-tenants",
-			values:    map[string]any{"tenantNamespaces": []any{"team-a", "team-b", "team-a"}},
+			values:    map[string]any{"tenantNamespaces": []any{"team-a", "team-b", "team-a"}, "runner": map[string]any{"mode": "process"}},
 			want: map[string]int{"CustomResourceDefinition": 4, "Deployment": 1, "ServiceAccount": 1, "Service": 1,
 				"ClusterRole": 4, "ClusterRoleBinding": 1, "Role": 2, "RoleBinding": 4,
 				"ValidatingAdmissionPolicy": 1, "ValidatingAdmissionPolicyBinding": 1},
 		},
 		"RunnerNamespaces": {
-			reason:    "runner.namespaces add a runner service account and its RoleBinding per namespace (duplicates once); runner.mode job is a flag.",
+			reason:    "runner.namespaces add a runner service account and its RoleBinding per namespace (duplicates once); runner.mode job adds the artifacts Service.",
 			release:   "modkind-runners",
 			namespace: "modkind-runners",
 			values:    map[string]any{"tenantNamespaces": []any{"team-a", "team-b"}, "runner": map[string]any{"mode": "job", "namespaces": []any{"team-a", "team-b", "team-a"}}},
-			want: map[string]int{"CustomResourceDefinition": 4, "Deployment": 1, "ServiceAccount": 3, "Service": 1,
+			want: map[string]int{"CustomResourceDefinition": 4, "Deployment": 1, "ServiceAccount": 3, "Service": 2,
 				"ClusterRole": 4, "ClusterRoleBinding": 1, "Role": 2, "RoleBinding": 6,
 				"ValidatingAdmissionPolicy": 1, "ValidatingAdmissionPolicyBinding": 1},
 		},
@@ -128,6 +129,17 @@ func TestChartDeploymentIsLockedDown(t *testing.T) {
 			}
 		case "ServiceMonitor":
 			monitor = true
+			// It scrapes the metrics Service, not the artifacts one, which has no metrics port.
+			sel, _, _ := unstructured.NestedStringMap(o.Object, "spec", "selector", "matchLabels")
+			var selected []string
+			for _, svc := range objs {
+				if svc.GetKind() == "Service" && labels.SelectorFromSet(sel).Matches(labels.Set(svc.GetLabels())) {
+					selected = append(selected, svc.GetName())
+				}
+			}
+			if diff := cmp.Diff([]string{"modkind-metrics"}, selected); diff != "" {
+				t.Errorf("the ServiceMonitor must select the metrics Service only: -want, +got:\n%s", diff)
+			}
 		}
 	}
 	if !monitor {

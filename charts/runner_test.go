@@ -1,48 +1,100 @@
 package charts_test
 
 import (
+	"fmt"
+	"net/url"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/modkind/modkind/charts"
 )
 
-// runner.mode chooses the controller's --runner; anything but job or process is refused when the
-// chart renders, not when the controller starts.
+// runner.mode chooses the controller's --runner and, with job, everything runner pods need to
+// fetch their bundles from it; anything but job or process is refused when the chart renders, not
+// when the controller starts.
 func TestChartRunnerMode(t *testing.T) {
+	const image = "ghcr.io/modkind/modkind:0.1.0"
+	jobArgs := func(rel, domain string) []string {
+		svc := rel + "-artifacts"
+		ns := svc + ".modkind-system"
+		return []string{
+			"--runner=job",
+			"--runner-image=" + image,
+			"--artifacts-bind-address=:8443",
+			"--artifacts-url=https://" + ns + ".svc:8443",
+			"--artifacts-hosts=" + strings.Join([]string{svc, ns, ns + ".svc", ns + ".svc." + domain}, ","),
+		}
+	}
 	cases := map[string]struct {
 		reason  string
+		release string
 		values  map[string]any
 		want    []string
-		wantErr string
+		// wantPorts are the container's ports and wantService those of the artifacts Service, by
+		// name; nil: no such Service.
+		wantPorts   map[string]string
+		wantService map[string]string
+		wantErr     string
 	}{
 		"Default": {
-			reason: "Until the controller has --runner, the chart passes none: the controller runs terraform itself.",
-			values: map[string]any{},
+			reason:      "job is the default: the controller runs Runs as Jobs of its own image and serves their bundles on 8443, behind a Service whose names its certificate holds.",
+			release:     "modkind",
+			values:      map[string]any{},
+			want:        jobArgs("modkind", "cluster.local"),
+			wantPorts:   map[string]string{"metrics": "8080", "probes": "8081", "artifacts": "8443"},
+			wantService: map[string]string{"artifacts": "artifacts"},
 		},
-		"Job": {
-			reason: "job runs each Run in a Job.",
-			values: map[string]any{"runner": map[string]any{"mode": "job"}},
-			want:   []string{"--runner=job"},
+		"JobRelease": {
+			reason:      "The Service, its URL and its certificate's names follow the release; the cluster domain follows clusterDomain.",
+			release:     "infra",
+			values:      map[string]any{"runner": map[string]any{"mode": "job"}, "clusterDomain": "corp.internal"},
+			want:        jobArgs("infra", "corp.internal"),
+			wantPorts:   map[string]string{"metrics": "8080", "probes": "8081", "artifacts": "8443"},
+			wantService: map[string]string{"artifacts": "artifacts"},
 		},
 		"Process": {
-			reason: "process runs terraform in the controller.",
-			values: map[string]any{"runner": map[string]any{"mode": "process"}},
-			want:   []string{"--runner=process"},
+			reason:    "process runs terraform in the controller: no runner image, no artifact server, no port, no Service for it.",
+			release:   "modkind",
+			values:    map[string]any{"runner": map[string]any{"mode": "process"}},
+			want:      []string{"--runner=process"},
+			wantPorts: map[string]string{"metrics": "8080", "probes": "8081"},
+		},
+		"ProcessReplicas": {
+			reason:    "process mode may run standby replicas.",
+			release:   "modkind",
+			values:    map[string]any{"replicas": 2, "runner": map[string]any{"mode": "process"}},
+			want:      []string{"--runner=process"},
+			wantPorts: map[string]string{"metrics": "8080", "probes": "8081"},
+		},
+		"JobReplicas": {
+			reason:  "Only the leader serves artifacts, and a Service would also send runners to standbys: job mode refuses them.",
+			release: "modkind",
+			values:  map[string]any{"replicas": 2},
+			wantErr: "runner.mode job runs one replica, not 2",
+		},
+		"Empty": {
+			reason:  "An empty mode is a mistake too: the chart does not guess.",
+			release: "modkind",
+			values:  map[string]any{"runner": map[string]any{"mode": ""}},
+			wantErr: `runner.mode must be job or process, not ""`,
 		},
 		"Unknown": {
 			reason:  "Another mode is a mistake, said when rendering.",
+			release: "modkind",
 			values:  map[string]any{"runner": map[string]any{"mode": "thread"}},
 			wantErr: `runner.mode must be job or process, not "thread"`,
 		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			objs, err := charts.Render("modkind", "modkind", "modkind-system", tc.values)
+			values := tc.values
+			values["image"] = map[string]any{"tag": "0.1.0"}
+			objs, err := charts.Render("modkind", tc.release, "modkind-system", values)
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("%s\nwant a render error containing %q, got %v", tc.reason, tc.wantErr, err)
@@ -52,18 +104,106 @@ func TestChartRunnerMode(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			args, _, _ := unstructured.NestedStringSlice(container(t, find(t, objs, "Deployment", "modkind")), "args")
+			ctr := container(t, find(t, objs, "Deployment", tc.release))
+			args, _, _ := unstructured.NestedStringSlice(ctr, "args")
 			var got []string
 			for _, a := range args {
-				if strings.HasPrefix(a, "--runner") {
+				if strings.HasPrefix(a, "--runner") || strings.HasPrefix(a, "--artifacts") {
 					got = append(got, a)
 				}
 			}
 			if diff := cmp.Diff(tc.want, got); diff != "" {
-				t.Errorf("%s\n--runner args: -want, +got:\n%s", tc.reason, diff)
+				t.Errorf("%s\nrunner args: -want, +got:\n%s", tc.reason, diff)
+			}
+			if diff := cmp.Diff(tc.wantPorts, namedPorts(t, ctr, "containerPort")); diff != "" {
+				t.Errorf("%s\ncontainer ports: -want, +got:\n%s", tc.reason, diff)
+			}
+			var service map[string]string
+			for _, o := range objs {
+				if o.GetKind() == "Service" && o.GetName() == tc.release+"-artifacts" {
+					service = namedPorts(t, o.Object["spec"].(map[string]any), "targetPort")
+				}
+			}
+			if diff := cmp.Diff(tc.wantService, service); diff != "" {
+				t.Errorf("%s\nartifacts Service ports (target by name): -want, +got:\n%s", tc.reason, diff)
 			}
 		})
 	}
+}
+
+// In job mode what the controller is told fits together: runner Jobs run the controller's very
+// image, the artifacts URL names the artifacts Service in the release's namespace on its port,
+// that port leads to the container port the server binds, the certificate holds the URL's host,
+// and the Service selects the controller's pods. The Deployment is recreated, not rolled, so that
+// the Service never reaches a replica that waits to lead.
+func TestChartRunnerJobWiring(t *testing.T) {
+	cases := map[string]struct {
+		reason string
+		values map[string]any
+	}{
+		"Defaults":   {reason: "the chart's defaults", values: map[string]any{}},
+		"Moved":      {reason: "another image, port and domain", values: map[string]any{"image": map[string]any{"repository": "registry.corp/tools/modkind", "tag": "dev"}, "runner": map[string]any{"artifactsPort": 9443}, "clusterDomain": "k8s.corp"}},
+		"AppVersion": {reason: "an empty tag is the chart's appVersion, for runners too", values: map[string]any{"image": map[string]any{"tag": ""}}},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			objs := renderChart(t, "rel", "ops", tc.values)
+			dep := find(t, objs, "Deployment", "rel")
+			ctr := container(t, dep)
+			flags := map[string]string{}
+			args, _, _ := unstructured.NestedStringSlice(ctr, "args")
+			for _, a := range args {
+				k, v, _ := strings.Cut(a, "=")
+				flags[k] = v
+			}
+			if img := ctr["image"]; flags["--runner-image"] != img || img == "" || strings.HasSuffix(fmt.Sprint(img), ":") {
+				t.Errorf("%s\n--runner-image %q must be the container's image %q", tc.reason, flags["--runner-image"], img)
+			}
+			u, err := url.Parse(flags["--artifacts-url"])
+			if err != nil || u.Scheme != "https" {
+				t.Fatalf("%s\n--artifacts-url %q must be an https URL: %v", tc.reason, flags["--artifacts-url"], err)
+			}
+			svc := find(t, objs, "Service", "rel-artifacts")
+			if want := svc.GetName() + "." + svc.GetNamespace() + ".svc"; u.Hostname() != want || svc.GetNamespace() != "ops" {
+				t.Errorf("%s\n--artifacts-url host %q must be the artifacts Service %s in the release namespace", tc.reason, u.Hostname(), want)
+			}
+			if !slices.Contains(strings.Split(flags["--artifacts-hosts"], ","), u.Hostname()) {
+				t.Errorf("%s\n--artifacts-hosts %q must hold the URL's host %q, or runners refuse the certificate", tc.reason, flags["--artifacts-hosts"], u.Hostname())
+			}
+			svcPorts, _, _ := unstructured.NestedSlice(svc.Object, "spec", "ports")
+			var target string
+			for _, p := range svcPorts {
+				m := p.(map[string]any)
+				if fmt.Sprint(m["port"]) == u.Port() {
+					target = fmt.Sprint(m["targetPort"])
+				}
+			}
+			bind := flags["--artifacts-bind-address"]
+			if got := namedPorts(t, ctr, "containerPort")[target]; target == "" || ":"+got != bind {
+				t.Errorf("%s\nthe Service port %s of the URL must lead to the container port the server binds (%s), leads to %q (container port %s)", tc.reason, u.Port(), bind, target, got)
+			}
+			sel, _, _ := unstructured.NestedStringMap(svc.Object, "spec", "selector")
+			podLabels, _, _ := unstructured.NestedStringMap(dep.Object, "spec", "template", "metadata", "labels")
+			if len(sel) == 0 || !labels.SelectorFromSet(sel).Matches(labels.Set(podLabels)) {
+				t.Errorf("%s\nthe artifacts Service selector %v must select the controller's pods %v", tc.reason, sel, podLabels)
+			}
+			if s, _, _ := unstructured.NestedString(dep.Object, "spec", "strategy", "type"); s != "Recreate" {
+				t.Errorf("%s\nin job mode the Deployment must be recreated, its strategy is %q", tc.reason, s)
+			}
+		})
+	}
+}
+
+// namedPorts are the ports of a container or Service spec by name, each with its field f.
+func namedPorts(t *testing.T, spec map[string]any, f string) map[string]string {
+	t.Helper()
+	list, _, _ := unstructured.NestedSlice(spec, "ports")
+	out := map[string]string{}
+	for _, p := range list {
+		m := p.(map[string]any)
+		out[fmt.Sprint(m["name"])] = fmt.Sprint(m[f])
+	}
+	return out
 }
 
 // The runner's ClusterRole reaches only what a Run needs in its namespace, and is aggregated to

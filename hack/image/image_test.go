@@ -3,7 +3,9 @@ package main
 import (
 	"archive/tar"
 	"bytes"
+	"context"
 	"debug/elf"
+	"errors"
 	"io"
 	"os"
 	"os/exec"
@@ -98,6 +100,20 @@ func TestImageMatchesChart(t *testing.T) {
 		out, err := exec.Command(exe, append(slices.Clone(args), "--help")...).CombinedOutput()
 		if err != nil {
 			t.Errorf("the image's modkind refuses the chart's arguments %v: %v\n%s", args, err, out)
+		}
+		// --help stops before the flags are checked together (job mode needs a runner image and
+		// an https artifacts URL). The controller checks them, then looks for terraform and the
+		// cluster: with neither there it stops right after, before touching anything, with status
+		// 1 and the missing terraform's name, where a refused command line is status 2.
+		missing := filepath.Join(t.TempDir(), "missing")
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, exe, append(slices.Clone(args), "--terraform-binary="+missing, "--kubeconfig="+missing)...)
+		cmd.Env = []string{"HOME=" + t.TempDir(), "PATH=/nonexistent"}
+		out, err = cmd.CombinedOutput()
+		var exit *exec.ExitError
+		if !errors.As(err, &exit) || exit.ExitCode() != 1 || !strings.Contains(string(out), missing) {
+			t.Errorf("the image's modkind must accept the chart's arguments %v together and stop only for want of terraform, got %v:\n%s", args, err, out)
 		}
 	})
 

@@ -207,7 +207,7 @@ func (g *jobGround) logRuns(t *testing.T) {
 
 // watchActiveRuns samples the Runs until the test ends and fails it if one instance ever has two
 // active at once.
-func (g *jobGround) watchActiveRuns(t *testing.T) {
+func watchActiveRuns(t *testing.T, c client.Client) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
@@ -215,7 +215,7 @@ func (g *jobGround) watchActiveRuns(t *testing.T) {
 		defer close(done)
 		_ = wait.PollUntilContextCancel(ctx, 200*time.Millisecond, true, func(ctx context.Context) (bool, error) {
 			runs := &v1alpha1.RunList{}
-			if err := g.c.List(ctx, runs); err != nil {
+			if err := c.List(ctx, runs); err != nil {
 				return false, nil
 			}
 			byInstance := map[string][]string{}
@@ -276,7 +276,7 @@ func TestJobRunner(t *testing.T) {
 	g := startJobGround(t)
 	t.Setenv("TF_CLI_CONFIG_FILE", thingstest.Install(t))
 	g.startJobController(t, g.jobControllerArgs(t))
-	g.watchActiveRuns(t)
+	watchActiveRuns(t, g.c)
 	g.tenant(t, "team-a")
 	g.tenant(t, "team-b")
 	ctx := context.Background()
@@ -514,7 +514,7 @@ func TestJobRunnerKillNine(t *testing.T) {
 	g.tenant(t, "default")
 	args := g.jobControllerArgs(t)
 	proc := startModkind(t, args...)
-	g.watchActiveRuns(t)
+	watchActiveRuns(t, g.c)
 	traces, insts := createTraces(t, g.c, "jobkill", 20, func(i int) []any { return []any{fmt.Sprintf("i%d", i)} }, 3)
 	for round := range 8 {
 		time.Sleep(time.Duration(1000+rand.IntN(3000)) * time.Millisecond) // A random moment.
@@ -545,7 +545,7 @@ func TestJobRunnerTwoControllers(t *testing.T) {
 	g.tenant(t, "default")
 	g.startJobController(t, g.jobControllerArgs(t))
 	g.startJobController(t, g.jobControllerArgs(t))
-	g.watchActiveRuns(t)
+	watchActiveRuns(t, g.c)
 	traces, insts := createTraces(t, g.c, "jobtwo", 6, func(i int) []any { return []any{fmt.Sprintf("i%d", i)} }, 1)
 	for _, u := range insts {
 		waitInstanceReady(t, g.c, u)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -8,6 +9,9 @@ import (
 	"strings"
 	"testing"
 
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/modkind/modkind/apis/v1alpha1"
 	"github.com/modkind/modkind/reconcile"
 )
 
@@ -37,9 +41,23 @@ func TestTwoProcessesShareStatesSafely(t *testing.T) {
 		t.Cleanup(func() { _ = p.Process.Kill(); _ = p.Wait() })
 	}
 
+	watchActiveRuns(t, c)
 	traces, insts := createTraces(t, c, "replicas", 6, func(i int) []any { return []any{fmt.Sprintf("r%d", i)} }, 1)
 	for _, u := range insts {
 		waitInstanceReady(t, c, u)
+	}
+	// A Run is recorded once its run holds the state Lease: the other process's run, waiting for
+	// it, records none, and never takes the holder's Run for one a stopped controller left.
+	for _, u := range insts {
+		got := u.DeepCopy()
+		if err := c.Get(context.Background(), client.ObjectKeyFromObject(u), got); err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range runsOf(t, c, got) {
+			if r.Status.Phase == v1alpha1.PhaseFailed {
+				t.Errorf("Run %s of %s failed: %s", r.Name, u.GetName(), r.Status.Message)
+			}
+		}
 	}
 
 	for i := range insts {

@@ -211,7 +211,7 @@ func (e *external) Observe(ctx context.Context, _ resource.Managed) (managed.Ext
 	if observeOnly(e.inst.GetManagementPolicies()) {
 		// Crossplane's Observe reads the external resource on every poll: a refresh brings the
 		// state, and so the outputs, up to date with the real objects, and changes nothing else.
-		rec := e.runs.Begin(ctx, v1alpha1.OperationRefresh, e.runSubject())
+		rec := e.recordOnceLocked(ctx, v1alpha1.OperationRefresh)
 		refreshed, err := e.runner.Refresh(ctx, e.run, stored)
 		rec.Finish(ctx, RunOutcome{Stored: refreshed, OutputsPublished: true, Err: err})
 		if err != nil {
@@ -241,7 +241,7 @@ func (e *external) Observe(ctx context.Context, _ resource.Managed) (managed.Ext
 		driftInterval, pending = 0, false
 	}
 	if upToDate && (pending || e.drift.Due(e.inst.GetUID(), driftInterval)) {
-		rec := e.runs.Begin(ctx, v1alpha1.OperationDriftPlan, e.runSubject())
+		rec := e.recordOnceLocked(ctx, v1alpha1.OperationDriftPlan)
 		changes, err := e.runner.Plan(ctx, e.run, stored)
 		note := "no changes: the objects match the state"
 		if changes {
@@ -488,7 +488,7 @@ func (e *external) apply(ctx context.Context) (*state.Stored, error) {
 	if e.jobs != nil {
 		return nil, e.startJob(ctx, v1alpha1.OperationApply)
 	}
-	rec := e.runs.Begin(ctx, v1alpha1.OperationApply, e.runSubject())
+	rec := e.recordOnceLocked(ctx, v1alpha1.OperationApply)
 	stored, summary, err := e.runner.Apply(ctx, e.run, e.stored)
 	rec.Finish(ctx, RunOutcome{Plan: summary, Stored: stored, OutputsPublished: true, Err: err})
 	if summary != nil {
@@ -515,7 +515,7 @@ func (e *external) Delete(ctx context.Context, _ resource.Managed) (managed.Exte
 		// The runner deletes the state once it destroyed everything; Observe then sees it gone.
 		return managed.ExternalDelete{}, e.startJob(ctx, v1alpha1.OperationDestroy)
 	}
-	rec := e.runs.Begin(ctx, v1alpha1.OperationDestroy, e.runSubject())
+	rec := e.recordOnceLocked(ctx, v1alpha1.OperationDestroy)
 	err := e.runner.Destroy(ctx, e.run, e.stored)
 	rec.Finish(ctx, RunOutcome{Err: err})
 	if err != nil {
@@ -539,6 +539,20 @@ func (e *external) Delete(ctx context.Context, _ resource.Managed) (managed.Exte
 }
 
 func (e *external) Disconnect(context.Context) error { return nil }
+
+// recordOnceLocked records a Run of op once the run holds the instance's state Lease, never before:
+// another replica's run that holds it is then not taken for one a stopped controller left, and
+// a run that never gets the Lease leaves no Run. Its Finish records nothing when none began.
+func (e *external) recordOnceLocked(ctx context.Context, op v1alpha1.RunOperation) *lazyRecord {
+	l := &lazyRecord{}
+	e.run.OnLocked = func() { l.rec = e.runs.Begin(ctx, op, e.runSubject()) }
+	return l
+}
+
+// lazyRecord is a RunRecord begun, if at all, once the run holds the state Lease.
+type lazyRecord struct{ rec *RunRecord }
+
+func (l *lazyRecord) Finish(ctx context.Context, o RunOutcome) { l.rec.Finish(ctx, o) }
 
 // runSubject is what this reconcile's Runs are recorded for.
 func (e *external) runSubject() RunSubject {

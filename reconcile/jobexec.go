@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -215,9 +216,9 @@ func (x *JobExecutor) install(ctx context.Context, dir string) error {
 	return errors.Wrap(tf.Init(ctx), errInit)
 }
 
-// providerEntries lists the platform directories below a .terraform/providers directory
-// (host/namespace/type/version/platform) as bundle entries, following the links init made into
-// the plugin cache.
+// providerEntries lists the files of the platform directories below a .terraform/providers
+// directory (host/namespace/type/version/platform) as bundle entries, following the links init
+// made into the plugin cache and those a filesystem mirror may hold: a runner gets the files.
 func providerEntries(dir string) ([]artifact.Entry, error) {
 	matches, err := filepath.Glob(filepath.Join(dir, "*", "*", "*", "*", "*"))
 	if err != nil {
@@ -236,7 +237,30 @@ func providerEntries(dir string) ([]artifact.Entry, error) {
 		if err != nil {
 			return nil, err
 		}
-		entries = append(entries, artifact.Entry{Name: BundleProviders + "/" + filepath.ToSlash(rel), Source: real})
+		err = filepath.WalkDir(real, func(p string, d fs.DirEntry, err error) error {
+			if err != nil || d.IsDir() {
+				return err
+			}
+			file, err := filepath.EvalSymlinks(p)
+			if err != nil {
+				return err
+			}
+			if st, err := os.Stat(file); err != nil || !st.Mode().IsRegular() {
+				return errors.Errorf("provider file %s is not a regular file", p)
+			}
+			within, err := filepath.Rel(real, p)
+			if err != nil {
+				return err
+			}
+			entries = append(entries, artifact.Entry{
+				Name:   BundleProviders + "/" + filepath.ToSlash(filepath.Join(rel, within)),
+				Source: file,
+			})
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
 	}
 	return entries, nil
 }

@@ -220,6 +220,13 @@ func runnerCLIConfig(dir, mirror string) (map[string]string, error) {
 	}
 	env := map[string]string{}
 	for k, sub := range map[string]string{"HOME": "home", "TMPDIR": "tmp"} {
+		// The pod's own, when it has one that exists: TMPDIR in particular stays short, since
+		// providers put their plugin sockets there and a socket's path is at most 108 bytes.
+		if v := os.Getenv(k); v != "" {
+			if st, err := os.Stat(v); err == nil && st.IsDir() {
+				continue
+			}
+		}
 		d, err := filepath.Abs(filepath.Join(dir, sub))
 		if err != nil {
 			return nil, errors.Wrap(err, errRunnerConfig)

@@ -119,8 +119,10 @@ type Run struct {
 	OnLockBroken func(*state.BrokenLock)
 	// OnRecovered is told when a newer state left by an interrupted run was adopted.
 	OnRecovered func(*state.State)
-	State       state.Ref
-	Redactor    *Redactor
+	// OnLocked is told once the run holds the state Lease (or needs none), before terraform.
+	OnLocked func()
+	State    state.Ref
+	Redactor *Redactor
 	// Owner is the instance the work directory belongs to, recorded in it so that the directory
 	// is removed once the instance is gone.
 	Owner *Owner
@@ -310,6 +312,9 @@ func (r *Runner) withTerraform(ctx context.Context, op string, run *Run, stored 
 			case <-ctx.Done():
 			}
 		}()
+	}
+	if run.OnLocked != nil {
+		run.OnLocked()
 	}
 	// The state is read again under the lock: what the caller read before may have been replaced
 	// by another process's run meanwhile, and a run must start from the newest state or it would

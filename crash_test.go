@@ -241,3 +241,21 @@ func poll(t *testing.T, what string, timeout time.Duration, cond func(ctx contex
 		t.Fatalf("%s: %v", what, err)
 	}
 }
+
+// waitNoProcessesIn waits, when the test ends, until no process works in a directory below dir:
+// terraform outlives a killed controller (reconcile/detach.go), and removing the test's
+// directories under a terraform still running there fails the test.
+func waitNoProcessesIn(t *testing.T, dir string) {
+	t.Helper()
+	t.Cleanup(func() {
+		_ = wait.PollUntilContextTimeout(context.Background(), 200*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
+			cwds, _ := filepath.Glob("/proc/[0-9]*/cwd")
+			for _, c := range cwds {
+				if d, err := os.Readlink(c); err == nil && strings.HasPrefix(d, dir) {
+					return false, nil
+				}
+			}
+			return true, nil
+		})
+	})
+}

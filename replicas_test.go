@@ -23,6 +23,7 @@ import (
 func TestTwoProcessesShareStatesSafely(t *testing.T) {
 	kubeconfig, c := startAPIServer(t)
 	dir := t.TempDir()
+	waitNoProcessesIn(t, dir)
 	tf, err := reconcile.TerraformBinary("")
 	if err != nil {
 		t.Fatal(err)

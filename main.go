@@ -111,7 +111,7 @@ func controllerFlags() (*flagSet, *controllerOptions) {
 	fs.StringVar(&cfg.Terraform, "terraform-binary", os.Getenv("MODKIND_TERRAFORM"), "terraform or tofu executable (env MODKIND_TERRAFORM); terraform, then tofu, on PATH when empty")
 	fs.StringVar(&cfg.Dir, "work-dir", defaultWorkDir(), "directory for fetched modules and terraform work directories")
 	fs.BoolVar(&cfg.SharedProviders, "shared-providers", cfg.SharedProviders, "each run's terraform calls (plan, show, apply) attach to provider processes started once for the run instead of starting every provider in every call")
-	fs.IntVar(&cfg.MaxConcurrentRuns, flagMaxRuns, cfg.MaxConcurrentRuns, "terraform processes at once across all instances; the bound on terraform's CPU and memory")
+	fs.IntVar(&cfg.MaxConcurrentRuns, flagMaxRuns, cfg.MaxConcurrentRuns, "terraform processes at once across all instances (with --runner job: Runs active at once across the cluster); the bound on terraform's CPU and memory")
 	// Registered without a default so that the help does not show one that --max-concurrent-runs
 	// overrides; controllerOptions.complete fills it in.
 	fs.IntVar(&cfg.MaxReconciles, flagMaxReconciles, 0, "instances of one kind reconciled at once; defaults to --"+flagMaxRuns)
@@ -125,7 +125,7 @@ func controllerFlags() (*flagSet, *controllerOptions) {
 	fs.IntVar(&cfg.RunHistory, flagRunHistory, cfg.RunHistory, "finished Runs kept per instance; older ones are deleted")
 	fs.StringVar(&cfg.Runner, flagRunner, cfg.Runner, "where Runs execute: process (terraform as this controller's child) or job (a Job per Run in the instance's namespace, under the service account its ProviderConfig names)")
 	fs.StringVar(&cfg.Job.Image, "runner-image", "", "image of runner Jobs (--runner job): modkind's own, with terraform")
-	fs.StringVar(&cfg.ArtifactsAddress, "artifacts-bind-address", ":8443", "address of the artifact server that hands modules and providers to runner Jobs (--runner job)")
+	fs.StringVar(&cfg.ArtifactsAddress, "artifacts-bind-address", cfg.ArtifactsAddress, "address of the artifact server that hands modules and providers to runner Jobs (--runner job)")
 	fs.StringVar(&cfg.Job.ArtifactsURL, "artifacts-url", "", "https URL runner pods reach the artifact server at (--runner job), e.g. https://modkind.modkind-system.svc:8443")
 	fs.StringVar(&o.artifactsHosts, "artifacts-hosts", "", "comma-separated DNS names and IPs of the artifact server's certificate; the host of --artifacts-url when empty")
 	o.Zap.BindFlags(fs.FlagSet)

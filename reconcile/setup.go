@@ -97,6 +97,7 @@ func DefaultConfig() Config {
 		LockDuration:      time.Minute,
 		RunHistory:        DefaultRunHistory,
 		Runner:            RunnerModeProcess,
+		ArtifactsAddress:  ":8443",
 	}
 }
 

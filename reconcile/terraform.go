@@ -330,7 +330,7 @@ func (r *Runner) withTerraform(ctx context.Context, op string, run *Run, stored 
 	if err != nil {
 		return err
 	}
-	s := &session{Terraform: tf}
+	s := &session{Terraform: tf.direct, changing: tf.detached}
 	if r.SharedProviders {
 		env, err := r.runEnv(run)
 		if err != nil {
@@ -347,6 +347,10 @@ func (r *Runner) withTerraform(ctx context.Context, op string, run *Run, stored 
 // session is one run's terraform, with the provider processes its calls share, if any.
 type session struct {
 	*tfexec.Terraform
+	// changing runs the calls that write state (apply, refresh, destroy), detached so that they
+	// outlive a controller killed meanwhile; Terraform runs the others (init, plan, show), which
+	// leave nothing to adopt and die with the controller.
+	changing  *tfexec.Terraform
 	providers *runProviders
 }
 
@@ -392,7 +396,7 @@ func (s *session) apply(ctx context.Context, opts ...tfexec.ApplyOption) error {
 	if o := s.providers.reattach(); o != nil {
 		opts = append(opts, o)
 	}
-	return s.Apply(ctx, opts...)
+	return s.changing.Apply(ctx, opts...)
 }
 
 func (s *session) refresh(ctx context.Context) error {
@@ -400,7 +404,7 @@ func (s *session) refresh(ctx context.Context) error {
 	if o := s.providers.reattach(); o != nil {
 		opts = append(opts, o)
 	}
-	return s.Refresh(ctx, opts...)
+	return s.changing.Refresh(ctx, opts...)
 }
 
 func (s *session) destroy(ctx context.Context) error {
@@ -408,18 +412,22 @@ func (s *session) destroy(ctx context.Context) error {
 	if o := s.providers.reattach(); o != nil {
 		opts = append(opts, o)
 	}
-	return s.Destroy(ctx, opts...)
+	return s.changing.Destroy(ctx, opts...)
 }
+
+// terraforms are one run's terraform: direct for the calls that change no state, detached for
+// those that do (the same when runs cannot be detached here).
+type terraforms struct{ direct, detached *tfexec.Terraform }
 
 // prepare writes the root module, the instance's files and its last state into the work
 // directory, and runs init when the module or provider configuration changed since the last one.
-func (r *Runner) prepare(ctx context.Context, run *Run, stored *state.Stored) (*tfexec.Terraform, *state.Stored, error) {
+func (r *Runner) prepare(ctx context.Context, run *Run, stored *state.Stored) (terraforms, *state.Stored, error) {
 	if err := os.MkdirAll(run.Dir, 0o700); err != nil {
-		return nil, nil, errors.Wrap(err, errWorkDir)
+		return terraforms{}, nil, errors.Wrap(err, errWorkDir)
 	}
 	// A terraform that outlived the controller that started it is left alone until it ends.
 	if err := waitDetached(ctx, run.Dir); err != nil {
-		return nil, nil, errors.Wrap(err, errWaitDetached)
+		return terraforms{}, nil, errors.Wrap(err, errWaitDetached)
 	}
 	files := map[string][]byte{FileMain: run.Root.Main, FileVars: run.Root.Vars}
 	if run.Lock != nil {
@@ -428,77 +436,90 @@ func (r *Runner) prepare(ctx context.Context, run *Run, stored *state.Stored) (*
 	if run.Owner != nil {
 		owner, err := json.Marshal(run.Owner)
 		if err != nil {
-			return nil, nil, errors.Wrap(err, errWorkDir)
+			return terraforms{}, nil, errors.Wrap(err, errWorkDir)
 		}
 		files[fileOwner] = owner
 	}
 	for p, b := range files {
 		if err := writeBeneath(run.Dir, p, b); err != nil {
-			return nil, nil, errors.Wrap(err, errWorkDir)
+			return terraforms{}, nil, errors.Wrap(err, errWorkDir)
 		}
 	}
 	// A ProviderConfig's files live in a directory of their own that Terraform never reads as
 	// configuration, emptied first so that a file removed from the ProviderConfig is gone too.
 	filesDir := filepath.Join(run.Dir, DirFiles)
 	if err := os.RemoveAll(filesDir); err != nil {
-		return nil, nil, errors.Wrap(err, errWorkDir)
+		return terraforms{}, nil, errors.Wrap(err, errWorkDir)
 	}
 	if err := os.Mkdir(filesDir, 0o700); err != nil {
-		return nil, nil, errors.Wrap(err, errWorkDir)
+		return terraforms{}, nil, errors.Wrap(err, errWorkDir)
 	}
 	for p, b := range run.Setup.Files {
 		if err := v1alpha1.ValidateFilePath(p); err != nil {
-			return nil, nil, errors.Wrap(err, errWorkDir)
+			return terraforms{}, nil, errors.Wrap(err, errWorkDir)
 		}
 		if err := writeBeneath(filesDir, p, b); err != nil {
-			return nil, nil, errors.Wrap(err, errWorkDir)
+			return terraforms{}, nil, errors.Wrap(err, errWorkDir)
 		}
 	}
 	statePath := filepath.Join(run.Dir, fileState)
 	if err := waitStateUnlocked(ctx, statePath); err != nil {
-		return nil, nil, errors.Wrap(err, errWaitForTerraform)
+		return terraforms{}, nil, errors.Wrap(err, errWaitForTerraform)
 	}
 	recovered, err := r.recover(ctx, run, stored)
 	if err != nil {
-		return nil, nil, err
+		return terraforms{}, nil, err
 	}
 	stored = recovered
 	if stored != nil {
 		if err := os.WriteFile(statePath, stored.Raw, 0o600); err != nil {
-			return nil, nil, errors.Wrap(err, errWorkDir)
+			return terraforms{}, nil, errors.Wrap(err, errWorkDir)
 		}
 	} else if err := os.Remove(statePath); err != nil && !os.IsNotExist(err) {
-		return nil, nil, errors.Wrap(err, errWorkDir)
+		return terraforms{}, nil, errors.Wrap(err, errWorkDir)
 	}
 
 	env, err := r.runEnv(run)
 	if err != nil {
-		return nil, nil, err
+		return terraforms{}, nil, err
 	}
-	tf, err := tfexec.NewTerraform(run.Dir, detachedExec(r.Binary, env))
-	if err != nil {
-		return nil, nil, errors.Wrap(err, errNewTF)
+	var tfs terraforms
+	for _, t := range []struct {
+		tf     **tfexec.Terraform
+		detach bool
+	}{{&tfs.direct, false}, {&tfs.detached, true}} {
+		e, exe := maps.Clone(env), r.Binary
+		delete(e, envDetach)
+		if t.detach {
+			exe = detachedExec(r.Binary, e)
+		}
+		tf, err := tfexec.NewTerraform(run.Dir, exe)
+		if err != nil {
+			return terraforms{}, nil, errors.Wrap(err, errNewTF)
+		}
+		if err := tf.SetEnv(e); err != nil {
+			return terraforms{}, nil, errors.Wrap(err, errNewTF)
+		}
+		if err := r.version.seed(ctx, tf); err != nil {
+			return terraforms{}, nil, run.Redactor.Error(errors.Wrap(err, errNewTF))
+		}
+		*t.tf = tf
 	}
-	if err := tf.SetEnv(env); err != nil {
-		return nil, nil, errors.Wrap(err, errNewTF)
-	}
-	if err := r.version.seed(ctx, tf); err != nil {
-		return nil, nil, run.Redactor.Error(errors.Wrap(err, errNewTF))
-	}
+	tf := tfs.direct
 
 	keyPath := filepath.Join(run.Dir, fileInitKey)
 	if key, err := os.ReadFile(keyPath); err == nil && string(key) == run.InitKey {
 		if _, err := os.Stat(filepath.Join(run.Dir, ".terraform")); err == nil {
-			return tf, stored, nil
+			return tfs, stored, nil
 		}
 	}
 	if err := r.init(ctx, tf, run); err != nil {
-		return nil, nil, err
+		return terraforms{}, nil, err
 	}
 	if err := os.WriteFile(keyPath, []byte(run.InitKey), 0o600); err != nil {
-		return nil, nil, errors.Wrap(err, errWorkDir)
+		return terraforms{}, nil, errors.Wrap(err, errWorkDir)
 	}
-	return tf, stored, nil
+	return tfs, stored, nil
 }
 
 // runEnv is the whole environment of run's terraform, and of the providers it starts.

@@ -70,15 +70,7 @@ func TestKillNineDuringApplies(t *testing.T) {
 		return []any{fmt.Sprintf("i%d-a", i), fmt.Sprintf("i%d-b", i)}
 	}, 2)
 
-	for round := range 3 {
-		time.Sleep(time.Duration(1000+rand.IntN(3000)) * time.Millisecond) // A random moment.
-		if err := proc.Process.Signal(syscall.SIGKILL); err != nil {
-			t.Fatal(err)
-		}
-		_ = proc.Wait()
-		t.Logf("round %d: killed modkind with SIGKILL", round)
-		proc = startModkind(t, args...)
-	}
+	proc = killNineRounds(t, proc, 3, args)
 	t.Cleanup(func() { _ = proc.Process.Kill(); _ = proc.Wait() })
 
 	for _, u := range insts {
@@ -114,6 +106,22 @@ func TestKillNineDuringApplies(t *testing.T) {
 			t.Errorf("state of %s tracks %d resource instances (two files and the generation), want 3", u.GetName(), got)
 		}
 	}
+}
+
+// killNineRounds kills modkind with SIGKILL at a random moment 1–4 s after each start, rounds
+// times, starting it again with args each time, and returns the last process.
+func killNineRounds(t *testing.T, proc *exec.Cmd, rounds int, args []string) *exec.Cmd {
+	t.Helper()
+	for round := range rounds {
+		time.Sleep(time.Duration(1000+rand.IntN(3000)) * time.Millisecond) // A random moment.
+		if err := proc.Process.Signal(syscall.SIGKILL); err != nil {
+			t.Fatal(err)
+		}
+		_ = proc.Wait()
+		t.Logf("round %d: killed modkind with SIGKILL", round)
+		proc = startModkind(t, args...)
+	}
+	return proc
 }
 
 // instancesIn counts the resource instances a state file tracks.

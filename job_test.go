@@ -3,13 +3,11 @@ package main
 import (
 	"context"
 	"fmt"
-	"math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -516,15 +514,7 @@ func TestJobRunnerKillNine(t *testing.T) {
 	proc := startModkind(t, args...)
 	watchActiveRuns(t, g.c)
 	traces, insts := createTraces(t, g.c, "jobkill", 20, func(i int) []any { return []any{fmt.Sprintf("i%d", i)} }, 3)
-	for round := range 8 {
-		time.Sleep(time.Duration(1000+rand.IntN(3000)) * time.Millisecond) // A random moment.
-		if err := proc.Process.Signal(syscall.SIGKILL); err != nil {
-			t.Fatal(err)
-		}
-		_ = proc.Wait()
-		t.Logf("round %d: killed modkind with SIGKILL", round)
-		proc = startModkind(t, args...)
-	}
+	proc = killNineRounds(t, proc, 8, args)
 	t.Cleanup(func() {
 		_ = proc.Process.Kill()
 		_ = proc.Wait()

@@ -125,6 +125,13 @@ func (x *RunExecutor) execute(ctx context.Context, run *v1alpha1.Run) (*RunInput
 	if err != nil {
 		return nil, RunOutcome{Err: err}
 	}
+	// Checked again here, as the process runner does for what it resolves: an environment that
+	// steers terraform, the shell or modkind never reaches a runner's tools.
+	for name := range in.Env {
+		if err := v1alpha1.ValidateEnvName(name); err != nil {
+			return in, RunOutcome{Err: errors.Wrap(err, errProviderConfig)}
+		}
+	}
 	bundle := filepath.Join(x.Dir, runnerBundleDir)
 	if run.Spec.ArtifactDigest != "" {
 		if err := os.RemoveAll(bundle); err != nil {

@@ -170,7 +170,7 @@ func (g *jobGround) jobControllerArgs(t *testing.T) []string {
 	addr := ln.Addr().String()
 	_ = ln.Close()
 	return []string{"--kubeconfig", g.kubeconfig, "--work-dir", filepath.Join(t.TempDir(), "work"),
-		"--poll-interval", "2s", "--lock-duration", "5s", "--runner", "job", "--runner-image", runnerImage,
+		"--poll-interval", "2s", "--lock-duration", "5s", "--min-drift-interval", "1s", "--runner", "job", "--runner-image", runnerImage,
 		"--artifacts-bind-address", addr, "--artifacts-url", "https://" + addr}
 }
 
@@ -453,6 +453,8 @@ func TestJobRunner(t *testing.T) {
 		b.SetGroupVersionKind(bucket)
 		b.SetNamespace("team-a")
 		b.SetName("logs")
+		// Drift checks are Runs too: often, to see one here.
+		b.SetAnnotations(map[string]string{reconcile.AnnotationDriftInterval: "3s"})
 		poll(t, "the Bucket CRD to be served", 2*time.Minute, func(ctx context.Context) (bool, error) {
 			return c.Create(ctx, b) == nil, nil
 		})
@@ -479,6 +481,25 @@ func TestJobRunner(t *testing.T) {
 			}
 			return false, nil
 		})
+		// A change made outside modkind is found by a drift plan Run and undone by an Apply Run.
+		for id := range cloud.Objects("things_bucket") {
+			cloud.Edit("things_bucket", id, func(o map[string]any) { o["tags"] = map[string]any{"team": "outside"} })
+		}
+		found := false
+		poll(t, "the drift to be corrected", 3*time.Minute, func(context.Context) (bool, error) {
+			// Seen while it is there: the history limit soon prunes it behind newer drift plans.
+			for _, r := range runsOf(t, c, b) {
+				found = found || (r.Spec.Operation == v1alpha1.OperationDriftPlan && strings.HasPrefix(r.Status.Message, "changes found"))
+			}
+			for _, o := range cloud.Objects("things_bucket") {
+				tags, _ := o["tags"].(map[string]any)
+				return tags["team"] == "b", nil
+			}
+			return false, nil
+		})
+		if !found {
+			t.Errorf("no DriftPlan Run says it found changes")
+		}
 		if err := c.Delete(ctx, b); err != nil {
 			t.Fatal(err)
 		}

@@ -237,31 +237,24 @@ func (e *external) Observe(ctx context.Context, _ resource.Managed) (managed.Ext
 	}
 	pending := e.pendingDrift()
 	if e.jobs != nil {
-		// Drift plans are not yet Runs a Job executes; the job runner never plans in this process.
-		driftInterval, pending = 0, false
-	}
-	if upToDate && (pending || e.drift.Due(e.inst.GetUID(), driftInterval)) {
+		if changes, ok := e.driftPlanEnded(); ok {
+			upToDate = e.driftFound(changes, pending)
+		} else if upToDate && (pending || e.drift.Due(e.inst.GetUID(), driftInterval)) {
+			// The drift plan is a Run too; its end reconciles the instance again.
+			if err := e.startJob(ctx, v1alpha1.OperationDriftPlan); err != nil {
+				return managed.ExternalObservation{}, err
+			}
+			return managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: true, ConnectionDetails: details,
+				ResourceLateInitialized: lateInitialized}, nil
+		}
+	} else if upToDate && (pending || e.drift.Due(e.inst.GetUID(), driftInterval)) {
 		rec := e.recordOnceLocked(ctx, v1alpha1.OperationDriftPlan)
 		changes, err := e.runner.Plan(ctx, e.run, stored)
-		note := "no changes: the objects match the state"
-		if changes {
-			note = "changes found: the objects differ from what was applied"
-		}
-		rec.Finish(ctx, RunOutcome{Stored: stored, Note: note, Err: err})
+		rec.Finish(ctx, RunOutcome{Stored: stored, Note: driftNote(changes), Err: err})
 		if err != nil {
 			return managed.ExternalObservation{}, err
 		}
-		e.drift.Checked(e.inst.GetUID())
-		switch {
-		case changes && !pending:
-			e.record.Event(e.inst, event.Normal(reasonDrift, "Terraform found changes made outside modkind; applying the instance again"))
-			// Kept in status until the correction is applied: in approval mode, or when the guard
-			// refuses it, the drift must stay visible rather than vanish at the next poll.
-			e.inst.SetStatusField(statusPendingDrift, map[string]any{"detectedAt": time.Now().UTC().Format(time.RFC3339)})
-		case !changes && pending:
-			e.clearPendingDrift()
-		}
-		upToDate = !changes
+		upToDate = e.driftFound(changes, pending)
 	}
 	if upToDate {
 		e.inst.SetConditions(xpv2.Available())
@@ -269,6 +262,48 @@ func (e *external) Observe(ctx context.Context, _ resource.Managed) (managed.Ext
 	}
 	return managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: upToDate, ConnectionDetails: details,
 		ResourceLateInitialized: lateInitialized}, nil
+}
+
+// Notes of a drift plan's Run.
+const (
+	noteNoDrift = "no changes: the objects match the state"
+	noteDrift   = "changes found: the objects differ from what was applied"
+)
+
+func driftNote(changes bool) string {
+	if changes {
+		return noteDrift
+	}
+	return noteNoDrift
+}
+
+// driftFound acts on a drift plan's finding and reports whether the instance is up to date.
+func (e *external) driftFound(changes, pending bool) bool {
+	e.drift.Checked(e.inst.GetUID())
+	switch {
+	case changes && !pending:
+		e.record.Event(e.inst, event.Normal(reasonDrift, "Terraform found changes made outside modkind; applying the instance again"))
+		// Kept in status until the correction is applied: in approval mode, or when the guard
+		// refuses it, the drift must stay visible rather than vanish at the next poll.
+		e.inst.SetStatusField(statusPendingDrift, map[string]any{"detectedAt": time.Now().UTC().Format(time.RFC3339)})
+	case !changes && pending:
+		e.clearPendingDrift()
+	}
+	return !changes
+}
+
+// driftPlanEnded reports what the instance's newest Run found, when it is a drift plan of the
+// current inputs that a Job ended after the last drift check this controller acted on.
+func (e *external) driftPlanEnded() (changes, ok bool) {
+	l := e.latest
+	if l == nil || l.Spec.Operation != v1alpha1.OperationDriftPlan || l.Spec.InputsDigest != e.run.Inputs ||
+		l.Status.Phase != v1alpha1.PhaseSucceeded || l.Status.CompletionTime == nil {
+		return false, false
+	}
+	if last, seen := e.drift.Last(e.inst.GetUID()); seen && !l.Status.CompletionTime.After(last) {
+		return false, false
+	}
+	return l.Status.Message == noteDrift, true
 }
 
 // recordState notes in the instance's status which state it was seen with, so that the state
@@ -700,6 +735,14 @@ func (d *driftClock) Due(uid types.UID, interval time.Duration) bool {
 		d.checked[uid] = last
 	}
 	return d.now().Sub(last) >= interval
+}
+
+// Last is when the instance was last checked, if it was since this controller started.
+func (d *driftClock) Last(uid types.UID) (time.Time, bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	t, ok := d.checked[uid]
+	return t, ok
 }
 
 func (d *driftClock) Checked(uid types.UID) {

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -420,6 +421,47 @@ func TestJobRunner(t *testing.T) {
 		}
 		if applied != 2 {
 			t.Errorf("want 2 Succeeded Apply Runs after an update, got %d of %d Runs", applied, len(runs))
+		}
+	})
+
+	t.Run("in approval mode a Job's plan waits, and the next Run applies the approved plan", func(t *testing.T) {
+		u := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{
+			"forProvider": map[string]any{"name": "Approval"},
+			"approval":    map[string]any{"mode": reconcile.ApprovalManual},
+		}}}
+		u.SetGroupVersionKind(greeting)
+		u.SetNamespace("team-a")
+		u.SetName("approved")
+		if err := c.Create(ctx, u); err != nil {
+			t.Fatal(err)
+		}
+		var id string
+		poll(t, "a plan waiting for approval", 3*time.Minute, func(ctx context.Context) (bool, error) {
+			got := u.DeepCopy()
+			if err := c.Get(ctx, client.ObjectKeyFromObject(u), got); err != nil {
+				return false, nil
+			}
+			id = reconcile.WaitingPlan(got)
+			return id != "", nil
+		})
+		runs := runsOf(t, c, u)
+		if len(runs) != 1 || runs[0].Status.Phase != v1alpha1.PhaseWaitingForApproval || runs[0].Status.Plan == nil || runs[0].Status.Plan.ID != id {
+			t.Fatalf("want one Run waiting for approval of plan %s, got %+v", id, runs)
+		}
+		ref := reconcile.StateRef(greeting.GroupKind().String(), "team-a", "approved")
+		if st, err := (&state.Store{Client: c}).Get(ctx, ref); err != nil || st != nil {
+			t.Errorf("a waiting plan applied something: state %v, %v", st, err)
+		}
+		if _, err := reconcile.Approve(ctx, c, greeting, client.ObjectKeyFromObject(u), id); err != nil {
+			t.Fatal(err)
+		}
+		waitInstanceReady(t, c, u)
+		phases := map[v1alpha1.RunPhase]int{}
+		for _, r := range runsOf(t, c, u) {
+			phases[r.Status.Phase]++
+		}
+		if diff := cmp.Diff(map[v1alpha1.RunPhase]int{v1alpha1.PhaseSucceeded: 2}, phases); diff != "" {
+			t.Errorf("Runs after approval (the waiting one handed over, the next applied), -want +got:\n%s", diff)
 		}
 	})
 

@@ -38,8 +38,8 @@ func child(mode string) int {
 	case "fail":
 		return 3
 	case "sleep":
-		time.Sleep(time.Hour)
-		return 0
+		// Stands for a container that runs until its pod is deleted.
+		select {}
 	}
 	var out strings.Builder
 	fmt.Fprintf(&out, "greeting=%s\n", os.Getenv("GREETING"))

@@ -591,6 +591,49 @@ func TestJobRunnerKillNine(t *testing.T) {
 	assertCreatedOnce(t, traces, len(insts))
 }
 
+// A Run left without its Job and inputs Secret, as by a controller killed right after creating
+// the Run, is completed by the controller: it makes the Job and Secret again from the instance
+// (whose inputs render the same digest), and the one Run applies the instance. No second Run.
+func TestJobRunnerAdoptsARunWithoutJob(t *testing.T) {
+	g := startJobGround(t)
+	g.startJobController(t, g.jobControllerArgs(t))
+	watchActiveRuns(t, g.c)
+	ctx := context.Background()
+	// No runner service account yet: the Job's pod cannot be made, so the Run stays Pending.
+	traces, insts := createTraces(t, g.c, "jobadopt", 1, func(i int) []any { return []any{fmt.Sprintf("i%d", i)} }, 0)
+	inst := insts[0].DeepCopy()
+	var run v1alpha1.Run
+	poll(t, "a pending Run with its Job", 2*time.Minute, func(ctx context.Context) (bool, error) {
+		if err := g.c.Get(ctx, client.ObjectKeyFromObject(inst), inst); err != nil {
+			return false, nil
+		}
+		runs := runsOf(t, g.c, inst)
+		if len(runs) != 1 || runs[0].Status.Phase != v1alpha1.PhasePending {
+			return false, nil
+		}
+		run = runs[0]
+		return g.c.Get(ctx, client.ObjectKeyFromObject(&run), &batchv1.Job{}) == nil, nil
+	})
+	for _, o := range []client.Object{
+		&batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: run.Namespace, Name: run.Name}},
+		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: run.Namespace, Name: run.Name}},
+	} {
+		if err := g.c.Delete(ctx, o, client.PropagationPolicy(metav1.DeletePropagationBackground)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	g.tenant(t, "default")
+	waitInstanceReady(t, g.c, inst)
+	assertCreatedOnce(t, traces, 1)
+	runs := runsOf(t, g.c, inst)
+	if len(runs) != 1 || runs[0].Name != run.Name || runs[0].Status.Phase != v1alpha1.PhaseSucceeded {
+		for _, r := range runs {
+			t.Logf("Run %s: %s %q", r.Name, r.Status.Phase, r.Status.Message)
+		}
+		t.Errorf("want the one Run %s Succeeded, got %d Runs", run.Name, len(runs))
+	}
+}
+
 // Two controllers without leader election, both in job mode, never run two Runs of one instance
 // at once, and create each object once.
 func TestJobRunnerTwoControllers(t *testing.T) {

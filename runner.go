@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -32,6 +34,7 @@ func runner(args []string, out io.Writer) error {
 	workDir := fs.String("work-dir", reconcile.RunnerWorkDir, "scratch directory for the module, providers and terraform; relative paths are from the working directory")
 	binary := fs.String("terraform-binary", "", "terraform or tofu executable; found on PATH when empty")
 	lockDuration := fs.Duration("lock-duration", time.Minute, "how long the state lock outlives this runner's last renewal")
+	fetchFor := fs.Duration("fetch-timeout", 2*time.Minute, "how long to keep trying an unreachable artifact server (a controller that restarts)")
 	if err := fs.parse(args); err != nil {
 		return err
 	}
@@ -71,12 +74,14 @@ func runner(args []string, out io.Writer) error {
 		Client: c, Binary: bin, Dir: dir, LockDuration: *lockDuration,
 		Identity: fmt.Sprintf("runner/%s/%s/%s", *namespace, *name, host),
 		Fetch: func(ctx context.Context, digest, dst string) error {
-			// Read at each use: the kubelet rotates the token.
-			token, err := os.ReadFile(*tokenFile)
-			if err != nil {
-				return fmt.Errorf("cannot read the runner's token: %w", err)
-			}
-			return artifact.Fetch(ctx, hc, *artifacts, strings.TrimSpace(string(token)), digest, dst)
+			return fetchRetrying(ctx, *fetchFor, func(ctx context.Context) error {
+				// Read at each use: the kubelet rotates the token.
+				token, err := os.ReadFile(*tokenFile)
+				if err != nil {
+					return fmt.Errorf("cannot read the runner's token: %w", err)
+				}
+				return artifact.Fetch(ctx, hc, *artifacts, strings.TrimSpace(string(token)), digest, dst)
+			})
 		},
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
@@ -85,5 +90,28 @@ func runner(args []string, out io.Writer) error {
 		return err
 	}
 	_, err = fmt.Fprintf(out, "Run %s/%s ended\n", *namespace, *name)
+	return err
+}
+
+// fetchRetrying calls fetch until it succeeds, fails for a reason other than an unreachable
+// artifact server, or keeps failing for the timeout: a controller that restarts (a rollout, a
+// crash) must not fail the Runs whose Jobs it started.
+func fetchRetrying(ctx context.Context, timeout time.Duration, fetch func(context.Context) error) error {
+	backoff := wait.Backoff{Duration: time.Second, Factor: 2, Jitter: 0.2, Steps: math.MaxInt32, Cap: 15 * time.Second}
+	deadline := time.Now().Add(timeout)
+	var last error
+	err := wait.ExponentialBackoffWithContext(ctx, backoff, func(ctx context.Context) (bool, error) {
+		last = fetch(ctx)
+		switch {
+		case last == nil:
+			return true, nil
+		case !artifact.IsUnavailable(last) || time.Now().After(deadline):
+			return false, last
+		}
+		return false, nil
+	})
+	if err != nil && last != nil {
+		return last
+	}
 	return err
 }

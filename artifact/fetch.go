@@ -45,6 +45,20 @@ const (
 	errExtract      = "cannot extract bundle entry"
 )
 
+// An unavailableError says the artifact server could not be reached or failed: the controller
+// may be restarting, and the same request may succeed a moment later.
+type unavailableError struct{ err error }
+
+func (e unavailableError) Error() string { return e.err.Error() }
+func (e unavailableError) Unwrap() error { return e.err }
+
+// IsUnavailable reports whether err says the artifact server was unreachable or failed, rather
+// than refused the request or served a bundle that was refused.
+func IsUnavailable(err error) bool {
+	var u unavailableError
+	return errors.As(err, &u)
+}
+
 // A FetchOption changes how Fetch checks a bundle.
 type FetchOption func(*fetchOptions)
 
@@ -92,11 +106,15 @@ func Fetch(ctx context.Context, hc *http.Client, baseURL, token, digest, dst str
 	req.Header.Set("Authorization", "Bearer "+token)
 	resp, err := hc.Do(req)
 	if err != nil {
-		return errors.Wrapf(err, "%s %s", errDo, digest)
+		return unavailableError{errors.Wrapf(err, "%s %s", errDo, digest)}
 	}
 	defer resp.Body.Close() //nolint:errcheck // read only.
 	if resp.StatusCode != http.StatusOK {
-		return errors.Errorf("%s %s: %s", errStatus, digest, resp.Status)
+		err := errors.Errorf("%s %s: %s", errStatus, digest, resp.Status)
+		if resp.StatusCode >= http.StatusInternalServerError {
+			return unavailableError{err}
+		}
+		return err
 	}
 	if resp.ContentLength > o.maxBytes {
 		return errors.Errorf("%s (%d > %d bytes)", errTooLarge, resp.ContentLength, o.maxBytes)

@@ -104,6 +104,8 @@ func TestFetchRefuses(t *testing.T) {
 		digest string
 		prep   func(t *testing.T, dst string)
 		want   string
+		// unavailable says the runner may try the same request again.
+		unavailable bool
 	}{
 		"TamperedOnDisk": {
 			reason: "A bundle whose bytes changed after Put must not be unpacked.",
@@ -203,6 +205,14 @@ func TestFetchRefuses(t *testing.T) {
 			url:    "http://127.0.0.1:1",
 			want:   errBaseURL,
 		},
+		"ServerDown": {
+			reason: "An unreachable server (a restarting controller) is an error the runner may retry.",
+			bundle: &bundle{hdrs: []tar.Header{reg("module/a")}, bodies: map[string]string{"module/a": "x"}},
+			url:    "https://127.0.0.1:1",
+			want:   errDo,
+
+			unavailable: true,
+		},
 		"NotAllowed": {
 			reason: "A refusal of the server is an error that names the status.",
 			bundle: &bundle{hdrs: []tar.Header{reg("module/a")}, bodies: map[string]string{"module/a": "x"}},
@@ -264,6 +274,9 @@ func TestFetchRefuses(t *testing.T) {
 
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("%s\nFetch() = %v; want an error containing %q", tc.reason, err, tc.want)
+			}
+			if got := IsUnavailable(err); got != tc.unavailable {
+				t.Errorf("%s\nIsUnavailable(%v) = %t, want %t", tc.reason, err, got, tc.unavailable)
 			}
 			if strings.Contains(err.Error(), token) {
 				t.Errorf("%s\nthe error quotes the token: %v", tc.reason, err)

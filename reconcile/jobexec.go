@@ -16,11 +16,13 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 	"github.com/hashicorp/terraform-exec/tfexec"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/modkind/modkind/apis/v1alpha1"
@@ -38,6 +40,16 @@ const (
 
 	// retryFailedAfter is how long after a failed Run of the same inputs the next one starts.
 	retryFailedAfter = 30 * time.Second
+
+	// adoptAfter is how old a pending Run without a Job must be before a controller makes its
+	// Job: younger, the controller that created the Run may still be making it.
+	adoptAfter = 10 * time.Second
+
+	// msgNeverStarted ends a pending Run whose Job was never made and whose inputs have changed
+	// since: the next Run starts at once.
+	msgNeverStarted = "never started: the controller stopped before it created the Run's Job, and the instance changed since"
+	// msgJobGone ends a running Run whose Job was deleted.
+	msgJobGone = "the runner Job was deleted before the Run ended"
 )
 
 // JobExecutor hands an instance's terraform runs to Kubernetes Jobs: it creates the Run, the
@@ -328,7 +340,14 @@ func (e *external) observeJob(ctx context.Context) (*managed.ExternalObservation
 	// Any active Run, not only the newest: one instance never has two.
 	busy := false
 	for i := range runs {
-		busy = busy || active(runs[i].Status.Phase)
+		if !active(runs[i].Status.Phase) {
+			continue
+		}
+		still, err := e.adoptJob(ctx, &runs[i])
+		if err != nil {
+			return nil, err
+		}
+		busy = busy || still
 	}
 	if !busy {
 		return nil, nil
@@ -360,7 +379,8 @@ func (e *external) startJob(ctx context.Context, op v1alpha1.RunOperation) error
 				return errors.New(l.Status.Message)
 			}
 		case v1alpha1.PhaseFailed:
-			if l.Status.CompletionTime != nil && time.Since(l.Status.CompletionTime.Time) < retryFailedAfter {
+			if l.Status.Message != msgNeverStarted && l.Status.CompletionTime != nil &&
+				time.Since(l.Status.CompletionTime.Time) < retryFailedAfter {
 				return errors.New(l.Status.Message)
 			}
 		}
@@ -448,6 +468,9 @@ func (x *JobExecutor) start(ctx context.Context, rec *RunRecorder, op v1alpha1.R
 	return rec.prune(ctx, s.Instance)
 }
 
+// createJob creates the Run's inputs Secret and Job. Either may exist already: a controller that
+// adopts a Run completes what another began. A Secret that someone else made under the Run's name
+// is harmless: the runner refuses inputs the Run does not control or whose digest differs.
 func (x *JobExecutor) createJob(ctx context.Context, run *v1alpha1.Run, s RunSubject, raw []byte) error {
 	owner := metav1.NewControllerRef(run, v1alpha1.SchemeGroupVersion.WithKind("Run"))
 	sec := &corev1.Secret{
@@ -455,11 +478,70 @@ func (x *JobExecutor) createJob(ctx context.Context, run *v1alpha1.Run, s RunSub
 			OwnerReferences: []metav1.OwnerReference{*owner}},
 		Data: map[string][]byte{KeyRunInputs: raw},
 	}
-	if err := x.Client.Create(ctx, sec); err != nil {
+	if err := x.Client.Create(ctx, sec); err != nil && !kerrors.IsAlreadyExists(err) {
 		return errors.Wrapf(err, "%s %s", errCreateInputs, run.Name)
 	}
 	job := RunnerJob(run, s.Run.Setup.Runner, x.Job)
-	return errors.Wrapf(x.Client.Create(ctx, job), "%s %s", errCreateJob, run.Name)
+	if err := x.Client.Create(ctx, job); err != nil && !kerrors.IsAlreadyExists(err) {
+		return errors.Wrapf(err, "%s %s", errCreateJob, run.Name)
+	}
+	return nil
+}
+
+// adoptJob makes the Job of a pending Run that has none and reports whether the Run is still
+// active. A controller killed between creating a Run and its Job leaves such a Run; it would
+// block its instance for good. The Job is made from the instance as it is now, only if that
+// renders the very inputs the Run was created with; otherwise the Run ends and the next one
+// starts at once.
+func (e *external) adoptJob(ctx context.Context, run *v1alpha1.Run) (bool, error) {
+	if run.Status.Executor == v1alpha1.ExecutorProcess || time.Since(runCreated(run)) < adoptAfter {
+		return true, nil
+	}
+	x := e.jobs
+	err := x.Client.Get(ctx, types.NamespacedName{Namespace: run.Namespace, Name: run.Name}, &batchv1.Job{})
+	if !kerrors.IsNotFound(err) {
+		return true, errors.Wrapf(err, "%s %s", errGetJob, run.Name)
+	}
+	if run.Status.Phase == v1alpha1.PhaseRunning {
+		// Its Job was deleted under it: nothing will record the Run's end.
+		return false, e.endRun(ctx, run, msgJobGone)
+	}
+	same := run.Spec.Operation == v1alpha1.OperationDestroy || run.Spec.InputsDigest == e.run.Inputs
+	var raw []byte
+	if same && e.run.Setup.ClusterSecrets == "" {
+		b, err := x.bundleFor(ctx, e.snap, e.run.Setup, e.run.Lock)
+		if err != nil {
+			return true, err
+		}
+		in, err := e.runnerInputs(b)
+		if err != nil {
+			return true, err
+		}
+		if raw, err = json.Marshal(in); err != nil {
+			return true, errors.Wrap(err, errCreateInputs)
+		}
+		same = b.digest == run.Spec.ArtifactDigest && inputsDigest(raw) == run.Spec.RunInputsDigest
+	}
+	if !same {
+		return false, e.endRun(ctx, run, msgNeverStarted)
+	}
+	if run.Status.Phase == "" {
+		run.Status = v1alpha1.RunStatus{Phase: v1alpha1.PhasePending, Executor: v1alpha1.ExecutorJob}
+		if err := x.Client.Status().Update(ctx, run); err != nil {
+			return true, errors.Wrapf(err, "%s %s", errUpdateRun, run.Name)
+		}
+	}
+	ctrl.LoggerFrom(ctx).Info("creating the Job of a Run left without one", "run", run.Name)
+	return true, x.createJob(ctx, run, e.runSubject(), raw)
+}
+
+// endRun marks an active Run Failed with msg. A conflict is an error, never overwritten:
+// whoever changed the Run meanwhile knows better.
+func (e *external) endRun(ctx context.Context, run *v1alpha1.Run, msg string) error {
+	run.Status.Phase = v1alpha1.PhaseFailed
+	run.Status.Message = msg
+	run.Status.CompletionTime = ptr.To(metav1.Now())
+	return errors.Wrapf(e.jobs.Client.Status().Update(ctx, run), "%s %s", errUpdateRun, run.Name)
 }
 
 // runPlanStatus is status.lastPlan from the plan a Run recorded.

@@ -329,6 +329,14 @@ func (r *RunRecorder) list(ctx context.Context, inst *Instance) ([]v1alpha1.Run,
 	return l.Items, nil
 }
 
+// runCreated is when run was created, to the nanosecond where the recorder wrote it.
+func runCreated(run *v1alpha1.Run) time.Time {
+	if t, err := time.Parse(createdLayout, run.Annotations[annotationCreated]); err == nil {
+		return t
+	}
+	return run.CreationTimestamp.Time
+}
+
 // prune deletes the instance's finished Runs beyond the history limit, oldest first. Active and
 // waiting Runs are never pruned.
 func (r *RunRecorder) prune(ctx context.Context, inst *Instance) error {

@@ -1,0 +1,66 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/modkind/modkind/artifact"
+)
+
+// A runner keeps trying an artifact server it cannot reach, for a while, and gives up at once on
+// anything else: a restarting controller must not fail the Runs it started, and a refusal must
+// not be hammered.
+func TestFetchRetrying(t *testing.T) {
+	// What Fetch returns when nothing listens: the controller is down.
+	down := artifact.Fetch(context.Background(), http.DefaultClient, "https://127.0.0.1:1", "token",
+		"sha256:0000000000000000000000000000000000000000000000000000000000000000", filepath.Join(t.TempDir(), "dst"))
+	if !artifact.IsUnavailable(down) {
+		t.Fatalf("Fetch from a closed port: %v; want an unavailable error", down)
+	}
+	refused := errors.New("artifact server refused bundle: 403 Forbidden")
+
+	cases := map[string]struct {
+		reason    string
+		timeout   time.Duration
+		results   []error
+		wantCalls int
+		wantErr   error
+	}{
+		"ServerBack": {
+			reason:    "Two failures to connect, then the server answers: the fetch succeeds.",
+			timeout:   time.Minute,
+			results:   []error{down, down, nil},
+			wantCalls: 3,
+		},
+		"Refused": {
+			reason:    "A refusal is final: one call.",
+			timeout:   time.Minute,
+			results:   []error{refused, nil},
+			wantCalls: 1,
+			wantErr:   refused,
+		},
+		"GivesUp": {
+			reason:    "Past the timeout the last error is returned.",
+			timeout:   0,
+			results:   []error{down, nil},
+			wantCalls: 1,
+			wantErr:   down,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			calls := 0
+			err := fetchRetrying(context.Background(), tc.timeout, func(context.Context) error {
+				calls++
+				return tc.results[calls-1]
+			})
+			if calls != tc.wantCalls || !errors.Is(err, tc.wantErr) {
+				t.Errorf("%s\nfetchRetrying: %d calls, error %v; want %d calls, error %v", tc.reason, calls, err, tc.wantCalls, tc.wantErr)
+			}
+		})
+	}
+}

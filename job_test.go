@@ -542,6 +542,46 @@ func TestJobRunner(t *testing.T) {
 		if !found {
 			t.Errorf("no DriftPlan Run says it found changes")
 		}
+
+		// Observe-only: Refresh Runs read the bucket; its status follows the cloud, and nothing
+		// in the cloud is changed back.
+		setPolicies := func(policies string) {
+			patch := []byte(`{"spec":{"managementPolicies":` + policies + `}}`)
+			if err := c.Patch(ctx, b, client.RawPatch("application/merge-patch+json", patch)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		setPolicies(`["Observe"]`)
+		poll(t, "a Refresh Run to succeed", 3*time.Minute, func(context.Context) (bool, error) {
+			for _, r := range runsOf(t, c, b) {
+				if r.Spec.Operation == v1alpha1.OperationRefresh && r.Status.Phase == v1alpha1.PhaseSucceeded {
+					return true, nil
+				}
+			}
+			return false, nil
+		})
+		updated := cloud.Count("things_bucket", "updated")
+		for id := range cloud.Objects("things_bucket") {
+			cloud.Edit("things_bucket", id, func(o map[string]any) { o["tags"] = map[string]any{"team": "observed"} })
+		}
+		poll(t, "status.atProvider.tags to follow the cloud", 3*time.Minute, func(ctx context.Context) (bool, error) {
+			got := b.DeepCopy()
+			if err := c.Get(ctx, client.ObjectKeyFromObject(b), got); err != nil {
+				return false, nil
+			}
+			team, _, _ := unstructured.NestedString(got.Object, "status", "atProvider", "tags", "team")
+			return team == "observed", nil
+		})
+		for id, o := range cloud.Objects("things_bucket") {
+			if tags, _ := o["tags"].(map[string]any); tags["team"] != "observed" {
+				t.Errorf("bucket %s tags: %v; an Observe-only instance changed the cloud", id, tags)
+			}
+		}
+		if n := cloud.Count("things_bucket", "updated"); n != updated {
+			t.Errorf("bucket updates while Observe-only: %d, want none", n-updated)
+		}
+		setPolicies(`["*"]`)
+
 		if err := c.Delete(ctx, b); err != nil {
 			t.Fatal(err)
 		}

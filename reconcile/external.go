@@ -208,7 +208,14 @@ func (e *external) Observe(ctx context.Context, _ resource.Managed) (managed.Ext
 	if meta.WasDeleted(e.inst) {
 		return managed.ExternalObservation{ResourceExists: true}, nil
 	}
-	if observeOnly(e.inst.GetManagementPolicies()) {
+	observing := observeOnly(e.inst.GetManagementPolicies())
+	switch {
+	case observing && e.jobs != nil:
+		// A Refresh Run does the read; the outputs below are those of the last one.
+		if err := e.refreshJob(ctx); err != nil {
+			return managed.ExternalObservation{}, err
+		}
+	case observing:
 		// Crossplane's Observe reads the external resource on every poll: a refresh brings the
 		// state, and so the outputs, up to date with the real objects, and changes nothing else.
 		rec := e.recordOnceLocked(ctx, v1alpha1.OperationRefresh)
@@ -239,7 +246,7 @@ func (e *external) Observe(ctx context.Context, _ resource.Managed) (managed.Ext
 	if e.jobs != nil {
 		if changes, ok := e.driftPlanEnded(); ok {
 			upToDate = e.driftFound(changes, pending)
-		} else if upToDate && (pending || e.drift.Due(e.inst.GetUID(), driftInterval)) {
+		} else if upToDate && !observing && (pending || e.drift.Due(e.inst.GetUID(), driftInterval)) {
 			// The drift plan is a Run too; its end reconciles the instance again.
 			if err := e.startJob(ctx, v1alpha1.OperationDriftPlan); err != nil {
 				return managed.ExternalObservation{}, err

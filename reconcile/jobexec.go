@@ -34,7 +34,6 @@ const (
 	errBundle            = "cannot prepare the module and providers for the runner"
 	errCreateJob         = "cannot create the runner Job of Run"
 	errCreateInputs      = "cannot create the inputs Secret of Run"
-	errJobObserveOnly    = "the job runner does not yet refresh Observe-only instances: run modkind with --runner process for them"
 	errJobClusterSecrets = "ClusterProviderConfig %s takes credentials from Secrets of the controller's credentials namespaces, which never go to a runner pod: " +
 		"give the runner's service account a cloud identity (workload identity), or use a ProviderConfig of this namespace"
 
@@ -73,6 +72,9 @@ type JobExecutor struct {
 	// MaxActive bounds the Runs active at once across the cluster (--max-concurrent-runs): a Run
 	// beyond it starts once another ended.
 	MaxActive int
+	// RefreshEvery is how long after a Refresh Run of an Observe-only instance ended the next
+	// one starts.
+	RefreshEvery time.Duration
 
 	mu      sync.Mutex
 	bundles map[string]bundle
@@ -326,9 +328,6 @@ func (e *external) runnerInputs(b bundle) (*RunInputs, error) {
 // observeJob looks at the instance's newest Run. While one is active, the instance is left alone:
 // the Run's end reconciles it again.
 func (e *external) observeJob(ctx context.Context) (*managed.ExternalObservation, error) {
-	if observeOnly(e.inst.GetManagementPolicies()) {
-		return nil, errors.New(errJobObserveOnly)
-	}
 	runs, err := e.runs.list(ctx, e.inst)
 	if err != nil {
 		return nil, err
@@ -357,6 +356,16 @@ func (e *external) observeJob(ctx context.Context) (*managed.ExternalObservation
 		e.inst.SetConditions(xpv2.Creating())
 	}
 	return &managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: true}, nil
+}
+
+// refreshJob starts a Refresh Run of an Observe-only instance unless its newest Run is a Refresh
+// that ended within RefreshEvery; the state that Run saved holds the outputs Observe publishes.
+func (e *external) refreshJob(ctx context.Context) error {
+	if l := e.latest; l != nil && l.Spec.Operation == v1alpha1.OperationRefresh && l.Status.Phase == v1alpha1.PhaseSucceeded &&
+		l.Status.CompletionTime != nil && time.Since(l.Status.CompletionTime.Time) < e.jobs.RefreshEvery {
+		return nil
+	}
+	return e.startJob(ctx, v1alpha1.OperationRefresh)
 }
 
 // startJob starts a Run of op executed by a Job, unless the newest Run of the same work says

@@ -172,6 +172,9 @@ func (x *RunExecutor) execute(ctx context.Context, run *v1alpha1.Run) (*RunInput
 	case v1alpha1.OperationApply:
 		saved, summary, err := r.Apply(ctx, tr, stored)
 		return in, RunOutcome{Plan: summary, Stored: saved, Err: err}
+	case v1alpha1.OperationRefresh:
+		saved, err := r.Refresh(ctx, tr, stored)
+		return in, RunOutcome{Stored: saved, Err: err}
 	case v1alpha1.OperationDriftPlan:
 		changes, err := r.Plan(ctx, tr, stored)
 		return in, RunOutcome{Stored: stored, Note: driftNote(changes), Err: err}

@@ -40,6 +40,8 @@ func setupJobs(mgr manager.Manager, runner *Runner, cfg Config) (*JobExecutor, e
 		Dir:       filepath.Join(cfg.Dir, "bundles"),
 		Job:       cfg.Job,
 		MaxActive: cfg.MaxConcurrentRuns,
+		// Crossplane reads an Observe-only resource at every poll; a Refresh Run is that read.
+		RefreshEvery: cfg.PollInterval,
 	}
 	jobs.Job.ArtifactsCA = certPEM
 	srv := &artifact.Server{

@@ -241,16 +241,21 @@ func (r *Runner) Plan(ctx context.Context, run *Run, stored *state.Stored) (bool
 
 // Refresh updates the run's state from the real objects and changes nothing else, as an
 // Observe-only instance needs. The inputs recorded as applied stay as they were.
+//
+// The outputs follow the real objects only while the run's inputs are those last applied: they
+// are then evaluated again from the refreshed objects. Otherwise they stay as the last apply
+// wrote them, since evaluating them from inputs never applied could publish values, sensitive
+// ones included, that no real object has.
 func (r *Runner) Refresh(ctx context.Context, run *Run, stored *state.Stored) (*state.Stored, error) {
 	saved := stored
 	err := r.withTerraform(ctx, "refresh", run, stored, func(tf *session, stored *state.Stored) error {
 		saved = stored
-		if err := tf.refresh(ctx); err != nil {
-			return run.Redactor.Error(errors.Wrap(err, errRefresh))
-		}
 		inputs := ""
 		if stored != nil {
 			inputs = stored.AppliedInputs
+		}
+		if err := tf.refresh(ctx, inputs != "" && inputs == run.Inputs); err != nil {
+			return run.Redactor.Error(errors.Wrap(err, errRefresh))
 		}
 		var err error
 		saved, err = r.save(ctx, run, stored, inputs)
@@ -399,7 +404,18 @@ func (s *session) apply(ctx context.Context, opts ...tfexec.ApplyOption) error {
 	return s.changing.Apply(ctx, opts...)
 }
 
-func (s *session) refresh(ctx context.Context) error {
+// refresh reads the real objects into the state and applies nothing. With outputs it writes the
+// outputs again too: `terraform refresh` (terraform 1.11, OpenTofu 1.10) keeps those of the last
+// apply even when the objects they come from changed, `apply -refresh-only` evaluates them from
+// the refreshed objects.
+func (s *session) refresh(ctx context.Context, outputs bool) error {
+	if outputs {
+		opts := []tfexec.ApplyOption{tfexec.RefreshOnly(true)}
+		if o := s.providers.reattach(); o != nil {
+			opts = append(opts, o)
+		}
+		return s.changing.Apply(ctx, opts...)
+	}
 	var opts []tfexec.RefreshCmdOption
 	if o := s.providers.reattach(); o != nil {
 		opts = append(opts, o)

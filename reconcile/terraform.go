@@ -239,23 +239,21 @@ func (r *Runner) Plan(ctx context.Context, run *Run, stored *state.Stored) (bool
 	return changes, err
 }
 
-// Refresh updates the run's state from the real objects and changes nothing else, as an
-// Observe-only instance needs. The inputs recorded as applied stay as they were.
+// Refresh updates the run's state, and the outputs, from the real objects and changes nothing
+// else, as an Observe-only instance needs. The inputs recorded as applied stay as they were.
 //
-// The outputs follow the real objects only while the run's inputs are those last applied: they
-// are then evaluated again from the refreshed objects. Otherwise they stay as the last apply
-// wrote them, since evaluating them from inputs never applied could publish values, sensitive
-// ones included, that no real object has.
+// An output computed from a variable alone follows the run's inputs, even those never applied:
+// the state keeps no copy of the variables last applied to evaluate it from.
 func (r *Runner) Refresh(ctx context.Context, run *Run, stored *state.Stored) (*state.Stored, error) {
 	saved := stored
 	err := r.withTerraform(ctx, "refresh", run, stored, func(tf *session, stored *state.Stored) error {
 		saved = stored
+		if err := tf.refresh(ctx); err != nil {
+			return run.Redactor.Error(errors.Wrap(err, errRefresh))
+		}
 		inputs := ""
 		if stored != nil {
 			inputs = stored.AppliedInputs
-		}
-		if err := tf.refresh(ctx, inputs != "" && inputs == run.Inputs); err != nil {
-			return run.Redactor.Error(errors.Wrap(err, errRefresh))
 		}
 		var err error
 		saved, err = r.save(ctx, run, stored, inputs)
@@ -404,23 +402,16 @@ func (s *session) apply(ctx context.Context, opts ...tfexec.ApplyOption) error {
 	return s.changing.Apply(ctx, opts...)
 }
 
-// refresh reads the real objects into the state and applies nothing. With outputs it writes the
-// outputs again too: `terraform refresh` (terraform 1.11, OpenTofu 1.10) keeps those of the last
-// apply even when the objects they come from changed, `apply -refresh-only` evaluates them from
-// the refreshed objects.
-func (s *session) refresh(ctx context.Context, outputs bool) error {
-	if outputs {
-		opts := []tfexec.ApplyOption{tfexec.RefreshOnly(true)}
-		if o := s.providers.reattach(); o != nil {
-			opts = append(opts, o)
-		}
-		return s.changing.Apply(ctx, opts...)
-	}
-	var opts []tfexec.RefreshCmdOption
+// refresh reads the real objects into the state, evaluates the outputs from them and applies
+// nothing. It is `apply -refresh-only`, not `terraform refresh`: that one (terraform 1.11,
+// OpenTofu 1.10) stores outputs evaluated from the planned objects, so an output of an argument
+// changed outside Terraform kept the configured value instead of the real one.
+func (s *session) refresh(ctx context.Context) error {
+	opts := []tfexec.ApplyOption{tfexec.RefreshOnly(true)}
 	if o := s.providers.reattach(); o != nil {
 		opts = append(opts, o)
 	}
-	return s.changing.Refresh(ctx, opts...)
+	return s.changing.Apply(ctx, opts...)
 }
 
 func (s *session) destroy(ctx context.Context) error {

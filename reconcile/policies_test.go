@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/modkind/modkind/reconcile"
+	"github.com/modkind/modkind/state"
 )
 
 // policyModule creates a Module of its own for one test, so each test's module directory lives
@@ -57,7 +58,8 @@ func TestObserveOnlyChangesNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitInstance(t, inst, 1)
-	runs := terraformRuns(t, workDir(ns, "trace."+gvk.Group, "observed"))
+	dir := workDir(ns, "trace."+gvk.Group, "observed")
+	applied := appliedInputs(t, stateSecret(gvk, ns, "observed"))
 
 	patchSpec(t, inst, `{"managementPolicies":["Observe"],"forProvider":{"files":["a","b"]}}`)
 	eventually(t, "the spec change to be observed", func(ctx context.Context) (bool, error) {
@@ -69,22 +71,41 @@ func TestObserveOnlyChangesNothing(t *testing.T) {
 		s := condition(conds, "Synced")
 		return s != nil && s["observedGeneration"] == got.GetGeneration(), nil
 	})
-	// An Observe-only instance refreshes on every poll: two refreshes after the change are two
-	// observations that applied nothing.
-	dir := workDir(ns, "trace."+gvk.Group, "observed")
-	refreshes := count(terraformRuns(t, dir), "refresh")
-	eventually(t, "two refreshes after the spec change", func(context.Context) (bool, error) {
-		return count(terraformRuns(t, dir), "refresh") >= refreshes+2, nil
+	// An Observe-only instance refreshes on every poll: two terraform runs after the change are
+	// two observations (each an apply -refresh-only), and none may have applied anything.
+	runs := len(terraformRuns(t, dir))
+	eventually(t, "two observations after the spec change", func(context.Context) (bool, error) {
+		return len(terraformRuns(t, dir)) >= runs+2, nil
 	})
 	if _, err := os.Stat(filepath.Join(traces, "b")); !os.IsNotExist(err) {
 		t.Errorf("an Observe-only instance must not create trace file b; stat says %v", err)
 	}
-	after := terraformRuns(t, workDir(ns, "trace."+gvk.Group, "observed"))
-	for _, r := range after[len(runs):] {
-		if r == "apply" || r == "destroy" {
+	if log := readFile(t, filepath.Join(traces, "a.log")); log != "created\n" {
+		t.Errorf("trace file a must have been created once and left alone, its log says %q", log)
+	}
+	if got := appliedInputs(t, stateSecret(gvk, ns, "observed")); got != applied {
+		t.Errorf("the state must still record the inputs applied before, %q, not %q", applied, got)
+	}
+	// Applying a change takes a plan first; an observation plans nothing and destroys nothing.
+	for _, r := range terraformRuns(t, dir)[runs:] {
+		if r == "plan" || r == "destroy" {
 			t.Errorf("an Observe-only instance ran terraform %s", r)
 		}
 	}
+}
+
+// appliedInputs returns what a state Secret records as the inputs last applied.
+func appliedInputs(t *testing.T, ref types.NamespacedName) string {
+	t.Helper()
+	sec := &corev1.Secret{}
+	if err := ground.client.Get(context.Background(), ref, sec); err != nil {
+		t.Fatal(err)
+	}
+	v := sec.Annotations[state.AnnotationApplied]
+	if v == "" {
+		t.Fatalf("state Secret %s records no applied inputs", ref)
+	}
+	return v
 }
 
 // Without Delete in managementPolicies, deleting the instance orphans what Terraform created and

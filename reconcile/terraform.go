@@ -239,8 +239,11 @@ func (r *Runner) Plan(ctx context.Context, run *Run, stored *state.Stored) (bool
 	return changes, err
 }
 
-// Refresh updates the run's state from the real objects and changes nothing else, as an
-// Observe-only instance needs. The inputs recorded as applied stay as they were.
+// Refresh updates the run's state, and the outputs, from the real objects and changes nothing
+// else, as an Observe-only instance needs. The inputs recorded as applied stay as they were.
+//
+// An output computed from a variable alone follows the run's inputs, even those never applied:
+// the state keeps no copy of the variables last applied to evaluate it from.
 func (r *Runner) Refresh(ctx context.Context, run *Run, stored *state.Stored) (*state.Stored, error) {
 	saved := stored
 	err := r.withTerraform(ctx, "refresh", run, stored, func(tf *session, stored *state.Stored) error {
@@ -399,12 +402,16 @@ func (s *session) apply(ctx context.Context, opts ...tfexec.ApplyOption) error {
 	return s.changing.Apply(ctx, opts...)
 }
 
+// refresh reads the real objects into the state, evaluates the outputs from them and applies
+// nothing. It is `apply -refresh-only`, not `terraform refresh`: that one (terraform 1.11,
+// OpenTofu 1.10) stores outputs evaluated from the planned objects, so an output of an argument
+// changed outside Terraform kept the configured value instead of the real one.
 func (s *session) refresh(ctx context.Context) error {
-	var opts []tfexec.RefreshCmdOption
+	opts := []tfexec.ApplyOption{tfexec.RefreshOnly(true)}
 	if o := s.providers.reattach(); o != nil {
 		opts = append(opts, o)
 	}
-	return s.changing.Refresh(ctx, opts...)
+	return s.changing.Apply(ctx, opts...)
 }
 
 func (s *session) destroy(ctx context.Context) error {

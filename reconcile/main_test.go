@@ -62,7 +62,10 @@ func runMain(m *testing.M) int {
 	defer os.RemoveAll(dir)
 	ground.runLog = filepath.Join(dir, "terraform-runs.log")
 	wrapper := filepath.Join(dir, "terraform")
-	script := fmt.Sprintf("#!/bin/sh\necho \"start $PWD $1\" >> %q\n%q \"$@\"\nrc=$?\necho \"end $PWD $1\" >> %q\nexit $rc\n", ground.runLog, tf, ground.runLog)
+	// An apply -refresh-only (an Observe-only instance's read) is logged as refresh-only, so
+	// that tests tell it from an apply that changes something.
+	script := fmt.Sprintf("#!/bin/sh\ncmd=$1\ncase \" $* \" in *\" -refresh-only \"*) cmd=refresh-only;; esac\n"+
+		"echo \"start $PWD $cmd\" >> %q\n%q \"$@\"\nrc=$?\necho \"end $PWD $cmd\" >> %q\nexit $rc\n", ground.runLog, tf, ground.runLog)
 	if err := os.WriteFile(wrapper, []byte(script), 0o755); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1

@@ -277,7 +277,7 @@ func TestObserveOnlyRefreshes(t *testing.T) {
 	got := waitInstance(t, inst, 1)
 	dir := reconcile.WorkDir(ground.config.Dir+"/work", gvk, ns, "watched", got.GetUID())
 	patchSpec(t, inst, `{"managementPolicies":["Observe"]}`)
-	before := count(terraformRuns(t, dir), "apply")
+	before, reads := count(terraformRuns(t, dir), "apply"), count(terraformRuns(t, dir), "refresh-only")
 
 	writeSourceState(t, src, "two")
 	eventually(t, "status.atProvider.value to follow the world", func(ctx context.Context) (bool, error) {
@@ -290,6 +290,9 @@ func TestObserveOnlyRefreshes(t *testing.T) {
 	})
 	if after := count(terraformRuns(t, dir), "apply"); after != before {
 		t.Errorf("an Observe-only instance must apply nothing, ran apply %d times", after-before)
+	}
+	if after := count(terraformRuns(t, dir), "refresh-only"); after == reads {
+		t.Errorf("an Observe-only instance must read the world with apply -refresh-only; none ran")
 	}
 }
 

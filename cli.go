@@ -28,6 +28,7 @@ import (
 	"github.com/modkind/modkind/crd"
 	"github.com/modkind/modkind/module"
 	"github.com/modkind/modkind/reconcile"
+	"github.com/modkind/modkind/reconcile/terraform"
 )
 
 // command is one of modkind's subcommands.
@@ -272,7 +273,7 @@ func render(args []string, out io.Writer) error {
 			redacted[v.Name] = "(redacted: from a Secret)"
 		}
 	}
-	root, err := reconcile.Render(m, reconcile.Inputs{ModuleSource: "<module " + *source + ">", ForProvider: forProvider, SecretValues: redacted})
+	root, err := terraform.Render(m, terraform.Inputs{ModuleSource: "<module " + *source + ">", ForProvider: forProvider, SecretValues: redacted})
 	if err != nil {
 		return err
 	}
@@ -282,7 +283,7 @@ func render(args []string, out io.Writer) error {
 	enc := json.NewEncoder(out)
 	enc.SetEscapeHTML(false)
 	enc.SetIndent("", "  ")
-	return enc.Encode(map[string]any{reconcile.FileMain: mainJSON, reconcile.FileVars: vars})
+	return enc.Encode(map[string]any{terraform.FileMain: mainJSON, terraform.FileVars: vars})
 }
 
 // version prints modkind's version, from the build information Go records.

@@ -30,6 +30,7 @@ import (
 
 	"github.com/modkind/modkind/apis/v1alpha1"
 	"github.com/modkind/modkind/reconcile"
+	"github.com/modkind/modkind/reconcile/terraform"
 	"github.com/modkind/modkind/state"
 	"github.com/modkind/modkind/test/thingstest"
 )
@@ -427,7 +428,7 @@ func TestJobRunner(t *testing.T) {
 	t.Run("in approval mode a Job's plan waits, and the next Run applies the approved plan", func(t *testing.T) {
 		u := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{
 			"forProvider": map[string]any{"name": "Approval"},
-			"approval":    map[string]any{"mode": reconcile.ApprovalManual},
+			"approval":    map[string]any{"mode": terraform.ApprovalManual},
 		}}}
 		u.SetGroupVersionKind(greeting)
 		u.SetNamespace("team-a")

@@ -26,6 +26,7 @@ import (
 	"github.com/modkind/modkind/apis/crds"
 	"github.com/modkind/modkind/crd"
 	"github.com/modkind/modkind/reconcile"
+	"github.com/modkind/modkind/reconcile/terraform"
 )
 
 func main() {
@@ -204,7 +205,7 @@ func run(o *controllerOptions) error {
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer cancel()
 
-	if _, err := reconcile.TerraformBinary(cfg.Terraform); err != nil {
+	if _, err := terraform.Binary(cfg.Terraform); err != nil {
 		return err
 	}
 	// controller-runtime defines --kubeconfig; without it, KUBECONFIG, or in-cluster config, modkind

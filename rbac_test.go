@@ -38,6 +38,7 @@ import (
 	"github.com/modkind/modkind/crd"
 	"github.com/modkind/modkind/reconcile"
 	"github.com/modkind/modkind/reconcile/reconciletest"
+	"github.com/modkind/modkind/reconcile/terraform"
 )
 
 const (
@@ -820,7 +821,7 @@ func startControllerAs(ctx context.Context, t *testing.T, g *rbacGround) (*refus
 	}
 	cfg := reconcile.DefaultConfig()
 	cfg.Terraform = os.Getenv("MODKIND_TERRAFORM")
-	if _, err := reconcile.TerraformBinary(cfg.Terraform); err != nil {
+	if _, err := terraform.Binary(cfg.Terraform); err != nil {
 		t.Fatal(err)
 	}
 	cfg.Dir = filepath.Join(t.TempDir(), "modkind")

@@ -12,7 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/modkind/modkind/apis/v1alpha1"
-	"github.com/modkind/modkind/reconcile"
+	"github.com/modkind/modkind/reconcile/terraform"
 )
 
 // Two modkind processes without leader election reconcile the same instances at once: the state
@@ -24,7 +24,7 @@ func TestTwoProcessesShareStatesSafely(t *testing.T) {
 	kubeconfig, c := startAPIServer(t)
 	dir := t.TempDir()
 	waitNoProcessesIn(t, dir)
-	tf, err := reconcile.TerraformBinary("")
+	tf, err := terraform.Binary("")
 	if err != nil {
 		t.Fatal(err)
 	}

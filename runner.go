@@ -18,6 +18,7 @@ import (
 
 	"github.com/modkind/modkind/artifact"
 	"github.com/modkind/modkind/reconcile"
+	"github.com/modkind/modkind/reconcile/terraform"
 )
 
 // envArtifactsCA holds the PEM of the certificate a runner trusts for the controller's artifact
@@ -44,7 +45,7 @@ func runner(args []string, out io.Writer) error {
 	case *artifacts == "" || !strings.HasPrefix(*artifacts, "https://"):
 		return fs.fail("--artifacts must be the https URL of the controller's artifact server")
 	}
-	bin, err := reconcile.TerraformBinary(*binary)
+	bin, err := terraform.Binary(*binary)
 	if err != nil {
 		return err
 	}

@@ -16,19 +16,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/modkind/modkind/apis/v1alpha1"
+	"github.com/modkind/modkind/reconcile/terraform"
 )
-
-// fileOwner, in a work directory, names the instance the directory belongs to.
-const fileOwner = ".modkind-owner.json"
-
-// An Owner is the instance a work directory belongs to.
-type Owner struct {
-	APIVersion string    `json:"apiVersion"`
-	Kind       string    `json:"kind"`
-	Namespace  string    `json:"namespace"`
-	Name       string    `json:"name"`
-	UID        types.UID `json:"uid"`
-}
 
 // A Pruner removes module snapshots that no Module uses any more.
 type Pruner interface {
@@ -146,7 +135,7 @@ func (c *Collector) collectWorkDirs(ctx context.Context) (int, error) {
 }
 
 func (c *Collector) ownerGone(ctx context.Context, dir string) (bool, error) {
-	raw, err := os.ReadFile(filepath.Join(dir, fileOwner))
+	raw, err := os.ReadFile(filepath.Join(dir, terraform.FileOwner))
 	if os.IsNotExist(err) {
 		// Written by a version that named no owner: removed once nothing touched it for Grace.
 		fi, err := os.Stat(dir)
@@ -155,7 +144,7 @@ func (c *Collector) ownerGone(ctx context.Context, dir string) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	var o Owner
+	var o terraform.Owner
 	if err := json.Unmarshal(raw, &o); err != nil || o.UID == "" {
 		return false, nil //nolint:nilerr // A torn marker is left for the next collection.
 	}

@@ -24,6 +24,7 @@ import (
 
 	"github.com/modkind/modkind/apis/v1alpha1"
 	"github.com/modkind/modkind/module"
+	"github.com/modkind/modkind/reconcile/terraform"
 )
 
 const errStartController = "cannot start controller for generated kind"
@@ -73,7 +74,7 @@ type Options struct {
 // Engine starts, updates and stops one controller per generated kind while modkind runs.
 type Engine struct {
 	mgr    manager.Manager
-	runner *Runner
+	runner *terraform.Runner
 	opts   Options
 	log    logr.Logger
 	drift  *driftClock
@@ -89,7 +90,7 @@ type Engine struct {
 }
 
 // NewEngine returns an Engine that runs terraform through runner.
-func NewEngine(mgr manager.Manager, runner *Runner, o Options) *Engine {
+func NewEngine(mgr manager.Manager, runner *terraform.Runner, o Options) *Engine {
 	return &Engine{
 		mgr: mgr, runner: runner, opts: o,
 		log:     mgr.GetLogger().WithName("instances"),

@@ -28,6 +28,7 @@ import (
 	"github.com/modkind/modkind/apis/v1alpha1"
 	"github.com/modkind/modkind/crd"
 	"github.com/modkind/modkind/module"
+	"github.com/modkind/modkind/reconcile/terraform"
 	"github.com/modkind/modkind/state"
 )
 
@@ -65,7 +66,7 @@ type connector struct {
 	kind    *kind
 	client  client.Reader
 	configs *ProviderConfigResolver
-	runner  *Runner
+	runner  *terraform.Runner
 	// workRoot holds one work directory per instance.
 	workRoot string
 	drift    *driftClock
@@ -96,7 +97,7 @@ func (c *connector) Connect(ctx context.Context, mg resource.Managed) (managed.E
 	}
 	gvk := c.kind.gvk
 	dir := WorkDir(c.workRoot, gvk, inst.GetNamespace(), inst.GetName(), inst.GetUID())
-	src, err := ModuleSource(dir, snap.Module.Dir)
+	src, err := terraform.ModuleSource(dir, snap.Module.Dir)
 	if err != nil {
 		return nil, errors.Wrap(err, errRender)
 	}
@@ -104,36 +105,36 @@ func (c *connector) Connect(ctx context.Context, mg resource.Managed) (managed.E
 	if err != nil {
 		return nil, err
 	}
-	in := Inputs{ModuleSource: src, ForProvider: inst.ForProvider(), SecretValues: secretValues,
+	in := terraform.Inputs{ModuleSource: src, ForProvider: inst.ForProvider(), SecretValues: secretValues,
 		Providers: setup.Providers, PreventDestroy: !inst.AllowDestructive() && !meta.WasDeleted(inst)}
-	root, err := Render(snap.Module, in)
+	root, err := terraform.Render(snap.Module, in)
 	if err != nil {
 		return nil, errors.Wrap(err, errRender)
 	}
 	var lock []byte
-	var unguarded *RootModule
+	var unguarded *terraform.RootModule
 	if snap.Module.Resource != nil {
 		lock = snap.Module.Resource.Lock
 		if in.PreventDestroy {
 			open := in
 			open.PreventDestroy = false
-			if unguarded, err = Render(snap.Module, open); err != nil {
+			if unguarded, err = terraform.Render(snap.Module, open); err != nil {
 				return nil, errors.Wrap(err, errRender)
 			}
 		}
 	}
 	secrets := append(secretStrings, setup.Secrets...)
-	run := &Run{
+	run := &terraform.Run{
 		Dir:       dir,
 		Root:      root,
 		Setup:     setup,
-		InitKey:   digest([]byte(src), setup.Providers, []byte(setup.Digest()), lock),
+		InitKey:   terraform.Digest([]byte(src), setup.Providers, []byte(setup.Digest()), lock),
 		Lock:      lock,
 		Unguarded: unguarded,
-		Inputs:    digest(root.Main, root.Vars, []byte(setup.Digest())),
+		Inputs:    terraform.Digest(root.Main, root.Vars, []byte(setup.Digest())),
 		State:     StateRef(gvk.GroupKind().String(), inst.GetNamespace(), inst.GetName()),
-		Redactor:  NewRedactor(secrets...),
-		Owner: &Owner{APIVersion: gvk.GroupVersion().String(), Kind: gvk.Kind,
+		Redactor:  terraform.NewRedactor(secrets...),
+		Owner: &terraform.Owner{APIVersion: gvk.GroupVersion().String(), Kind: gvk.Kind,
 			Namespace: inst.GetNamespace(), Name: inst.GetName(), UID: inst.GetUID()},
 
 		AllowDestructive: inst.AllowDestructive(),
@@ -156,8 +157,8 @@ type external struct {
 	*connector
 	inst   *Instance
 	snap   *Snapshot
-	run    *Run
-	inputs Inputs
+	run    *terraform.Run
+	inputs terraform.Inputs
 	stored *state.Stored
 	// latest is the instance's newest Run, read by Observe in job mode; busy says a Run of the
 	// instance is still active.
@@ -519,7 +520,7 @@ func (e *external) apply(ctx context.Context) (*state.Stored, error) {
 	if r := e.snap.Module.Resource; r != nil && r.IDAttribute != "" && e.stored == nil && meta.GetExternalName(e.inst) != "" {
 		in := e.inputs
 		in.ImportID = meta.GetExternalName(e.inst)
-		root, err := Render(e.snap.Module, in)
+		root, err := terraform.Render(e.snap.Module, in)
 		if err != nil {
 			return nil, errors.Wrap(err, errRender)
 		}
@@ -564,7 +565,7 @@ func (e *external) Delete(ctx context.Context, _ resource.Managed) (managed.Exte
 		return managed.ExternalDelete{}, err
 	}
 	// The plan goes first: were the state gone and this failed, nothing would delete it later.
-	if err := e.runner.deletePlanView(ctx, e.run); err != nil {
+	if err := e.runner.DeletePlanView(ctx, e.run); err != nil {
 		return managed.ExternalDelete{}, err
 	}
 	if err := e.runner.States.Delete(ctx, e.run.State); err != nil {
@@ -609,7 +610,7 @@ func (e *external) runSubject() RunSubject {
 func StateRef(groupKind, namespace, name string) state.Ref {
 	gk := schema.ParseGroupKind(groupKind)
 	kind := strings.ToLower(gk.Kind)
-	id := digest([]byte(strings.ToLower(groupKind)), []byte(name))[:16]
+	id := terraform.Digest([]byte(strings.ToLower(groupKind)), []byte(name))[:16]
 	short := name
 	if room := 253 - len("tfstate."+kind+"..") - len(id); len(short) > room {
 		// The hash identifies the instance; the name is only there to be read.
@@ -626,7 +627,7 @@ func StateRef(groupKind, namespace, name string) state.Ref {
 	if legacy := "tfstate." + strings.ToLower(groupKind) + "." + name; len(legacy) <= 253 {
 		ref.Legacy = legacy
 	} else {
-		ref.Legacy = "tfstate." + digest([]byte(groupKind), []byte(name))
+		ref.Legacy = "tfstate." + terraform.Digest([]byte(groupKind), []byte(name))
 	}
 	return ref
 }
@@ -637,7 +638,7 @@ func StateRef(groupKind, namespace, name string) state.Ref {
 func WorkDir(root string, gvk schema.GroupVersionKind, namespace, name string, uid types.UID) string {
 	kind := strings.ToLower(gvk.Kind) + "." + gvk.Group
 	if len(kind) > 200 {
-		kind = strings.ToLower(gvk.Kind) + "." + digest([]byte(gvk.Group))
+		kind = strings.ToLower(gvk.Kind) + "." + terraform.Digest([]byte(gvk.Group))
 	}
 	if len(name) > 200 {
 		name = name[:200]
@@ -649,7 +650,7 @@ func labelValue(s string) string {
 	if len(s) <= 63 {
 		return s
 	}
-	return digest([]byte(s))
+	return terraform.Digest([]byte(s))
 }
 
 // resolveSensitive reads the values of the sensitive variables the instance sets, from the

@@ -10,6 +10,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
+
+	"github.com/modkind/modkind/reconcile/terraform"
 )
 
 // An Instance is an object of a generated kind, seen as a Crossplane v2 namespaced managed
@@ -103,15 +105,15 @@ func (i *Instance) SetAtProvider(v map[string]any) {
 
 // AllowDestructive reports whether the instance allows plans that destroy or replace objects.
 func (i *Instance) AllowDestructive() bool {
-	b, _, _ := unstructured.NestedBool(i.Object, "spec", FieldAllowDestructive)
+	b, _, _ := unstructured.NestedBool(i.Object, "spec", terraform.FieldAllowDestructive)
 	return b
 }
 
 // Approval returns whether the instance is in approval mode and which plan it approved.
 func (i *Instance) Approval() (manual bool, approvedPlan string) {
-	mode, _, _ := unstructured.NestedString(i.Object, "spec", FieldApproval, "mode")
-	approved, _, _ := unstructured.NestedString(i.Object, "spec", FieldApproval, FieldApprovedPlan)
-	return mode == ApprovalManual, approved
+	mode, _, _ := unstructured.NestedString(i.Object, "spec", terraform.FieldApproval, "mode")
+	approved, _, _ := unstructured.NestedString(i.Object, "spec", terraform.FieldApproval, terraform.FieldApprovedPlan)
+	return mode == terraform.ApprovalManual, approved
 }
 
 // SetStatusField replaces status.<name>.

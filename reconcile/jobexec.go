@@ -15,7 +15,6 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
-	"github.com/hashicorp/terraform-exec/tfexec"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
@@ -28,6 +27,7 @@ import (
 	"github.com/modkind/modkind/apis/v1alpha1"
 	"github.com/modkind/modkind/artifact"
 	"github.com/modkind/modkind/module"
+	"github.com/modkind/modkind/reconcile/terraform"
 )
 
 const (
@@ -59,7 +59,7 @@ type JobExecutor struct {
 	// Reader reads Runs fresh, never from a cache that may not show the Run just created.
 	Reader client.Reader
 	// Runner installs the providers of each bundle, once, into the controller's plugin cache.
-	Runner *Runner
+	Runner *terraform.Runner
 	// Artifacts keeps the bundles the artifact server hands to runners.
 	Artifacts *artifact.Store
 	// Modules is the module cache's root: a bundle carries the whole package a module lives in,
@@ -141,8 +141,8 @@ func (x *JobExecutor) Authorize(ctx context.Context, namespace, digest string) (
 
 // bundleFor returns the bundle of snap's module with the providers setup configures, preparing
 // it the first time: one terraform init per module digest, provider block and lock file.
-func (x *JobExecutor) bundleFor(ctx context.Context, snap *Snapshot, setup *ProviderSetup, lock []byte) (bundle, error) {
-	key := digest([]byte(snap.Module.Digest), setup.Providers, lock)
+func (x *JobExecutor) bundleFor(ctx context.Context, snap *Snapshot, setup *terraform.ProviderSetup, lock []byte) (bundle, error) {
+	key := terraform.Digest([]byte(snap.Module.Digest), setup.Providers, lock)
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	if b, ok := x.bundles[key]; ok && x.Artifacts.Has(b.digest) {
@@ -159,7 +159,7 @@ func (x *JobExecutor) bundleFor(ctx context.Context, snap *Snapshot, setup *Prov
 	return b, nil
 }
 
-func (x *JobExecutor) prepare(ctx context.Context, key string, snap *Snapshot, setup *ProviderSetup, lock []byte) (bundle, error) {
+func (x *JobExecutor) prepare(ctx context.Context, key string, snap *Snapshot, setup *terraform.ProviderSetup, lock []byte) (bundle, error) {
 	dir := filepath.Join(x.Dir, key)
 	if err := os.RemoveAll(dir); err != nil {
 		return bundle{}, err
@@ -177,16 +177,16 @@ func (x *JobExecutor) prepare(ctx context.Context, key string, snap *Snapshot, s
 		}
 		b.sub = sub
 		entries = append(entries, artifact.Entry{Name: BundleModule, Source: pkg})
-		if src, err = ModuleSource(dir, snap.Module.Dir); err != nil {
+		if src, err = terraform.ModuleSource(dir, snap.Module.Dir); err != nil {
 			return bundle{}, err
 		}
 	}
 	// Init reads which providers to install from the root module, never the instance's values.
-	root, err := Render(snap.Module, Inputs{ModuleSource: src, Providers: setup.Providers})
+	root, err := terraform.Render(snap.Module, terraform.Inputs{ModuleSource: src, Providers: setup.Providers})
 	if err != nil {
 		return bundle{}, err
 	}
-	if err := os.WriteFile(filepath.Join(dir, FileMain), root.Main, 0o600); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, terraform.FileMain), root.Main, 0o600); err != nil {
 		return bundle{}, err
 	}
 	if lock != nil {
@@ -194,7 +194,7 @@ func (x *JobExecutor) prepare(ctx context.Context, key string, snap *Snapshot, s
 			return bundle{}, err
 		}
 	}
-	if err := x.install(ctx, dir); err != nil {
+	if err := x.Runner.Install(ctx, dir); err != nil {
 		return bundle{}, err
 	}
 	if b.lock, err = os.ReadFile(filepath.Join(dir, module.FileLock)); err != nil && !os.IsNotExist(err) {
@@ -209,25 +209,6 @@ func (x *JobExecutor) prepare(ctx context.Context, key string, snap *Snapshot, s
 		return bundle{}, err
 	}
 	return b, nil
-}
-
-// install runs terraform init in dir with the controller's provider installation, alone, as the
-// first init of a root module does (see installs).
-func (x *JobExecutor) install(ctx context.Context, dir string) error {
-	env := terraformEnv()
-	if err := x.Runner.pluginCacheEnv(env); err != nil {
-		return err
-	}
-	tf, err := tfexec.NewTerraform(dir, x.Runner.Binary)
-	if err != nil {
-		return err
-	}
-	if err := tf.SetEnv(env); err != nil {
-		return err
-	}
-	x.Runner.installs.first.Lock()
-	defer x.Runner.installs.first.Unlock()
-	return errors.Wrap(tf.Init(ctx), errInit)
 }
 
 // providerEntries lists the files of the platform directories below a .terraform/providers
@@ -298,25 +279,25 @@ func packageOf(modules, dir string) (string, string, error) {
 func (e *external) runnerInputs(b bundle) (*RunInputs, error) {
 	in := e.inputs
 	if e.snap.Module.Resource == nil {
-		src, err := ModuleSource(runnerWorkDir, filepath.Join(runnerBundleDir, BundleModule, b.sub))
+		src, err := terraform.ModuleSource(runnerWorkDir, filepath.Join(runnerBundleDir, BundleModule, b.sub))
 		if err != nil {
 			return nil, err
 		}
 		in.ModuleSource = src
 	}
-	root, err := Render(e.snap.Module, in)
+	root, err := terraform.Render(e.snap.Module, in)
 	if err != nil {
 		return nil, errors.Wrap(err, errRender)
 	}
 	ri := &RunInputs{
 		Main: root.Main, Vars: root.Vars, Lock: b.lock, Env: e.run.Setup.Env, Files: e.run.Setup.Files,
-		Redact: e.run.Redactor.values(), State: e.run.State, Digest: e.run.Inputs,
+		Redact: e.run.Redactor.Values(), State: e.run.State, Digest: e.run.Inputs,
 		AllowDestructive: e.run.AllowDestructive, ApprovalRequired: e.run.ApprovalRequired, ApprovedPlan: e.run.ApprovedPlan,
 	}
 	if in.PreventDestroy && e.snap.Module.Resource != nil {
 		open := in
 		open.PreventDestroy = false
-		unguarded, err := Render(e.snap.Module, open)
+		unguarded, err := terraform.Render(e.snap.Module, open)
 		if err != nil {
 			return nil, errors.Wrap(err, errRender)
 		}
@@ -448,7 +429,7 @@ func (x *JobExecutor) start(ctx context.Context, rec *RunRecorder, op v1alpha1.R
 		return errors.Wrap(err, errCreateInputs)
 	}
 	run := rec.newRun(op, s)
-	run.Name = run.GenerateName + digest([]byte(s.Instance.GetUID()), []byte(prev))[:5]
+	run.Name = run.GenerateName + terraform.Digest([]byte(s.Instance.GetUID()), []byte(prev))[:5]
 	run.GenerateName = ""
 	run.Spec.ArtifactDigest = bundleDigest
 	run.Spec.RunInputsDigest = inputsDigest(raw)
@@ -468,7 +449,7 @@ func (x *JobExecutor) start(ctx context.Context, rec *RunRecorder, op v1alpha1.R
 		return errors.Wrapf(err, "%s %s", errUpdateRun, run.Name)
 	}
 	if err := x.createJob(ctx, run, s, raw); err != nil {
-		setOutcome(&run.Status, RunOutcome{Err: err}, NewRedactor(in.Redact...), time.Now())
+		setOutcome(&run.Status, RunOutcome{Err: err}, terraform.NewRedactor(in.Redact...), time.Now())
 		if werr := writeRunStatus(ctx, x.Client, x.Reader, run); werr != nil {
 			return errors.Wrapf(werr, "%s %s", errUpdateRun, run.Name)
 		}
@@ -554,9 +535,9 @@ func (e *external) endRun(ctx context.Context, run *v1alpha1.Run, msg string) er
 }
 
 // runPlanStatus is status.lastPlan from the plan a Run recorded.
-func runPlanStatus(p *v1alpha1.RunPlan, run *Run) map[string]any {
+func runPlanStatus(p *v1alpha1.RunPlan, run *terraform.Run) map[string]any {
 	v := map[string]any{"id": p.ID, "add": p.Add, "change": p.Change, "destroy": p.Destroy,
-		"secretName": planRef(run.State).Name}
+		"secretName": terraform.PlanRef(run.State).Name}
 	if len(p.Destructive) > 0 {
 		d := make([]any, len(p.Destructive))
 		for i, c := range p.Destructive {

@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/modkind/modkind/apis/v1alpha1"
+	"github.com/modkind/modkind/reconcile/terraform"
 	"github.com/modkind/modkind/state"
 )
 
@@ -100,9 +101,9 @@ func (x *RunExecutor) Execute(ctx context.Context, namespace, name string) error
 		return errors.Wrapf(err, "%s %s", errUpdateRun, name)
 	}
 	in, outcome := x.execute(ctx, run)
-	var red *Redactor
+	var red *terraform.Redactor
 	if in != nil {
-		red = NewRedactor(in.Redact...)
+		red = terraform.NewRedactor(in.Redact...)
 	}
 	setOutcome(&run.Status, outcome, red, time.Now())
 	run.Status.Executor = v1alpha1.ExecutorJob
@@ -145,24 +146,24 @@ func (x *RunExecutor) execute(ctx context.Context, run *v1alpha1.Run) (*RunInput
 	if err != nil {
 		return in, RunOutcome{Err: err}
 	}
-	r := NewRunner(x.Binary, &state.Store{Client: x.Client}, 1)
+	r := terraform.NewRunner(x.Binary, &state.Store{Client: x.Client}, 1)
 	r.Locks = &state.Locker{Client: x.Client, Identity: x.Identity, Duration: x.LockDuration}
 	r.Env = env
-	tr := &Run{
+	tr := &terraform.Run{
 		Dir:              filepath.Join(x.Dir, runnerWorkDir),
-		Root:             &RootModule{Main: in.Main, Vars: in.Vars},
-		Setup:            &ProviderSetup{Env: in.Env, Files: in.Files},
+		Root:             &terraform.RootModule{Main: in.Main, Vars: in.Vars},
+		Setup:            &terraform.ProviderSetup{Env: in.Env, Files: in.Files},
 		InitKey:          run.Spec.ArtifactDigest,
 		Lock:             in.Lock,
 		Inputs:           in.Digest,
 		State:            in.State,
-		Redactor:         NewRedactor(in.Redact...),
+		Redactor:         terraform.NewRedactor(in.Redact...),
 		AllowDestructive: in.AllowDestructive,
 		ApprovalRequired: in.ApprovalRequired,
 		ApprovedPlan:     in.ApprovedPlan,
 	}
 	if in.Unguarded != nil {
-		tr.Unguarded = &RootModule{Main: in.Unguarded, Vars: in.Vars}
+		tr.Unguarded = &terraform.RootModule{Main: in.Unguarded, Vars: in.Vars}
 	}
 	stored, err := r.States.Get(ctx, tr.State)
 	if err != nil {
@@ -183,7 +184,7 @@ func (x *RunExecutor) execute(ctx context.Context, run *v1alpha1.Run) (*RunInput
 			return in, RunOutcome{Err: err}
 		}
 		// As the controller does after a destroy: the plan view first, then the state.
-		if err := r.deletePlanView(ctx, tr); err != nil {
+		if err := r.DeletePlanView(ctx, tr); err != nil {
 			return in, RunOutcome{Err: err}
 		}
 		return in, RunOutcome{Err: errors.Wrap(r.States.Delete(ctx, tr.State), errDeleteState)}
@@ -266,7 +267,7 @@ func runnerCLIConfig(dir, mirror string) (map[string]string, error) {
 }
 
 // setOutcome writes how a run ended into st.
-func setOutcome(st *v1alpha1.RunStatus, o RunOutcome, red *Redactor, now time.Time) {
+func setOutcome(st *v1alpha1.RunStatus, o RunOutcome, red *terraform.Redactor, now time.Time) {
 	if st.StartTime == nil {
 		st.StartTime = &metav1.Time{Time: now}
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/modkind/modkind/apis/v1alpha1"
 	"github.com/modkind/modkind/artifact"
+	"github.com/modkind/modkind/reconcile/terraform"
 )
 
 const (
@@ -28,7 +29,7 @@ const (
 // setupJobs makes the JobExecutor of --runner job and registers what it needs with mgr: the
 // artifact server runners fetch modules and providers from, and the watcher that fails Runs whose
 // Job failed.
-func setupJobs(mgr manager.Manager, runner *Runner, cfg Config) (*JobExecutor, error) {
+func setupJobs(mgr manager.Manager, runner *terraform.Runner, cfg Config) (*JobExecutor, error) {
 	certPEM, keyPEM, err := servingCertificate(filepath.Join(cfg.Dir, "artifacts"), cfg.ArtifactsHosts)
 	if err != nil {
 		return nil, errors.Wrap(err, errArtifactServer)

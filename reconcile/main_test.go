@@ -21,6 +21,7 @@ import (
 
 	"github.com/modkind/modkind/reconcile"
 	"github.com/modkind/modkind/reconcile/reconciletest"
+	"github.com/modkind/modkind/reconcile/terraform"
 	"github.com/modkind/modkind/test/thingstest"
 )
 
@@ -45,7 +46,7 @@ func TestMain(m *testing.M) {
 
 func runMain(m *testing.M) int {
 	// Every terraform process is recorded, so tests can count runs and their overlap.
-	tf, err := reconcile.TerraformBinary(os.Getenv("MODKIND_TERRAFORM"))
+	tf, err := terraform.Binary(os.Getenv("MODKIND_TERRAFORM"))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "integration tests need terraform:", err)
 		return 1

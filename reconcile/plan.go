@@ -1,172 +1,14 @@
 package reconcile
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
-	"fmt"
-	"sort"
-	"strings"
 	"sync"
 	"time"
 
-	tfjson "github.com/hashicorp/terraform-json"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/modkind/modkind/reconcile/terraform"
 	"github.com/modkind/modkind/state"
 )
-
-// FieldAllowDestructive is the spec field that lets an instance apply plans that destroy or
-// replace objects. Without it such plans are refused: a control plane re-applies forever, so one
-// careless spec change must never delete a database.
-const FieldAllowDestructive = "allowDestructivePlans"
-
-// FieldApproval is the spec field of approval mode: with mode Manual, a planned change is applied
-// only once spec.approval.approvedPlan names that plan's ID.
-const (
-	FieldApproval     = "approval"
-	FieldApprovedPlan = "approvedPlan"
-	ApprovalManual    = "Manual"
-)
-
-// PlanSummary is what status.lastPlan shows of the last plan.
-type PlanSummary struct {
-	// ID identifies the plan's changes: the same changes planned again get the same ID. A plan
-	// that was shown (it waits for approval, or was refused) has the ID of every value it changes
-	// (planID), which is what a user approves in approval mode; any other plan, judged from plan's
-	// JSON stream alone, has the ID of its inputs and the objects and outputs it changes
-	// (streamPlanID), which no approval is ever compared with.
-	ID                   string
-	Add, Change, Destroy int
-	// Destructive lists the changes that delete or replace an object.
-	Destructive []DestructiveChange
-	At          time.Time
-	Took        time.Duration
-}
-
-// DestructiveChange is one object a plan would delete or replace.
-type DestructiveChange struct {
-	Address string
-	// Action is "delete" or "replace".
-	Action string
-	// ForcedBy names the attributes that force a replacement, where Terraform says.
-	ForcedBy []string
-}
-
-func (d DestructiveChange) String() string {
-	s := d.Address + " (" + d.Action
-	if len(d.ForcedBy) > 0 {
-		s += ", forced by " + strings.Join(d.ForcedBy, ", ")
-	}
-	return s + ")"
-}
-
-// Summarize counts a plan's changes the way `terraform plan` does and lists the destructive ones.
-func Summarize(p *tfjson.Plan) PlanSummary {
-	var s PlanSummary
-	for _, rc := range p.ResourceChanges {
-		if rc.Change == nil || rc.Mode == tfjson.DataResourceMode {
-			continue
-		}
-		a := rc.Change.Actions
-		switch {
-		case a.Replace() && rc.ActionReason == tfjson.ActionReasonReplaceBecauseTainted:
-			// A tainted object is one whose creation failed or was cut short: replacing it is
-			// how Terraform finishes creating it, not the loss of a working object.
-			s.Add++
-			s.Destroy++
-		case a.Replace():
-			s.Add++
-			s.Destroy++
-			s.Destructive = append(s.Destructive, DestructiveChange{Address: rc.Address, Action: "replace", ForcedBy: paths(rc.Change.ReplacePaths)})
-		case a.Delete():
-			s.Destroy++
-			s.Destructive = append(s.Destructive, DestructiveChange{Address: rc.Address, Action: "delete"})
-		case a.Create():
-			s.Add++
-		case a.Update():
-			s.Change++
-		}
-	}
-	sort.Slice(s.Destructive, func(i, j int) bool { return s.Destructive[i].Address < s.Destructive[j].Address })
-	s.ID = planID(p)
-	return s
-}
-
-// planID hashes what a shown plan would change, and nothing else (not when it was made), so that
-// an approval names exactly these changes. A run that requires approval always shows its plan and
-// identifies it by this ID, never by streamPlanID, which does not cover values.
-func planID(p *tfjson.Plan) string {
-	var changes []any
-	for _, rc := range p.ResourceChanges {
-		if rc.Change != nil && !rc.Change.Actions.NoOp() {
-			changes = append(changes, []any{rc.Address, rc.Change.Actions, rc.Change.Before, rc.Change.After})
-		}
-	}
-	keys := make([]string, 0, len(p.OutputChanges))
-	for k := range p.OutputChanges {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		c := p.OutputChanges[k]
-		if c != nil && !c.Actions.NoOp() {
-			changes = append(changes, []any{"output." + k, c.Actions, c.Before, c.After})
-		}
-	}
-	raw, _ := json.Marshal(changes)
-	h := sha256.Sum256(raw)
-	return hex.EncodeToString(h[:])[:12]
-}
-
-// An AwaitingApprovalError says a plan was made and waits for the user to approve it.
-type AwaitingApprovalError struct {
-	Plan PlanSummary
-}
-
-func (e *AwaitingApprovalError) Error() string {
-	return fmt.Sprintf("plan %s (+%d ~%d -%d) waits for approval: set spec.%s.%s to %q to apply it",
-		e.Plan.ID, e.Plan.Add, e.Plan.Change, e.Plan.Destroy, FieldApproval, FieldApprovedPlan, e.Plan.ID)
-}
-
-// paths renders Terraform's replace paths (lists of attribute names and indexes) as a.b[0].
-func paths(ps []any) []string {
-	var out []string
-	for _, p := range ps {
-		steps, ok := p.([]any)
-		if !ok {
-			continue
-		}
-		var b strings.Builder
-		for _, s := range steps {
-			switch s := s.(type) {
-			case string:
-				if b.Len() > 0 {
-					b.WriteByte('.')
-				}
-				b.WriteString(s)
-			default:
-				fmt.Fprintf(&b, "[%v]", s)
-			}
-		}
-		out = append(out, b.String())
-	}
-	return out
-}
-
-// A RefusedPlanError says a plan was not applied because it would destroy or replace objects.
-type RefusedPlanError struct {
-	Changes []DestructiveChange
-}
-
-func (e *RefusedPlanError) Error() string {
-	list := make([]string, len(e.Changes))
-	for i, c := range e.Changes {
-		list[i] = c.String()
-	}
-	return fmt.Sprintf("refused to apply a plan that would destroy or replace %d object(s): %s; set spec.%s: true to allow it",
-		len(e.Changes), strings.Join(list, "; "), FieldAllowDestructive)
-}
 
 // notebook remembers, per instance, what the last runs found that status must show but the state
 // does not record: the last plan and the last stale lock broken. Observe publishes it.
@@ -176,13 +18,13 @@ type notebook struct {
 }
 
 type notes struct {
-	plan       *PlanSummary
+	plan       *terraform.PlanSummary
 	lockBroken *state.BrokenLock
 }
 
 func newNotebook() *notebook { return &notebook{notes: map[types.UID]notes{}} }
 
-func (b *notebook) SetPlan(uid types.UID, s PlanSummary) {
+func (b *notebook) SetPlan(uid types.UID, s terraform.PlanSummary) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	n := b.notes[uid]
@@ -217,24 +59,4 @@ func lockStatus(l *state.BrokenLock) map[string]any {
 		"brokenHolder":  l.Holder,
 		"holderRenewed": l.Renewed.UTC().Format(time.RFC3339),
 	}
-}
-
-// statusValue is the plan as status.lastPlan shows it.
-func (s PlanSummary) statusValue() map[string]any {
-	v := map[string]any{
-		"id":       s.ID,
-		"add":      int64(s.Add),
-		"change":   int64(s.Change),
-		"destroy":  int64(s.Destroy),
-		"time":     s.At.UTC().Format(time.RFC3339),
-		"duration": s.Took.Round(time.Millisecond).String(),
-	}
-	if len(s.Destructive) > 0 {
-		d := make([]any, len(s.Destructive))
-		for i, c := range s.Destructive {
-			d[i] = c.String()
-		}
-		v["destructive"] = d
-	}
-	return v
 }

@@ -1,54 +1,28 @@
 package reconcile
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"maps"
 	"strings"
-	"time"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
-	tfjson "github.com/hashicorp/terraform-json"
 	corev1 "k8s.io/api/core/v1"
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/modkind/modkind/state"
+	"github.com/modkind/modkind/reconcile/terraform"
 )
 
 const (
-	// PlanSecretType marks the Secrets that hold an instance's last plan as people read it.
-	PlanSecretType corev1.SecretType = "modkind.io/terraform-plan"
-	// KeyPlanText is the key of the plan's text (rendered from `terraform show -json <planfile>`
-	// as `terraform show <planfile>` would print it, redacted, for a plan that waits for approval
-	// or was refused; for any other plan, its changed objects and outputs from plan -json).
-	KeyPlanText = "plan.txt"
-	// AnnotationPlanID, AnnotationPlanSummary and AnnotationPlanTime say which plan the text
-	// shows: its id (as in status.lastPlan.id; empty for a plan without changes), its counts
-	// ("+1 ~0 -0") and when it was made.
-	AnnotationPlanID      = "modkind.io/plan-id"
-	AnnotationPlanSummary = "modkind.io/plan-summary"
-	AnnotationPlanTime    = "modkind.io/plan-time"
-
-	// maxPlanText keeps the text, with the Secret's metadata, under the 1 MiB a Secret may hold.
-	maxPlanText = 900 << 10
-	// noChanges is the text of a plan that changes nothing: no terraform show runs for it.
-	noChanges = "No changes. The objects match the configuration.\n"
-
-	errGetPlanView    = "cannot get the Secret of the readable plan"
-	errWritePlanView  = "cannot write the Secret of the readable plan"
-	errDeletePlanView = "cannot delete the Secret of the readable plan"
-	errForeignPlan    = "Secret %s exists but was not written by modkind (type %q, not %q): modkind does not overwrite it; delete it so that plans can be shown there"
-	errGetInstance    = "cannot get the instance"
-	errApprove        = "cannot write the approval"
-	errResolveKind    = "cannot tell which kind %q names"
+	errGetPlanView = "cannot get the Secret of the readable plan"
+	errGetInstance = "cannot get the instance"
+	errApprove     = "cannot write the approval"
+	errResolveKind = "cannot tell which kind %q names"
 )
 
 // PlanSecretName names the Secret that holds the readable form of the last plan of instance
@@ -56,124 +30,13 @@ const (
 // "tfstate.", so it is derived from the instance alone, never collides with a state, and is
 // always a valid name.
 func PlanSecretName(groupKind, namespace, name string) types.NamespacedName {
-	return planRef(StateRef(groupKind, namespace, name)).NamespacedName
-}
-
-// planRef is the plan Secret beside a state: same namespace and labels (modkind's own, never the
-// instance's, so that GitOps tools never prune it), its own name.
-func planRef(ref state.Ref) planSecretRef {
-	return planSecretRef{
-		NamespacedName: types.NamespacedName{Namespace: ref.Namespace, Name: "tfplan." + strings.TrimPrefix(ref.Name, "tfstate.")},
-		Labels:         ref.Labels,
-	}
-}
-
-type planSecretRef struct {
-	types.NamespacedName
-	Labels map[string]string
-}
-
-// storePlanView stores the readable form of a plan: rendered from plan, its show -json, when it
-// was shown (it waits for approval or was refused), else from stream, which names the changed
-// objects and outputs but no values. A plan without changes is said in words.
-func (r *Runner) storePlanView(ctx context.Context, run *Run, plan *tfjson.Plan, stream *planStream, s *PlanSummary) error {
-	text := noChanges
-	switch {
-	case plan != nil:
-		text = planText(run.Redactor, renderPlan(plan, *s))
-	case stream != nil && s.ID != "":
-		text = planText(run.Redactor, renderStream(stream, *s))
-	}
-	return writePlanView(ctx, r.States.Client, planRef(run.State), s, text)
-}
-
-// planText is the text of a plan as it is stored: every value read from a Secret redacted (the
-// module may have un-marked one with nonsensitive()), and cut to fit a Secret.
-func planText(r *Redactor, raw string) string {
-	text := r.redactAll(raw)
-	if len(text) <= maxPlanText {
-		return text
-	}
-	cut := strings.LastIndexByte(text[:maxPlanText], '\n') + 1
-	if cut == 0 {
-		cut = maxPlanText
-	}
-	return text[:cut] + fmt.Sprintf("\n… %d more bytes of the plan are not shown.\n", len(text)-cut)
-}
-
-// redactAll replaces every secret in s, however long s is: a plan is read whole, unlike the
-// messages Redact bounds.
-func (r *Redactor) redactAll(s string) string {
-	for _, v := range r.secrets {
-		s = strings.ReplaceAll(s, v, "(redacted)")
-	}
-	return s
-}
-
-// writePlanView creates or updates the plan Secret of ref, leaving it alone when it already says
-// the same. A Secret of that name that modkind did not write is never overwritten.
-func writePlanView(ctx context.Context, c client.Client, ref planSecretRef, s *PlanSummary, text string) error {
-	annotations := map[string]string{
-		AnnotationPlanID:      s.ID,
-		AnnotationPlanSummary: countsOf(s.Add, s.Change, s.Destroy),
-		AnnotationPlanTime:    s.At.UTC().Format(time.RFC3339),
-	}
-	data := map[string][]byte{KeyPlanText: []byte(text)}
-	cur := &corev1.Secret{}
-	err := c.Get(ctx, ref.NamespacedName, cur)
-	if kerrors.IsNotFound(err) {
-		sec := &corev1.Secret{
-			ObjectMeta: metav1.ObjectMeta{Namespace: ref.Namespace, Name: ref.Name, Labels: maps.Clone(ref.Labels), Annotations: annotations},
-			Type:       PlanSecretType,
-			Data:       data,
-		}
-		return errors.Wrap(c.Create(ctx, sec), errWritePlanView)
-	}
-	if err != nil {
-		return errors.Wrap(err, errGetPlanView)
-	}
-	if cur.Type != PlanSecretType {
-		return errors.Errorf(errForeignPlan, ref.NamespacedName, cur.Type, PlanSecretType)
-	}
-	// The same plan made again (as each poll does while it waits for approval) keeps the time it
-	// was first made, and costs no write.
-	if maps.Equal(cur.Labels, ref.Labels) && cur.Annotations[AnnotationPlanID] == s.ID && cur.Annotations[AnnotationPlanSummary] == annotations[AnnotationPlanSummary] &&
-		bytes.Equal(cur.Data[KeyPlanText], data[KeyPlanText]) && len(cur.Data) == 1 {
-		return nil
-	}
-	// Labels are exactly modkind's: a tracking label someone added would let a GitOps tool prune it.
-	cur.Labels = maps.Clone(ref.Labels)
-	if cur.Annotations == nil {
-		cur.Annotations = map[string]string{}
-	}
-	maps.Copy(cur.Annotations, annotations)
-	cur.Data = data
-	return errors.Wrap(c.Update(ctx, cur), errWritePlanView)
-}
-
-// deletePlanView deletes the plan Secret of a run's state, if it is modkind's.
-func (r *Runner) deletePlanView(ctx context.Context, run *Run) error {
-	ref := planRef(run.State)
-	cur := &corev1.Secret{}
-	if err := r.States.Client.Get(ctx, ref.NamespacedName, cur); err != nil {
-		return errors.Wrap(client.IgnoreNotFound(err), errGetPlanView)
-	}
-	if cur.Type != PlanSecretType {
-		return nil
-	}
-	// Preconditioned, so that a Secret someone put there meanwhile is never deleted.
-	err := r.States.Client.Delete(ctx, cur, client.Preconditions{UID: &cur.UID})
-	return errors.Wrap(client.IgnoreNotFound(err), errDeletePlanView)
-}
-
-func countsOf(add, change, destroy int) string {
-	return fmt.Sprintf("+%d ~%d -%d", add, change, destroy)
+	return terraform.PlanRef(StateRef(groupKind, namespace, name)).NamespacedName
 }
 
 // lastPlanStatus is the plan as status.lastPlan shows it, with the Secret that holds its text.
-func lastPlanStatus(s PlanSummary, run *Run) map[string]any {
-	v := s.statusValue()
-	v["secretName"] = planRef(run.State).Name
+func lastPlanStatus(s terraform.PlanSummary, run *terraform.Run) map[string]any {
+	v := s.StatusValue()
+	v["secretName"] = terraform.PlanRef(run.State).Name
 	return v
 }
 
@@ -207,15 +70,15 @@ func ReadPlanView(ctx context.Context, c client.Reader, groupKind, namespace, na
 		}
 		return nil, errors.Wrap(err, errGetPlanView)
 	}
-	if sec.Type != PlanSecretType {
-		return nil, errors.Errorf("Secret %s was not written by modkind (type %q, not %q)", key, sec.Type, PlanSecretType)
+	if sec.Type != terraform.PlanSecretType {
+		return nil, errors.Errorf("Secret %s was not written by modkind (type %q, not %q)", key, sec.Type, terraform.PlanSecretType)
 	}
 	return &PlanView{
 		Secret:  key,
-		ID:      sec.Annotations[AnnotationPlanID],
-		Summary: sec.Annotations[AnnotationPlanSummary],
-		Time:    sec.Annotations[AnnotationPlanTime],
-		Text:    string(sec.Data[KeyPlanText]),
+		ID:      sec.Annotations[terraform.AnnotationPlanID],
+		Summary: sec.Annotations[terraform.AnnotationPlanSummary],
+		Time:    sec.Annotations[terraform.AnnotationPlanTime],
+		Text:    string(sec.Data[terraform.KeyPlanText]),
 	}, nil
 }
 
@@ -260,7 +123,7 @@ func Approve(ctx context.Context, c client.Client, gvk schema.GroupVersionKind, 
 	}
 	if manual, _ := (&Instance{Unstructured: *u}).Approval(); !manual {
 		return nil, &ApprovalRefusedError{Reason: fmt.Sprintf("%s %s is not in approval mode (spec.%s.mode is not %s): its plans are applied without approval",
-			gvk.Kind, key, FieldApproval, ApprovalManual)}
+			gvk.Kind, key, terraform.FieldApproval, terraform.ApprovalManual)}
 	}
 	waiting := WaitingPlan(u)
 	if waiting == "" {
@@ -278,7 +141,7 @@ func Approve(ctx context.Context, c client.Client, gvk schema.GroupVersionKind, 
 	}
 	patch := map[string]any{
 		"metadata": map[string]any{"resourceVersion": u.GetResourceVersion()},
-		"spec":     map[string]any{FieldApproval: map[string]any{FieldApprovedPlan: view.ID}},
+		"spec":     map[string]any{terraform.FieldApproval: map[string]any{terraform.FieldApprovedPlan: view.ID}},
 	}
 	raw, err := json.Marshal(patch)
 	if err != nil {

@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/modkind/modkind/reconcile"
+	"github.com/modkind/modkind/reconcile/terraform"
 )
 
 // reviewModule is a module whose plan shows a value from a Secret in plain text unless modkind
@@ -147,8 +148,8 @@ func TestPlanViewApproval(t *testing.T) {
 	if diff := cmp.Diff(state.Labels, sec.Labels); diff != "" {
 		t.Errorf("the plan Secret carries modkind's labels, as the state Secret does, and none of the instance's: -want +got:\n%s", diff)
 	}
-	if len(sec.OwnerReferences) != 0 || sec.Type != reconcile.PlanSecretType {
-		t.Errorf("the plan Secret: want type %s and no owner, got type %s, owners %v", reconcile.PlanSecretType, sec.Type, sec.OwnerReferences)
+	if len(sec.OwnerReferences) != 0 || sec.Type != terraform.PlanSecretType {
+		t.Errorf("the plan Secret: want type %s and no owner, got type %s, owners %v", terraform.PlanSecretType, sec.Type, sec.OwnerReferences)
 	}
 	status, msg := argoHealthMessage(t, get(t, inst))
 	if want := "plan " + first + " waits for approval: +1 ~0 -0"; status != "Suspended" || msg != want {

@@ -1,75 +1,11 @@
 package reconcile
 
 import (
-	"context"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/google/go-cmp/cmp"
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/types"
-	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 )
-
-// The stored text of a plan never holds a value read from a Secret, however long the plan, and
-// always fits in a Secret.
-func TestPlanViewText(t *testing.T) {
-	secret := "s3cret-value"
-	long := strings.Repeat("  # filler line of a long plan\n", 200)
-	huge := strings.Repeat("0123456789abcdef\n", (maxPlanText/17)+1000)
-	cases := map[string]struct {
-		reason   string
-		raw      string
-		want     func(got string) string
-		maxBytes int
-	}{
-		"RedactedAnywhere": {
-			reason: "a value from a Secret is redacted wherever it appears, also past the length Redact keeps for messages",
-			raw:    "+ leak = \"" + secret + "\"\n" + long + "+ again = \"" + secret + "\"\n",
-			want: func(got string) string {
-				if strings.Contains(got, secret) {
-					return "the secret is still there"
-				}
-				if strings.Count(got, "(redacted)") != 2 {
-					return "want both occurrences redacted"
-				}
-				if !strings.Contains(got, long) {
-					return "the rest of the plan must be kept whole"
-				}
-				return ""
-			},
-			maxBytes: maxPlanText,
-		},
-		"CutToFit": {
-			reason: "a plan too large for a Secret is cut at a line, and says how much is missing",
-			raw:    huge,
-			want: func(got string) string {
-				if !strings.HasPrefix(huge, strings.SplitN(got, "\n…", 2)[0]) {
-					return "the kept part must be the plan's beginning"
-				}
-				if !strings.Contains(got, "more bytes of the plan are not shown") {
-					return "the cut must be said"
-				}
-				return ""
-			},
-			maxBytes: maxPlanText + 100,
-		},
-	}
-	for name, tc := range cases {
-		t.Run(name, func(t *testing.T) {
-			got := planText(NewRedactor(secret), tc.raw)
-			if msg := tc.want(got); msg != "" {
-				t.Errorf("%s\nplanText: %s; got %d bytes:\n%.500s", tc.reason, msg, len(got), got)
-			}
-			if len(got) > tc.maxBytes {
-				t.Errorf("%s\nplanText: %d bytes, want at most %d", tc.reason, len(got), tc.maxBytes)
-			}
-		})
-	}
-}
 
 // The plan Secret's name is derived from the instance alone, is never a state's name, and is a
 // valid name however long the instance's.
@@ -128,63 +64,4 @@ func TestPlanViewWaitingPlan(t *testing.T) {
 			}
 		})
 	}
-}
-
-// The plan Secret is written once per plan, carries modkind's labels only, and a Secret of that
-// name that modkind did not write is never overwritten.
-func TestPlanViewWrite(t *testing.T) {
-	ref := planRef(StateRef("Trace.example.org", "team-a", "web"))
-	first := &PlanSummary{ID: "abc123", Add: 1, At: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}
-	again := *first
-	again.At = first.At.Add(time.Minute)
-	ctx := context.Background()
-
-	t.Run("CreatedThenKept", func(t *testing.T) {
-		c := fake.NewClientBuilder().Build()
-		if err := writePlanView(ctx, c, ref, first, "plan text"); err != nil {
-			t.Fatal(err)
-		}
-		got := &corev1.Secret{}
-		if err := c.Get(ctx, ref.NamespacedName, got); err != nil {
-			t.Fatal(err)
-		}
-		want := map[string]string{AnnotationPlanID: "abc123", AnnotationPlanSummary: "+1 ~0 -0", AnnotationPlanTime: "2026-01-02T03:04:05Z"}
-		if diff := cmp.Diff(want, got.Annotations); diff != "" {
-			t.Errorf("annotations: -want +got:\n%s", diff)
-		}
-		if diff := cmp.Diff(ref.Labels, got.Labels); diff != "" {
-			t.Errorf("labels are modkind's, as on the state Secret: -want +got:\n%s", diff)
-		}
-		if got.Type != PlanSecretType || string(got.Data[KeyPlanText]) != "plan text" {
-			t.Errorf("want a %s Secret holding the text, got type %s, data %v", PlanSecretType, got.Type, got.Data)
-		}
-		// Made again while it waits: no write, and the time stays the first plan's.
-		if err := writePlanView(ctx, c, ref, &again, "plan text"); err != nil {
-			t.Fatal(err)
-		}
-		after := &corev1.Secret{}
-		if err := c.Get(ctx, ref.NamespacedName, after); err != nil {
-			t.Fatal(err)
-		}
-		if after.ResourceVersion != got.ResourceVersion {
-			t.Errorf("the same plan made again must not write the Secret")
-		}
-	})
-
-	t.Run("ForeignKept", func(t *testing.T) {
-		foreign := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ref.Namespace, Name: ref.Name}, Type: corev1.SecretTypeOpaque,
-			Data: map[string][]byte{"mine": []byte("keep")}}
-		c := fake.NewClientBuilder().WithObjects(foreign).Build()
-		err := writePlanView(ctx, c, ref, first, "plan text")
-		if err == nil || !strings.Contains(err.Error(), "was not written by modkind") || !strings.Contains(err.Error(), ref.Name) {
-			t.Errorf("writing over a Secret modkind did not write must fail naming it, got %v", err)
-		}
-		got := &corev1.Secret{}
-		if err := c.Get(ctx, types.NamespacedName{Namespace: ref.Namespace, Name: ref.Name}, got); err != nil {
-			t.Fatal(err)
-		}
-		if diff := cmp.Diff(map[string][]byte{"mine": []byte("keep")}, got.Data); diff != "" || got.Type != corev1.SecretTypeOpaque {
-			t.Errorf("the foreign Secret must stay as it was: type %s, -want +got data:\n%s", got.Type, diff)
-		}
-	})
 }

@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/modkind/modkind/reconcile"
+	"github.com/modkind/modkind/reconcile/terraform"
 	"github.com/modkind/modkind/state"
 	"github.com/modkind/modkind/test/thingstest"
 )
@@ -70,14 +71,14 @@ func packedMirrorOf(t *testing.T, exe string) string {
 // provider once, read-only, for the whole controller.
 func TestProvidersInstalledOnce(t *testing.T) {
 	const n = 6
-	bin, err := reconcile.TerraformBinary(os.Getenv("MODKIND_TERRAFORM"))
+	bin, err := terraform.Binary(os.Getenv("MODKIND_TERRAFORM"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	rc := packedMirror(t)
 	cloud := thingstest.NewCloud(t)
 	root := t.TempDir()
-	runner := reconcile.NewRunner(bin, &state.Store{Client: ground.client}, n)
+	runner := terraform.NewRunner(bin, &state.Store{Client: ground.client}, n)
 	runner.PluginCache = filepath.Join(root, "plugins")
 	ns := newNamespace(t)
 	main := fmt.Sprintf(`{"terraform":{"required_providers":{"things":{"source":%q}}},
@@ -91,14 +92,14 @@ func TestProvidersInstalledOnce(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			run := &reconcile.Run{
+			run := &terraform.Run{
 				Dir:      filepath.Join(root, "work", fmt.Sprint(i)),
-				Root:     &reconcile.RootModule{Main: []byte(main), Vars: []byte(fmt.Sprintf(`{"name":"b%d"}`, i))},
-				Setup:    &reconcile.ProviderSetup{Env: map[string]string{"TF_CLI_CONFIG_FILE": rc}},
+				Root:     &terraform.RootModule{Main: []byte(main), Vars: []byte(fmt.Sprintf(`{"name":"b%d"}`, i))},
+				Setup:    &terraform.ProviderSetup{Env: map[string]string{"TF_CLI_CONFIG_FILE": rc}},
 				InitKey:  "k",
 				Inputs:   "in",
 				State:    reconcile.StateRef("Bucket.cache.example.org", ns, fmt.Sprint("b", i)),
-				Redactor: reconcile.NewRedactor(),
+				Redactor: terraform.NewRedactor(),
 			}
 			_, _, errs[i] = runner.Apply(context.Background(), run, nil)
 		}()

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"maps"
 	"path"
 	"slices"
 	"strings"
@@ -16,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/modkind/modkind/apis/v1alpha1"
+	"github.com/modkind/modkind/reconcile/terraform"
 )
 
 const (
@@ -27,36 +27,6 @@ const (
 	errNotShared         = "ClusterProviderConfig %s is not shared with namespace %s: a cluster admin lists the namespaces that may use it in its spec.namespaces"
 	errUnknownKind       = "spec.providerConfigRef.kind must be ProviderConfig or ClusterProviderConfig"
 )
-
-// ProviderSetup is everything a ProviderConfig contributes to a terraform run.
-type ProviderSetup struct {
-	// Env is added to terraform's environment.
-	Env map[string]string
-	// Files are written into the run's files directory, by relative path.
-	Files map[string][]byte
-	// Providers is the root module's "provider" block, ready to render: from a namespaced
-	// ProviderConfig every string in it is already escaped into a literal.
-	Providers json.RawMessage
-	// Secrets are the values taken from Secrets, to be redacted from anything modkind reports.
-	Secrets []string
-	// ClusterSecrets names the ClusterProviderConfig whose Secrets the setup holds values of, ""
-	// when none: cluster credentials stay with the controller and never go to a runner pod.
-	ClusterSecrets string
-	// Runner shapes the Jobs that execute the instance's Runs (--runner job); nil for defaults.
-	Runner *v1alpha1.RunnerSpec
-}
-
-// Digest changes whenever anything in the setup changes.
-func (s *ProviderSetup) Digest() string {
-	var parts [][]byte
-	for _, k := range slices.Sorted(maps.Keys(s.Env)) {
-		parts = append(parts, []byte(k), []byte(s.Env[k]))
-	}
-	for _, k := range slices.Sorted(maps.Keys(s.Files)) {
-		parts = append(parts, []byte(k), s.Files[k])
-	}
-	return digest(append(parts, s.Providers)...)
-}
 
 // A ProviderConfigRef names the ProviderConfig (in the instance's namespace) or the
 // ClusterProviderConfig an instance uses.
@@ -75,8 +45,8 @@ type ProviderConfigResolver struct {
 
 // Resolve reads the configuration ref names for an instance in namespace. A nil ref yields an
 // empty setup.
-func (r *ProviderConfigResolver) Resolve(ctx context.Context, namespace string, ref *ProviderConfigRef) (*ProviderSetup, error) {
-	s := &ProviderSetup{Env: map[string]string{}, Files: map[string][]byte{}}
+func (r *ProviderConfigResolver) Resolve(ctx context.Context, namespace string, ref *ProviderConfigRef) (*terraform.ProviderSetup, error) {
+	s := &terraform.ProviderSetup{Env: map[string]string{}, Files: map[string][]byte{}}
 	if ref == nil {
 		return s, nil
 	}
@@ -202,7 +172,7 @@ func literalValue(v any, at string) (any, error) {
 		if pathOutside(v) {
 			return nil, errors.Errorf("%s: %q names a path outside the run's directory; write the file with spec.files and refer to it as files/<path>", at, v)
 		}
-		return literal(v), nil
+		return terraform.Literal(v), nil
 	case map[string]any:
 		out := make(map[string]any, len(v))
 		for k, e := range v {

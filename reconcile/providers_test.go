@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/modkind/modkind/reconcile"
+	"github.com/modkind/modkind/reconcile/terraform"
 	"github.com/modkind/modkind/state"
 	"github.com/modkind/modkind/test/thingstest"
 )
@@ -18,7 +19,7 @@ import (
 // which has the run's credentials (here the cloud's directory, from the environment only) and
 // is gone when the run ends.
 func TestSharedProviders(t *testing.T) {
-	bin, err := reconcile.TerraformBinary(os.Getenv("MODKIND_TERRAFORM"))
+	bin, err := terraform.Binary(os.Getenv("MODKIND_TERRAFORM"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -32,22 +33,22 @@ func TestSharedProviders(t *testing.T) {
 	rc := packedMirrorOf(t, wrapper)
 	cloud := thingstest.NewCloud(t)
 	root := t.TempDir()
-	runner := reconcile.NewRunner(bin, &state.Store{Client: ground.client}, 2)
+	runner := terraform.NewRunner(bin, &state.Store{Client: ground.client}, 2)
 	runner.PluginCache = filepath.Join(root, "plugins")
 	runner.SharedProviders = true
 	ns := newNamespace(t)
 	main := fmt.Sprintf(`{"terraform":{"required_providers":{"things":{"source":%q}}},
 "variable":{"tag":{"type":"string"}},
 "resource":{"things_bucket":{"one":{"name":"shared","tags":{"t":"${var.tag}"}}}}}`, thingstest.Source)
-	run := func(tag string) *reconcile.Run {
-		return &reconcile.Run{
+	run := func(tag string) *terraform.Run {
+		return &terraform.Run{
 			Dir:      filepath.Join(root, "work"),
-			Root:     &reconcile.RootModule{Main: []byte(main), Vars: []byte(fmt.Sprintf(`{"tag":%q}`, tag))},
-			Setup:    &reconcile.ProviderSetup{Env: map[string]string{"TF_CLI_CONFIG_FILE": rc, "THINGS_DIR": cloud.Dir}},
+			Root:     &terraform.RootModule{Main: []byte(main), Vars: []byte(fmt.Sprintf(`{"tag":%q}`, tag))},
+			Setup:    &terraform.ProviderSetup{Env: map[string]string{"TF_CLI_CONFIG_FILE": rc, "THINGS_DIR": cloud.Dir}},
 			InitKey:  "k",
 			Inputs:   tag,
 			State:    reconcile.StateRef("Bucket.shared.example.org", ns, "one"),
-			Redactor: reconcile.NewRedactor(),
+			Redactor: terraform.NewRedactor(),
 		}
 	}
 	readStarts := func() []string {

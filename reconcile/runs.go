@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/modkind/modkind/apis/v1alpha1"
+	"github.com/modkind/modkind/reconcile/terraform"
 	"github.com/modkind/modkind/state"
 )
 
@@ -65,7 +66,7 @@ type RunRecorder struct {
 // RunSubject is what a Run is recorded for: the instance and the terraform working set.
 type RunSubject struct {
 	Instance *Instance
-	Run      *Run
+	Run      *terraform.Run
 	// ModuleDigest identifies the module snapshot the instance is applied with.
 	ModuleDigest string
 	// Events receives a warning when recording fails.
@@ -83,7 +84,7 @@ type RunRecord struct {
 // RunOutcome is what a terraform run ended with.
 type RunOutcome struct {
 	// Plan is the plan the run made, nil for none.
-	Plan *PlanSummary
+	Plan *terraform.PlanSummary
 	// Stored is the state the run left, nil when unknown (a destroy deletes it).
 	Stored *state.Stored
 	// OutputsPublished says the outputs are published to the instance's connection Secret.
@@ -276,10 +277,10 @@ func (r *RunRecorder) updateStatus(ctx context.Context, run *v1alpha1.Run) error
 // outcome is the phase and message a run's error makes. Messages go through the run's Redactor
 // even when the runner redacted them already: a Run is read by everyone who may read the
 // namespace's objects.
-func outcome(err error, red *Redactor) (v1alpha1.RunPhase, string) {
+func outcome(err error, red *terraform.Redactor) (v1alpha1.RunPhase, string) {
 	red = orNone(red)
-	var waiting *AwaitingApprovalError
-	var refused *RefusedPlanError
+	var waiting *terraform.AwaitingApprovalError
+	var refused *terraform.RefusedPlanError
 	switch {
 	case err == nil:
 		return v1alpha1.PhaseSucceeded, ""
@@ -292,9 +293,9 @@ func outcome(err error, red *Redactor) (v1alpha1.RunPhase, string) {
 }
 
 // runPlan is a plan as a Run shows it: counts, id and the addresses of destructive changes.
-func runPlan(s PlanSummary) *v1alpha1.RunPlan {
+func runPlan(s terraform.PlanSummary) *v1alpha1.RunPlan {
 	p := &v1alpha1.RunPlan{ID: s.ID, Add: int64(s.Add), Change: int64(s.Change), Destroy: int64(s.Destroy),
-		Summary: countsOf(s.Add, s.Change, s.Destroy)}
+		Summary: terraform.CountsOf(s.Add, s.Change, s.Destroy)}
 	for _, d := range s.Destructive {
 		p.Destructive = append(p.Destructive, d.String())
 	}
@@ -375,9 +376,9 @@ func (r *RunRecorder) lost(s RunSubject, err error) {
 }
 
 // orNone is r, or a Redactor of no values when r is nil.
-func orNone(r *Redactor) *Redactor {
+func orNone(r *terraform.Redactor) *terraform.Redactor {
 	if r == nil {
-		return NewRedactor()
+		return terraform.NewRedactor()
 	}
 	return r
 }

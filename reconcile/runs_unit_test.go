@@ -9,13 +9,14 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/modkind/modkind/apis/v1alpha1"
+	"github.com/modkind/modkind/reconcile/terraform"
 )
 
 func TestRunOutcome(t *testing.T) {
 	const secret = "hunter2-very-secret"
-	red := NewRedactor(secret)
-	refused := &RefusedPlanError{Changes: []DestructiveChange{{Address: `x.y["b"]`, Action: "delete"}}}
-	waiting := &AwaitingApprovalError{Plan: PlanSummary{ID: "abc123", Add: 1}}
+	red := terraform.NewRedactor(secret)
+	refused := &terraform.RefusedPlanError{Changes: []terraform.DestructiveChange{{Address: `x.y["b"]`, Action: "delete"}}}
+	waiting := &terraform.AwaitingApprovalError{Plan: terraform.PlanSummary{ID: "abc123", Add: 1}}
 	type want struct {
 		phase   v1alpha1.RunPhase
 		message string
@@ -31,8 +32,8 @@ func TestRunOutcome(t *testing.T) {
 		"Refused": {"A refused plan is Refused, with the addresses.", refused, want{v1alpha1.PhaseRefused, refused.Error()}},
 		"FailedRedacted": {"A failure that quotes a sensitive value is Failed without the value.",
 			fmt.Errorf("terraform apply: bad password %q", secret), want{v1alpha1.PhaseFailed, `terraform apply: bad password "(redacted)"`}},
-		"FailedBounded": {"A long failure is cut, so a Run stays small.", errors.New(strings.Repeat("x", 3*maxMessage)),
-			want{v1alpha1.PhaseFailed, strings.Repeat("x", maxMessage) + "…"}},
+		"FailedBounded": {"A long failure is cut, so a Run stays small.", errors.New(strings.Repeat("x", 3*terraform.MaxMessage)),
+			want{v1alpha1.PhaseFailed, strings.Repeat("x", terraform.MaxMessage) + "…"}},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -45,7 +46,7 @@ func TestRunOutcome(t *testing.T) {
 }
 
 func TestRunPlan(t *testing.T) {
-	s := PlanSummary{ID: "p1", Add: 1, Change: 2, Destroy: 3, Destructive: []DestructiveChange{
+	s := terraform.PlanSummary{ID: "p1", Add: 1, Change: 2, Destroy: 3, Destructive: []terraform.DestructiveChange{
 		{Address: "a.b", Action: "replace", ForcedBy: []string{"size"}},
 		{Address: "c.d", Action: "delete"},
 	}}

@@ -19,6 +19,7 @@ import (
 	"github.com/modkind/modkind/apis/v1alpha1"
 	"github.com/modkind/modkind/crd"
 	"github.com/modkind/modkind/reconcile"
+	"github.com/modkind/modkind/reconcile/terraform"
 	"github.com/modkind/modkind/state"
 )
 
@@ -185,7 +186,7 @@ func TestOrphanedWorkDirIsCollected(t *testing.T) {
 	}
 	got := waitInstance(t, inst, 1)
 	dir := reconcile.WorkDir(ground.config.Dir+"/work", gvk, ns, "left", got.GetUID())
-	if _, err := os.Stat(filepath.Join(dir, reconcile.FileVars)); err != nil {
+	if _, err := os.Stat(filepath.Join(dir, terraform.FileVars)); err != nil {
 		t.Fatalf("the work directory holds the rendered values: %v", err)
 	}
 	if err := ground.client.Delete(ctx, inst); err != nil {

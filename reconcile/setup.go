@@ -4,11 +4,9 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"time"
 
-	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	extv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -22,6 +20,7 @@ import (
 	"github.com/modkind/modkind/apis/v1alpha1"
 	"github.com/modkind/modkind/crd"
 	"github.com/modkind/modkind/module"
+	"github.com/modkind/modkind/reconcile/terraform"
 	"github.com/modkind/modkind/state"
 )
 
@@ -154,27 +153,13 @@ func ManagerOptions(s *runtime.Scheme, cfg Config) manager.Options {
 	}
 }
 
-// TerraformBinary resolves the terraform executable: the given one, else terraform or tofu on PATH.
-func TerraformBinary(given string) (string, error) {
-	if given != "" {
-		p, err := exec.LookPath(given)
-		return p, errors.Wrapf(err, "terraform binary %q", given)
-	}
-	for _, name := range []string{"terraform", "tofu"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p, nil
-		}
-	}
-	return "", errors.New("no terraform binary found: neither terraform nor tofu is on PATH; install one or pass --terraform-binary")
-}
-
 // Setup registers the Module controller and the Engine that runs instance controllers.
 func Setup(mgr manager.Manager, cfg Config) (*Engine, error) {
-	bin, err := TerraformBinary(cfg.Terraform)
+	bin, err := terraform.Binary(cfg.Terraform)
 	if err != nil {
 		return nil, err
 	}
-	runner := NewRunner(bin, &state.Store{Client: mgr.GetClient()}, cfg.MaxConcurrentRuns)
+	runner := terraform.NewRunner(bin, &state.Store{Client: mgr.GetClient()}, cfg.MaxConcurrentRuns)
 	if cfg.Identity == "" {
 		cfg.Identity = DefaultIdentity()
 	}
@@ -217,7 +202,7 @@ func Setup(mgr manager.Manager, cfg Config) (*Engine, error) {
 	}); err != nil {
 		return nil, err
 	}
-	providers := &module.ProviderInstaller{Binary: bin, Dir: filepath.Join(cfg.Dir, "providers"), Env: terraformEnv()}
+	providers := &module.ProviderInstaller{Binary: bin, Dir: filepath.Join(cfg.Dir, "providers"), Env: terraform.Environ()}
 	if err := SetupModuleController(mgr, fetcher, providers, engine, cfg.ModuleRecheck, cfg.CredentialsNamespaces); err != nil {
 		return nil, err
 	}

@@ -36,6 +36,7 @@ import (
 	"github.com/modkind/modkind/apis/v1alpha1"
 	"github.com/modkind/modkind/crd"
 	"github.com/modkind/modkind/reconcile"
+	"github.com/modkind/modkind/reconcile/terraform"
 	"github.com/modkind/modkind/test/thingstest"
 )
 
@@ -94,7 +95,7 @@ func run(ctx context.Context, o options) error {
 	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
 		return errors.New("KUBEBUILDER_ASSETS is not set: run it with `make bench-scale`")
 	}
-	tf, err := reconcile.TerraformBinary(o.terraform)
+	tf, err := terraform.Binary(o.terraform)
 	if err != nil {
 		return err
 	}

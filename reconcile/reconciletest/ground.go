@@ -18,6 +18,7 @@ import (
 	"github.com/modkind/modkind/apis/crds"
 	"github.com/modkind/modkind/crd"
 	"github.com/modkind/modkind/reconcile"
+	"github.com/modkind/modkind/reconcile/terraform"
 )
 
 // Ground is a running API server with modkind's controllers attached.
@@ -34,7 +35,7 @@ func Start(cfg reconcile.Config) (*Ground, error) {
 	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
 		return nil, errors.New("KUBEBUILDER_ASSETS is not set: run the tests with `make test`, which builds kube-apiserver and etcd (hack/testbin.sh) and sets it")
 	}
-	if _, err := reconcile.TerraformBinary(cfg.Terraform); err != nil {
+	if _, err := terraform.Binary(cfg.Terraform); err != nil {
 		return nil, fmt.Errorf("integration tests need terraform: %w", err)
 	}
 	env := &envtest.Environment{}

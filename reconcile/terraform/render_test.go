@@ -1,17 +1,12 @@
-package reconcile
+package terraform
 
 import (
 	"encoding/json"
-	"fmt"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/zclconf/go-cty/cty"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/modkind/modkind/module"
 )
@@ -161,7 +156,7 @@ func TestRedactor(t *testing.T) {
 		"Replaced":      {reason: "A secret value is replaced wherever it appears.", in: `Error: bad password "hunter22" for hunter22`, want: `Error: bad password "(redacted)" for (redacted)`},
 		"LongestFirst":  {reason: "A secret that contains another is removed whole.", in: "x hunter22-longer y", want: "x (redacted) y"},
 		"ShortIgnored":  {reason: "Values under four characters would mangle ordinary words.", in: "abc def", want: "abc def"},
-		"Bounded":       {reason: "Messages are bounded so conditions stay readable.", in: strings.Repeat("x", maxMessage+10), want: strings.Repeat("x", maxMessage) + "…"},
+		"Bounded":       {reason: "Messages are bounded so conditions stay readable.", in: strings.Repeat("x", MaxMessage+10), want: strings.Repeat("x", MaxMessage) + "…"},
 		"NothingToHide": {reason: "Other messages are untouched.", in: "plan failed", want: "plan failed"},
 	}
 	for name, tc := range cases {
@@ -170,83 +165,6 @@ func TestRedactor(t *testing.T) {
 				t.Errorf("%s\nwant %q, got %q", tc.reason, tc.want, got)
 			}
 		})
-	}
-}
-
-func TestDriftClock(t *testing.T) {
-	now := time.Unix(1_000_000, 0)
-	d := newDriftClock(time.Hour, 0)
-	d.now = func() time.Time { return now }
-	uid := types.UID("u")
-
-	d.Checked(uid)
-	if d.Due(uid, time.Hour) {
-		t.Errorf("a check is not due right after one")
-	}
-	now = now.Add(time.Hour)
-	if !d.Due(uid, time.Hour) {
-		t.Errorf("a check is due once the interval has passed")
-	}
-
-	// Instances first seen after a restart get a random place in the interval: not all due at once.
-	due := 0
-	for i := range 100 {
-		if d.Due(types.UID(fmt.Sprintf("new-%d", i)), time.Hour) {
-			due++
-		}
-	}
-	if due != 0 {
-		t.Errorf("no instance first seen now should be due at once, %d were", due)
-	}
-	if off := newDriftClock(0, 0); off.Due(uid, 0) {
-		t.Errorf("an interval of 0 turns drift checks off")
-	}
-}
-
-func TestStateRef(t *testing.T) {
-	ref := StateRef("Bucket.platform.example.org", "ns", "b1")
-	if !strings.HasPrefix(ref.Name, "tfstate.bucket.b1.") || ref.Namespace != "ns" {
-		t.Errorf("state Secret name: got %s/%s, want tfstate.bucket.b1.<hash> in ns", ref.Namespace, ref.Name)
-	}
-	if ref.Legacy != "tfstate.bucket.platform.example.org.b1" {
-		t.Errorf("the name older versions used must still be read, got legacy %q", ref.Legacy)
-	}
-	// Kind A in group b.c with instance x.y, and kind A in group b.c.x with instance y, had the
-	// same state Secret: one instance's run used the other's state.
-	one, other := StateRef("A.b.c", "ns", "x.y"), StateRef("A.b.c.x", "ns", "y")
-	if one.Name == other.Name {
-		t.Errorf("two instances share state Secret %s", one.Name)
-	}
-	if one.Legacy == other.Legacy && cmp.Equal(one.Labels, other.Labels) {
-		t.Errorf("a shared legacy name must be told apart by the labels it carries")
-	}
-	long := StateRef("Bucket.platform.example.org", "ns", strings.Repeat("n", 253))
-	if len(long.Name) > 253 || len(long.Legacy) > 253 {
-		t.Errorf("state Secret names must fit 253 characters, got %d and %d", len(long.Name), len(long.Legacy))
-	}
-	if errs := validation.IsDNS1123Subdomain(long.Name); len(errs) > 0 {
-		t.Errorf("state Secret name %q: %v", long.Name, errs)
-	}
-	if long.Name == StateRef("Bucket.platform.example.org", "ns", strings.Repeat("n", 252)).Name {
-		t.Errorf("two long names cut to the same length must still differ")
-	}
-	for k, v := range long.Labels {
-		if len(v) > 63 {
-			t.Errorf("label %s is longer than 63 characters", k)
-		}
-	}
-}
-
-func TestWorkDir(t *testing.T) {
-	gvk := schema.GroupVersionKind{Group: strings.Repeat("g", 60) + "." + strings.Repeat("h", 60) + "." + strings.Repeat("i", 60) + ".example.org", Kind: "Bucket"}
-	dir := WorkDir("/work", gvk, "ns", strings.Repeat("n", 253), "0c7f6ae3-5d4d-4ab9-8b0a-3f8d2c1e9b7a")
-	for _, el := range strings.Split(dir, "/") {
-		if len(el) > 255 {
-			t.Errorf("path element of %d bytes: no file system takes it", len(el))
-		}
-	}
-	if !strings.HasSuffix(dir, ".0c7f6ae3-5d4d-4ab9-8b0a-3f8d2c1e9b7a") {
-		t.Errorf("the work directory must end with the instance's UID, got %s", dir)
 	}
 }
 

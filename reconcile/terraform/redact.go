@@ -1,13 +1,13 @@
-package reconcile
+package terraform
 
 import (
 	"sort"
 	"strings"
 )
 
-// maxMessage bounds what a condition or event carries of a terraform error; the rest is in the
+// MaxMessage bounds what a condition or event carries of a terraform error; the rest is in the
 // controller's log-free past on purpose: terraform output can echo values.
-const maxMessage = 2000
+const MaxMessage = 2000
 
 // Redactor removes known secret values from messages before they reach a condition or event.
 type Redactor struct{ secrets []string }
@@ -32,14 +32,14 @@ func (r *Redactor) Redact(msg string) string {
 	for _, s := range r.secrets {
 		msg = strings.ReplaceAll(msg, s, "(redacted)")
 	}
-	if len(msg) > maxMessage {
-		msg = msg[:maxMessage] + "…"
+	if len(msg) > MaxMessage {
+		msg = msg[:MaxMessage] + "…"
 	}
 	return msg
 }
 
-// values are the values r redacts, to hand to a runner that reports for the same run.
-func (r *Redactor) values() []string { return r.secrets }
+// Values are the values r redacts, to hand to a runner that reports for the same run.
+func (r *Redactor) Values() []string { return r.secrets }
 
 // Error wraps err so that its message is redacted.
 func (r *Redactor) Error(err error) error {

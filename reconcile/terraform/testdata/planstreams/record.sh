@@ -3,8 +3,8 @@
 # terraform_data objects (OUTDIR/<plan>.jsonl) and `show -json` of each saved plan
 # (OUTDIR/<plan>.show.json): create, noop, update, replace, delete (count shrinks), tainted,
 # forget (a removed block) and preventdestroy (a plan that fails).
-#   reconcile/testdata/planstreams/record.sh terraform reconcile/testdata/planstreams/terraform
-#   reconcile/testdata/planstreams/record.sh "$(hack/tofu.sh)" reconcile/testdata/planstreams/tofu
+#   reconcile/terraform/testdata/planstreams/record.sh terraform reconcile/terraform/testdata/planstreams/terraform
+#   reconcile/terraform/testdata/planstreams/record.sh "$(hack/tofu.sh)" reconcile/terraform/testdata/planstreams/tofu
 set -e
 BIN=$1; OUT=$(realpath -m "$2"); mkdir -p "$OUT"
 export TF_CLI_CONFIG_FILE=/dev/null

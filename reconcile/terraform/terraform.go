@@ -1,4 +1,4 @@
-package reconcile
+package terraform
 
 import (
 	"bytes"
@@ -30,6 +30,7 @@ const (
 	filePlan    = "modkind.tfplan"
 
 	errWorkDir        = "cannot prepare work directory"
+	errGetState       = "cannot get Terraform state"
 	errInit           = "terraform init failed"
 	errPlan           = "terraform plan failed"
 	errApply          = "terraform apply failed"
@@ -51,9 +52,9 @@ const (
 var passedEnv = []string{"PATH", "HOME", "TMPDIR", "TF_CLI_CONFIG_FILE", "TF_PLUGIN_CACHE_DIR",
 	"SSL_CERT_FILE", "SSL_CERT_DIR", "HTTPS_PROXY", "HTTP_PROXY", "NO_PROXY"}
 
-// terraformEnv is the environment every terraform process starts from: passedEnv's variables
+// Environ is the environment every terraform process starts from: passedEnv's variables
 // that the controller has.
-func terraformEnv() map[string]string {
+func Environ() map[string]string {
 	env := map[string]string{}
 	for _, k := range passedEnv {
 		if v, ok := os.LookupEnv(k); ok {
@@ -445,7 +446,7 @@ func (r *Runner) prepare(ctx context.Context, run *Run, stored *state.Stored) (t
 		if err != nil {
 			return terraforms{}, nil, errors.Wrap(err, errWorkDir)
 		}
-		files[fileOwner] = owner
+		files[FileOwner] = owner
 	}
 	for p, b := range files {
 		if err := writeBeneath(run.Dir, p, b); err != nil {
@@ -531,7 +532,7 @@ func (r *Runner) prepare(ctx context.Context, run *Run, stored *state.Stored) (t
 
 // runEnv is the whole environment of run's terraform, and of the providers it starts.
 func (r *Runner) runEnv(run *Run) (map[string]string, error) {
-	env := terraformEnv()
+	env := Environ()
 	maps.Copy(env, r.Env)
 	for k, v := range run.Setup.Env {
 		env[k] = v

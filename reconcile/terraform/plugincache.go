@@ -1,4 +1,4 @@
-package reconcile
+package terraform
 
 import (
 	"context"
@@ -55,7 +55,7 @@ func (i *installs) learned(key string, lock []byte) {
 // init runs terraform init in run's work directory, from the lock file earlier inits of the same
 // root module wrote when the run brings none.
 func (r *Runner) init(ctx context.Context, tf *tfexec.Terraform, run *Run) error {
-	key := digest(run.Root.Main, run.Lock)
+	key := Digest(run.Root.Main, run.Lock)
 	if lock, ok := r.installs.lock(key); ok {
 		return r.initFrom(ctx, tf, run, lock)
 	}
@@ -145,4 +145,23 @@ func protectInstalled(cache string) error {
 		// needs no write permission on its directory, so a directory can go read-only first.
 		return os.Chmod(p, mode)
 	})
+}
+
+// Install runs terraform init in dir with the controller's provider installation, alone, as the
+// first init of a root module does (see installs).
+func (r *Runner) Install(ctx context.Context, dir string) error {
+	env := Environ()
+	if err := r.pluginCacheEnv(env); err != nil {
+		return err
+	}
+	tf, err := tfexec.NewTerraform(dir, r.Binary)
+	if err != nil {
+		return err
+	}
+	if err := tf.SetEnv(env); err != nil {
+		return err
+	}
+	r.installs.first.Lock()
+	defer r.installs.first.Unlock()
+	return errors.Wrap(tf.Init(ctx), errInit)
 }

@@ -1,4 +1,4 @@
-package reconcile
+package terraform
 
 import (
 	"crypto/sha256"
@@ -107,7 +107,7 @@ func Render(m *module.Module, in Inputs) (*RootModule, error) {
 		root["terraform"] = map[string]any{"required_providers": map[string]any{r.LocalName: providerRequirement(r)}}
 		root["resource"] = map[string]any{r.Type: map[string]any{ResourceName: resourceBody(r, rootVars, in.PreventDestroy)}}
 		if in.ImportID != "" {
-			root["import"] = []any{map[string]any{"to": r.Type + "." + ResourceName, "id": literal(in.ImportID)}}
+			root["import"] = []any{map[string]any{"to": r.Type + "." + ResourceName, "id": Literal(in.ImportID)}}
 		}
 		for _, o := range m.Outputs {
 			outputs[o.Name] = output("${"+r.Type+"."+ResourceName+"."+o.Name+"}", o.Sensitive)
@@ -228,8 +228,8 @@ func dynamicBlock(b module.NestedBlock, expr string, depth int) map[string]any {
 	return map[string]any{"for_each": forEach, "iterator": it, "content": content}
 }
 
-// literal escapes s for a string in Terraform's JSON syntax, where strings are templates.
-func literal(s string) string {
+// Literal escapes s for a string in Terraform's JSON syntax, where strings are templates.
+func Literal(s string) string {
 	return strings.NewReplacer("${", "$${", "%{", "%%{").Replace(s)
 }
 
@@ -247,8 +247,8 @@ func ModuleSource(workDir, moduleDir string) (string, error) {
 	return rel, nil
 }
 
-// digest hashes its parts so that a change in any of them changes the result.
-func digest(parts ...[]byte) string {
+// Digest hashes its parts so that a change in any of them changes the result.
+func Digest(parts ...[]byte) string {
 	h := sha256.New()
 	for _, p := range parts {
 		var n [8]byte

@@ -1,6 +1,6 @@
 //go:build !linux
 
-package reconcile
+package terraform
 
 import "os/exec"
 

@@ -1,4 +1,4 @@
-package reconcile
+package terraform
 
 import (
 	"bufio"
@@ -282,7 +282,7 @@ func mustJSON(t *testing.T, v any) string {
 // Real terraform through terraform-exec and the shim: the version check, detailed exit codes of
 // plan, and terraform's own error messages all come through.
 func TestDetachedTerraform(t *testing.T) {
-	bin, err := TerraformBinary(os.Getenv("MODKIND_TERRAFORM"))
+	bin, err := Binary(os.Getenv("MODKIND_TERRAFORM"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -290,7 +290,7 @@ func TestDetachedTerraform(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "main.tf"), []byte(`resource "terraform_data" "x" { input = "hello" }`), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	env := terraformEnv()
+	env := Environ()
 	exe := detachedExec(bin, env)
 	if exe == bin {
 		t.Fatal("want terraform started through the shim")

@@ -1,4 +1,4 @@
-package reconcile
+package terraform
 
 import (
 	"encoding/json"
@@ -125,7 +125,7 @@ func (d differ) object(b *strings.Builder, indent string, path []any, before, af
 	for k := range after {
 		keys[k] = true
 	}
-	for k := range asMap(at(d.unknown, path)) {
+	for k := range asMap(ValueAt(d.unknown, path)) {
 		keys[k] = true
 	}
 	var shown []string
@@ -136,7 +136,7 @@ func (d differ) object(b *strings.Builder, indent string, path []any, before, af
 			hidden++
 			continue
 		}
-		if d.whole && before[k] == nil && after[k] == nil && !isTrue(at(d.unknown, p)) {
+		if d.whole && before[k] == nil && after[k] == nil && !isTrue(ValueAt(d.unknown, p)) {
 			continue // Terraform omits attributes that are null on both sides.
 		}
 		shown = append(shown, k)
@@ -154,17 +154,17 @@ func (d differ) object(b *strings.Builder, indent string, path []any, before, af
 
 // changed says whether the value at path differs, or becomes unknown.
 func (d differ) changed(path []any) bool {
-	if isTrue(at(d.unknown, path)) || isTrue(at(d.beforeSens, path)) != isTrue(at(d.afterSens, path)) {
+	if isTrue(ValueAt(d.unknown, path)) || isTrue(ValueAt(d.beforeSens, path)) != isTrue(ValueAt(d.afterSens, path)) {
 		return true
 	}
-	return !reflect.DeepEqual(at(d.before, path), at(d.after, path))
+	return !reflect.DeepEqual(ValueAt(d.before, path), ValueAt(d.after, path))
 }
 
 // attr renders the attribute at path (the whole value when path is nil) as one line, or as a
 // block of lines for an object or list that is not sensitive as a whole.
 func (d differ) attr(b *strings.Builder, indent, sym, name string, path []any) {
-	before, after := at(d.before, path), at(d.after, path)
-	bs, as, unk := isTrue(at(d.beforeSens, path)), isTrue(at(d.afterSens, path)), isTrue(at(d.unknown, path))
+	before, after := ValueAt(d.before, path), ValueAt(d.after, path)
+	bs, as, unk := isTrue(ValueAt(d.beforeSens, path)), isTrue(ValueAt(d.afterSens, path)), isTrue(ValueAt(d.unknown, path))
 	if sym == "" {
 		switch {
 		case before == nil && (after != nil || unk):
@@ -191,7 +191,7 @@ func (d differ) attr(b *strings.Builder, indent, sym, name string, path []any) {
 		fmt.Fprintf(b, "%s  }\n", indent)
 		return
 	}
-	old, cur := leaf(before, at(d.beforeSens, path), nil), leaf(after, at(d.afterSens, path), at(d.unknown, path))
+	old, cur := leaf(before, ValueAt(d.beforeSens, path), nil), leaf(after, ValueAt(d.afterSens, path), ValueAt(d.unknown, path))
 	if unk {
 		cur = textUnknown
 	}
@@ -304,8 +304,8 @@ func mask(v, marks any, with string) any {
 	return v
 }
 
-// at is the value at path within v: for the marks, true covers every path beneath.
-func at(v any, path []any) any {
+// ValueAt is the value at path within v: for the marks, true covers every path beneath.
+func ValueAt(v any, path []any) any {
 	for _, step := range path {
 		switch x := v.(type) {
 		case bool:

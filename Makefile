@@ -14,13 +14,13 @@ run: build
 	KUBEBUILDER_ASSETS="$$(hack/testbin.sh)" ./bin/modkind --quickstart examples/quickstart
 
 # Builds (once, cached) or reuses the envtest binaries, kube-controller-manager, OpenTofu and Crossplane, and runs every test,
-# unit and integration; the integration suite of reconcile/ runs again with tofu instead of terraform.
+# unit and integration; the suites of reconcile/ and reconcile/terraform/ run again with tofu instead of terraform.
 test:
 	assets="$$(hack/testbin.sh)" && tofu="$$(hack/tofu.sh)" && crossplane="$$(hack/crossplane.sh)" && \
 	kcm="$$(hack/controller-manager.sh)" && \
 	KUBEBUILDER_ASSETS="$$assets" MODKIND_CROSSPLANE="$$crossplane" MODKIND_CONTROLLER_MANAGER="$$kcm" $(GO) test ./... -count=1 -timeout 30m && \
 	echo "== reconcile/ with OpenTofu ($$tofu)" && \
-	KUBEBUILDER_ASSETS="$$assets" MODKIND_TERRAFORM="$$tofu" $(GO) test ./reconcile/ -count=1 -timeout 30m && \
+	KUBEBUILDER_ASSETS="$$assets" MODKIND_TERRAFORM="$$tofu" $(GO) test ./reconcile/ ./reconcile/terraform/ -count=1 -timeout 30m && \
 	echo "== test provider and composition function (modules of their own)" && \
 	$(GO) -C test/thingsprovider test ./... -count=1 && \
 	MODKIND_TERRAFORM="$$tofu" $(GO) -C test/thingsprovider test ./... -count=1 && \

@@ -24,7 +24,9 @@ const (
 	streamPlannedChange = "planned_change"
 	streamChangeSummary = "change_summary"
 	streamOutputs       = "outputs"
-	streamDiagnosticMsg = "diagnostic"
+	// streamOperationApply marks the change_summary apply -json writes after applying.
+	streamOperationApply = "apply"
+	streamDiagnosticMsg  = "diagnostic"
 
 	// The actions a planned_change may name; "remove" is forget (a removed block with destroy =
 	// false), which leaves the object alone.
@@ -92,9 +94,10 @@ type streamMessage struct {
 		Reason string `json:"reason"`
 	} `json:"change"`
 	Changes *struct {
-		Add    int `json:"add"`
-		Change int `json:"change"`
-		Remove int `json:"remove"`
+		Add       int    `json:"add"`
+		Change    int    `json:"change"`
+		Remove    int    `json:"remove"`
+		Operation string `json:"operation"`
 	} `json:"changes"`
 	Outputs    map[string]struct{ Action string } `json:"outputs"`
 	Diagnostic *struct {
@@ -142,9 +145,17 @@ func parsePlanStream(r io.Reader) (*planStream, error) {
 				ps.Unreadable++
 				continue
 			}
+			if m.Changes.Operation == streamOperationApply {
+				// apply -json ends with what it applied; the plan's summary came before.
+				continue
+			}
 			ps.Counts = &streamCounts{Add: m.Changes.Add, Change: m.Changes.Change, Remove: m.Changes.Remove}
 		case streamOutputs:
 			for k, o := range m.Outputs {
+				if o.Action == "" {
+					// apply -json lists the outputs again once applied, without actions.
+					continue
+				}
 				ps.Outputs[k] = o.Action
 			}
 		case streamDiagnosticMsg:

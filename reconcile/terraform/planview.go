@@ -96,6 +96,19 @@ func (r *Redactor) redactAll(s string) string {
 	return s
 }
 
+// checkPlanView refuses to go on when the plan Secret of ref is one modkind did not write: a run
+// that applies before its plan view is written must not apply what it could not show.
+func checkPlanView(ctx context.Context, c client.Reader, ref PlanSecretRef) error {
+	cur := &corev1.Secret{}
+	if err := c.Get(ctx, ref.NamespacedName, cur); err != nil {
+		return errors.Wrap(client.IgnoreNotFound(err), errGetPlanView)
+	}
+	if cur.Type != PlanSecretType {
+		return errors.Errorf(errForeignPlan, ref.NamespacedName, cur.Type, PlanSecretType)
+	}
+	return nil
+}
+
 // writePlanView creates or updates the plan Secret of ref, leaving it alone when it already says
 // the same. A Secret of that name that modkind did not write is never overwritten.
 func writePlanView(ctx context.Context, c client.Client, ref PlanSecretRef, s *PlanSummary, text string) error {

@@ -149,6 +149,9 @@ func (r *Runner) Apply(ctx context.Context, run *Run, stored *state.Stored) (*st
 }
 
 func (r *Runner) apply(ctx context.Context, tf *session, run *Run, stored *state.Stored) (*state.Stored, *PlanSummary, error) {
+	if !run.ApprovalRequired && tracksNothing(stored) {
+		return r.applyFresh(ctx, tf, run, stored)
+	}
 	planFile := filepath.Join(run.Dir, filePlan)
 	defer os.Remove(planFile)
 	start := time.Now()
@@ -212,6 +215,48 @@ func (r *Runner) apply(ctx context.Context, tf *session, run *Run, stored *state
 		return saved, summary, run.Redactor.Error(errors.Wrap(applyErr, errApply))
 	}
 	return saved, summary, err
+}
+
+// tracksNothing reports whether stored tracks no object at all (no state, or one that lists no
+// resources). A state that cannot be read tracks something, as far as the guard is concerned.
+func tracksNothing(stored *state.Stored) bool {
+	if stored == nil || stored.State == nil {
+		return true
+	}
+	n, err := stored.ResourceCount()
+	return err == nil && n == 0
+}
+
+// applyFresh applies a root module whose state tracks nothing in one terraform call, the way
+// `terraform apply -auto-approve` plans and applies: with nothing in the state no plan can
+// destroy or replace anything, so the guard has nothing to judge, and the separate plan would
+// only double the work of every create. The JSON stream of the apply says what it planned.
+// A run that waits for approval plans first, as any other.
+func (r *Runner) applyFresh(ctx context.Context, tf *session, run *Run, stored *state.Stored) (*state.Stored, *PlanSummary, error) {
+	start := time.Now()
+	if err := checkPlanView(ctx, r.States.Client, PlanRef(run.State)); err != nil {
+		return stored, nil, err
+	}
+	stop := r.persistWhileRunning(run, stored)
+	stream, applyErr := tf.applyJSON(ctx)
+	stored = stop()
+	summary := &PlanSummary{}
+	if stream != nil {
+		*summary, _ = stream.summarize(run.Inputs)
+	}
+	summary.At, summary.Took = start, time.Since(start)
+	inputs := run.Inputs
+	if applyErr != nil {
+		inputs = ""
+	}
+	saved, err := r.save(ctx, run, stored, inputs)
+	if applyErr != nil {
+		return saved, summary, run.Redactor.Error(errors.Wrap(applyErr, errApply))
+	}
+	if err != nil {
+		return saved, summary, err
+	}
+	return saved, summary, r.storePlanView(ctx, run, nil, stream, summary)
 }
 
 // planUnguarded saves a plan of the run's root module without lifecycle.prevent_destroy, then
@@ -394,6 +439,29 @@ func (s *session) show(ctx context.Context, planFile string) (*tfjson.Plan, erro
 		opts = append(opts, o)
 	}
 	return s.ShowPlanFile(ctx, planFile, opts...)
+}
+
+// applyJSON plans and applies with -json and returns what the stream said. A failed apply's
+// error carries the stream's error diagnostics, since -json writes them there.
+func (s *session) applyJSON(ctx context.Context, opts ...tfexec.ApplyOption) (*planStream, error) {
+	if o := s.providers.reattach(); o != nil {
+		opts = append(opts, o)
+	}
+	var out bytes.Buffer
+	err := s.changing.ApplyJSON(ctx, &out, opts...)
+	// ApplyJSON leaves its writer set for every later command.
+	s.changing.SetStdout(nil)
+	stream, perr := parsePlanStream(&out)
+	if err != nil {
+		if text := stream.errorText(); text != "" {
+			err = errors.Errorf("%w\n%s", err, strings.TrimLeft(text, "\n"))
+		}
+		return stream, err
+	}
+	if perr != nil {
+		return stream, errors.Wrap(perr, errReadPlanStream)
+	}
+	return stream, nil
 }
 
 func (s *session) apply(ctx context.Context, opts ...tfexec.ApplyOption) error {

@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/modkind/modkind/apis/v1alpha1"
@@ -162,8 +163,12 @@ func (e *Engine) Run(ctx context.Context, gvk schema.GroupVersionKind, snap *Sna
 		managed.WithLogger(logging.NewLogrLogger(log)),
 		managed.WithRecorder(recorder),
 	)
+	var rec reconcile.Reconciler = r
+	if e.opts.Jobs != nil {
+		rec = e.opts.Jobs.Paced(gvk, r)
+	}
 	c, err := controller.NewUnmanaged(name, controller.Options{
-		Reconciler:              r,
+		Reconciler:              rec,
 		SkipNameValidation:      ptr.To(true),
 		MaxConcurrentReconciles: max(e.opts.MaxReconciles, 1),
 		Logger:                  log,

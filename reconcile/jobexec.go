@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io/fs"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -19,10 +20,12 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/modkind/modkind/apis/v1alpha1"
 	"github.com/modkind/modkind/artifact"
@@ -83,10 +86,55 @@ type JobExecutor struct {
 	// created are the Runs this process created lately, counted as active until the cache the
 	// count reads shows them.
 	created map[types.NamespacedName]time.Time
+	// waiters are the instances waiting for a free run slot.
+	waiters slotWaiters
+}
+
+// Paced wraps an instance controller's reconciler so that instances of gvk waiting for a free
+// run slot are retried at a steady pace.
+func (x *JobExecutor) Paced(gvk schema.GroupVersionKind, r reconcile.Reconciler) reconcile.Reconciler {
+	return slotPacedReconciler{Reconciler: r, gvk: gvk, waiters: &x.waiters}
 }
 
 // A RunSlotsFullError says a Run waits for one of the cluster's active Runs to end.
 type RunSlotsFullError struct{ Active, Max int }
+
+// slotWaiters are the instances whose last reconcile found no free run slot, by slotKey.
+type slotWaiters struct{ m sync.Map }
+
+func slotKey(gvk schema.GroupVersionKind, nn types.NamespacedName) string {
+	return gvk.GroupKind().String() + "/" + nn.String()
+}
+
+func (w *slotWaiters) wait(key string) { w.m.Store(key, struct{}{}) }
+
+// took reports whether key was waiting, and forgets it.
+func (w *slotWaiters) took(key string) bool {
+	_, ok := w.m.LoadAndDelete(key)
+	return ok
+}
+
+// A slotPacedReconciler retries an instance that waits for a free run slot at a steady pace.
+// The managed reconciler treats the wait as a failed create, which the work queue retries with a
+// backoff that doubles on every try, up to many minutes: instances that waited longest would
+// start last, long after slots were free.
+type slotPacedReconciler struct {
+	reconcile.Reconciler
+	gvk     schema.GroupVersionKind
+	waiters *slotWaiters
+}
+
+// slotRetry is how soon an instance waiting for a run slot tries again: 2–4 s, spread so that
+// waiters do not all come back at once.
+func slotRetry() time.Duration { return 2*time.Second + rand.N(2*time.Second) }
+
+func (r slotPacedReconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	res, err := r.Reconciler.Reconcile(ctx, req)
+	if r.waiters.took(slotKey(r.gvk, req.NamespacedName)) && err == nil {
+		return reconcile.Result{RequeueAfter: slotRetry()}, nil
+	}
+	return res, err
+}
 
 func (e *RunSlotsFullError) Error() string {
 	return fmt.Sprintf("waiting for a free run slot: %d of %d Runs are active in the cluster (--max-concurrent-runs)", e.Active, e.Max)
@@ -421,6 +469,7 @@ func (x *JobExecutor) start(ctx context.Context, rec *RunRecorder, op v1alpha1.R
 			return err
 		}
 		if n >= x.MaxActive {
+			x.waiters.wait(slotKey(s.Instance.GroupVersionKind(), types.NamespacedName{Namespace: s.Instance.GetNamespace(), Name: s.Instance.GetName()}))
 			return &RunSlotsFullError{Active: n, Max: x.MaxActive}
 		}
 	}

@@ -3,6 +3,7 @@ package reconcile
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -10,8 +11,10 @@ import (
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/modkind/modkind/apis/v1alpha1"
 )
@@ -154,5 +157,64 @@ func TestActiveRuns(t *testing.T) {
 	}
 	if _, ok := x.created[types.NamespacedName{Namespace: "team-a", Name: "long-gone"}]; ok {
 		t.Errorf("a Run created long ago that the cache never showed is still counted")
+	}
+}
+
+// reconcileFunc is a reconcile.Reconciler made of a function.
+type reconcileFunc func(context.Context, reconcile.Request) (reconcile.Result, error)
+
+func (f reconcileFunc) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	return f(ctx, req)
+}
+
+// An instance that found no free run slot is retried within seconds, whatever the work queue's
+// backoff would say; every other result is left as the managed reconciler returned it.
+func TestSlotPacedReconciler(t *testing.T) {
+	gvk := schema.GroupVersionKind{Group: "example.org", Version: "v1alpha1", Kind: "Thing"}
+	req := reconcile.Request{NamespacedName: types.NamespacedName{Namespace: "team-a", Name: "one"}}
+	failed := errors.New("cannot update status")
+	cases := map[string]struct {
+		reason  string
+		waiting bool
+		inner   reconcile.Result
+		err     error
+		paced   bool
+	}{
+		"Waiting": {
+			reason:  "A create refused for want of a slot comes back in 2–4 s, not after a growing backoff.",
+			waiting: true, inner: reconcile.Result{Requeue: true}, paced: true,
+		},
+		"NotWaiting": {
+			reason: "Any other requeue is the managed reconciler's.",
+			inner:  reconcile.Result{Requeue: true},
+		},
+		"WaitingButFailed": {
+			reason:  "An error of the reconcile itself keeps its backoff.",
+			waiting: true, inner: reconcile.Result{Requeue: true}, err: failed,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			x := &JobExecutor{}
+			r := x.Paced(gvk, reconcileFunc(func(context.Context, reconcile.Request) (reconcile.Result, error) {
+				if tc.waiting {
+					x.waiters.wait(slotKey(gvk, req.NamespacedName))
+				}
+				return tc.inner, tc.err
+			}))
+			got, err := r.Reconcile(context.Background(), req)
+			if !errors.Is(err, tc.err) {
+				t.Errorf("%s\nerror: got %v, want %v", tc.reason, err, tc.err)
+			}
+			switch {
+			case tc.paced && (got.Requeue || got.RequeueAfter < 2*time.Second || got.RequeueAfter >= 4*time.Second):
+				t.Errorf("%s\ngot %+v, want a RequeueAfter of 2–4 s", tc.reason, got)
+			case !tc.paced && got != tc.inner:
+				t.Errorf("%s\ngot %+v, want the inner result %+v", tc.reason, got, tc.inner)
+			}
+			if x.waiters.took(slotKey(gvk, req.NamespacedName)) {
+				t.Errorf("%s\nthe instance is still marked waiting after its reconcile", tc.reason)
+			}
+		})
 	}
 }

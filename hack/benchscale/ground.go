@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -21,6 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
+	"github.com/modkind/modkind/apis/v1alpha1"
 	"github.com/modkind/modkind/reconcile"
 )
 
@@ -407,4 +409,42 @@ func startLogged(log string, env []string, bin string, args ...string) (*exec.Cm
 	// The child holds the file now.
 	f.Close()
 	return cmd, nil
+}
+
+// runTimes prints, to stderr, when the Runs of ns created since start were created, how long each
+// waited for its pod to start and how long it ran: where a job-mode phase spent its time.
+func (g *ground) runTimes(ctx context.Context, what, ns string, start time.Time) {
+	runs := &v1alpha1.RunList{}
+	if err := g.c.List(ctx, runs, client.InNamespace(ns)); err != nil {
+		fmt.Fprintf(os.Stderr, "%s: cannot list Runs: %v\n", what, err)
+		return
+	}
+	var created, queued, ran []time.Duration
+	phases := map[string]int{}
+	for _, r := range runs.Items {
+		// Creation timestamps have a resolution of a second.
+		if r.CreationTimestamp.Time.Before(start.Truncate(time.Second)) {
+			continue
+		}
+		phases[string(r.Status.Phase)]++
+		created = append(created, r.CreationTimestamp.Sub(start))
+		if r.Status.StartTime != nil {
+			queued = append(queued, r.Status.StartTime.Sub(r.CreationTimestamp.Time))
+			if r.Status.CompletionTime != nil {
+				ran = append(ran, r.Status.CompletionTime.Sub(r.Status.StartTime.Time))
+			}
+		}
+	}
+	fmt.Fprintf(os.Stderr, "%s: %d Runs %v; created after the change %s; created → started %s; started → completed %s\n",
+		what, len(created), phases, spread(created), spread(queued), spread(ran))
+}
+
+// spread is the minimum, median and maximum of ds.
+func spread(ds []time.Duration) string {
+	if len(ds) == 0 {
+		return "-"
+	}
+	slices.Sort(ds)
+	r := func(d time.Duration) string { return d.Round(100 * time.Millisecond).String() }
+	return fmt.Sprintf("min %s, median %s, max %s", r(ds[0]), r(ds[len(ds)/2]), r(ds[len(ds)-1]))
 }

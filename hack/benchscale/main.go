@@ -241,6 +241,8 @@ func run(ctx context.Context, o options) error {
 			if floor, err = b.floor(ctx, name, m); err != nil {
 				return fmt.Errorf("%s, raw terraform: %w", name, err)
 			}
+			fmt.Fprintf(os.Stderr, "raw %s %s: create %ss wall, %s CPU-s; update %ss wall, %s CPU-s\n", b.tfName, name,
+				secs(floor.createWall), secs(floor.createCPU), secs(floor.updateWall), secs(floor.updateCPU))
 		}
 		var results []result
 		for _, sd := range sides {
@@ -249,6 +251,9 @@ func run(ctx context.Context, o options) error {
 			if err != nil {
 				return fmt.Errorf("%s, %s: %w", name, sd.label, err)
 			}
+			// Printed now too, so that a run stopped later still shows it.
+			fmt.Fprintf(os.Stderr, "%s %s: create %ss wall, %s+%s CPU-s (controller+runners); update %ss wall, %s+%s CPU-s\n", sd.label, name,
+				secs(r.createWall), secs(r.createCPU), secs(r.createRunnerCPU), secs(r.updateWall), secs(r.updateCPU), secs(r.updateRunnerCPU))
 			results = append(results, r)
 		}
 		row := func(what, f string, cell func(r result) (string, string)) {
@@ -619,6 +624,9 @@ func (b *bench) modkindRun(ctx context.Context, name string, sd side, m benchMod
 			return b.allReady(ctx, gvk, ns, gen)
 		})
 		wall := time.Since(start)
+		if sd.job {
+			b.ground.runTimes(ctx, fmt.Sprintf("%s %s, generation %d", sd.label, name, gen), ns, start)
+		}
 		if sd.job && err == nil {
 			// A runner reports its Run before its process ends: its CPU is the test node's once
 			// the node reaped it.

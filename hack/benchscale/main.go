@@ -304,7 +304,7 @@ func run(ctx context.Context, o options) error {
 		})
 		row("idle, terraform processes", "0", func(r result) (string, string) { return strconv.Itoa(r.idleCalls + r.idleRunnerCalls), "" })
 		row("controller peak RSS, MiB", "-", func(r result) (string, string) { return fmt.Sprintf("%.0f", float64(r.peakRSS)/1024), "" })
-		row("controller terraform inits (provider installs)", "-", func(r result) (string, string) { return strconv.Itoa(r.ctrlInits), "" })
+		row("controller terraform inits", "-", func(r result) (string, string) { return strconv.Itoa(r.ctrlInits), "" })
 		row("runner inits / providers they installed", "-", jobOnly(func(r result) string {
 			return fmt.Sprintf("%d / %d", r.check.inits, r.check.installed)
 		}))

@@ -38,11 +38,15 @@ bench:
 # Raw terraform's floor and modkind side by side on one API server: N instances (N=1000 for a
 # thousand) created, updated, then idle for IDLE, with a terraform_data module and one using the
 # things test provider. Prints wall time, CPU, terraform calls, idle cost and peak RSS, with ratios.
+# RUNNERS=process,job adds a column of modkind --runner job, whose Jobs run on a node of local
+# processes (test/testnode) with kube-controller-manager, and what the runner pods cost.
 N ?= 100
 IDLE ?= 3m
 PARALLEL ?= 10
+RUNNERS ?= process
 bench-scale: build
-	assets="$$(hack/testbin.sh)" && KUBEBUILDER_ASSETS="$$assets" $(GO) run ./hack/benchscale -n $(N) -idle $(IDLE) -parallel $(PARALLEL) -modkind bin/modkind
+	assets="$$(hack/testbin.sh)" && kcm="$$(case ,$(RUNNERS), in *,job,*) hack/controller-manager.sh;; esac)" && \
+	KUBEBUILDER_ASSETS="$$assets" MODKIND_CONTROLLER_MANAGER="$$kcm" $(GO) run ./hack/benchscale -n $(N) -idle $(IDLE) -parallel $(PARALLEL) -runners $(RUNNERS) -modkind bin/modkind
 
 testbin:
 	@hack/testbin.sh

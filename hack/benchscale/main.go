@@ -5,6 +5,15 @@
 // runs as the built binary in a process of its own, so that its CPU, with every terraform and
 // provider it started, is read from /proc. Ratios to the floor are the figures that count: absolute
 // times drift on a shared machine. Run it with `make bench-scale` (N=1000 for a thousand).
+//
+// With -runners process,job a column measures modkind --runner job too, on the same API server
+// (then with its admission plugins on): kube-controller-manager runs the Jobs and test/testnode
+// runs their pods as its child processes, so the runners' CPU is the CPU of the children the node
+// reaped. The runners' terraform is a wrapper on the node's PATH that counts its calls and records,
+// for each init, the CLI configuration it ran with and a sha256 of each provider file it
+// installed; an init counts as getting a provider from outside the controller unless its only
+// installation method was a filesystem mirror in its own pod and every file it installed is byte
+// for byte one of the providers in the controller's bundles.
 package main
 
 import (
@@ -52,6 +61,9 @@ type options struct {
 	modules     string
 	keep        bool
 	shared      bool
+	runners     string
+	floor       bool
+	testnode    string
 }
 
 func main() {
@@ -68,6 +80,10 @@ func main() {
 	flag.StringVar(&o.modules, "modules", "terraform_data,things", "modules to measure, of terraform_data and things")
 	flag.BoolVar(&o.keep, "keep", false, "keep the scratch directory")
 	flag.BoolVar(&o.shared, "shared-providers", true, "measure modkind --shared-providers too, in a column of its own")
+	flag.StringVar(&o.runners, "runners", "process", "modkind's --runner values to measure, each in a column of its own: process, job or process,job")
+	flag.StringVar(&o.runners, "runner", "process", "the same as -runners")
+	flag.BoolVar(&o.floor, "floor", true, "measure raw terraform, the floor the ratios are to")
+	flag.StringVar(&o.testnode, "testnode", "", "the test node binary for -runners job; built from test/testnode when empty")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -88,12 +104,48 @@ type result struct {
 	idleCPU              time.Duration
 	idleCalls            int
 	peakRSS              int64 // KiB
-	measuredIdle         bool
+	// ctrlInits is how many terraform inits the controller ran: its provider installations.
+	ctrlInits int
+
+	// job says the figures are of --runner job, with the runner pods' figures below: their CPU
+	// (the test node's children) and terraform calls, and what their inits installed.
+	job                                             bool
+	createRunnerCPU, updateRunnerCPU, idleRunnerCPU time.Duration
+	createRunnerCalls, updateRunnerCalls            int
+	idleRunnerCalls                                 int
+	check                                           providerCheck
+}
+
+// side is one column of modkind figures: a runner, and arguments added to modkind's.
+type side struct {
+	label   string
+	variant string
+	job     bool
+	args    []string
 }
 
 func run(ctx context.Context, o options) error {
 	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
 		return errors.New("KUBEBUILDER_ASSETS is not set: run it with `make bench-scale`")
+	}
+	var sides []side
+	job := false
+	for _, r := range strings.Split(o.runners, ",") {
+		switch strings.TrimSpace(r) {
+		case "process":
+			sides = append(sides, side{label: "modkind"})
+			if o.shared {
+				sides = append(sides, side{label: "modkind --shared-providers", variant: "shared", args: []string{"--shared-providers"}})
+			}
+		case "job":
+			job = true
+			sides = append(sides, side{label: "modkind --runner job", variant: "job", job: true})
+		default:
+			return fmt.Errorf("-runners: %q is neither process nor job", r)
+		}
+	}
+	if len(sides) == 0 {
+		return errors.New("-runners names no runner")
 	}
 	tf, err := terraform.Binary(o.terraform)
 	if err != nil {
@@ -117,21 +169,18 @@ func run(ctx context.Context, o options) error {
 	}
 
 	env := &envtest.Environment{}
+	if job {
+		// envtest turns admission plugins off; service account admission gives each runner pod
+		// its token. Every column runs on this same API server.
+		env.ControlPlane.GetAPIServer().Configure().Disable("disable-admission-plugins")
+	}
 	cfg, err := env.Start()
 	if err != nil {
 		return fmt.Errorf("cannot start the API server: %w", err)
 	}
 	defer env.Stop() //nolint:errcheck // Nothing to do about it.
-	user, err := env.AddUser(envtest.User{Name: "benchscale", Groups: []string{"system:masters"}}, nil)
+	kubeconfig, err := adminKubeconfig(env, scratch, "benchscale")
 	if err != nil {
-		return err
-	}
-	kc, err := user.KubeConfig()
-	if err != nil {
-		return err
-	}
-	kubeconfig := filepath.Join(scratch, "kubeconfig")
-	if err := os.WriteFile(kubeconfig, kc, 0o600); err != nil {
 		return err
 	}
 	s, err := reconcile.Scheme()
@@ -164,13 +213,20 @@ func run(ctx context.Context, o options) error {
 		return err
 	}
 	b := &bench{o: o, c: c, scratch: scratch, kubeconfig: kubeconfig, terraform: wrapper, calls: calls, cliConfig: cliConfig, modkind: modkind, tfName: filepath.Base(tf)}
+	if job {
+		fmt.Fprintln(os.Stderr, "== starting the job ground: kube-controller-manager and the test node")
+		if b.ground, err = startGround(ctx, env, c, scratch, modkind, tf, o.testnode); err != nil {
+			return fmt.Errorf("job ground: %w", err)
+		}
+		defer b.ground.stop()
+	}
 
 	fmt.Printf("N=%d, %d runs at once, idle window %s, modkind --drift-interval %s, %s\n\n", o.n, o.parallel, o.idle, o.drift, tf)
 	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 1, ' ', 0)
-	head := fmt.Sprintf("| module\t| measure\t| floor (raw %s)\t| modkind\t| ratio\t|", b.tfName)
-	rule := "|---\t|---\t|---\t|---\t|---\t|"
-	if o.shared {
-		head += " modkind --shared-providers\t| ratio\t|"
+	head := fmt.Sprintf("| module\t| measure\t| floor (raw %s)\t|", b.tfName)
+	rule := "|---\t|---\t|---\t|"
+	for _, sd := range sides {
+		head += " " + sd.label + "\t| ratio\t|"
 		rule += "---\t|---\t|"
 	}
 	fmt.Fprintln(tw, head)
@@ -180,28 +236,33 @@ func run(ctx context.Context, o options) error {
 		if !ok {
 			return fmt.Errorf("no module %q: there are terraform_data and things", name)
 		}
-		fmt.Fprintf(os.Stderr, "== %s: raw terraform\n", name)
-		floor, err := b.floor(ctx, name, m)
-		if err != nil {
-			return fmt.Errorf("%s, raw terraform: %w", name, err)
-		}
-		fmt.Fprintf(os.Stderr, "== %s: modkind\n", name)
-		mk, err := b.modkindRun(ctx, name, "", m)
-		if err != nil {
-			return fmt.Errorf("%s, modkind: %w", name, err)
-		}
-		sides := []result{mk}
-		if o.shared {
-			fmt.Fprintf(os.Stderr, "== %s: modkind --shared-providers\n", name)
-			sh, err := b.modkindRun(ctx, name, "shared", m, "--shared-providers")
-			if err != nil {
-				return fmt.Errorf("%s, modkind --shared-providers: %w", name, err)
+		var floor result
+		if o.floor {
+			fmt.Fprintf(os.Stderr, "== %s: raw terraform\n", name)
+			if floor, err = b.floor(ctx, name, m); err != nil {
+				return fmt.Errorf("%s, raw terraform: %w", name, err)
 			}
-			sides = append(sides, sh)
+			fmt.Fprintf(os.Stderr, "raw %s %s: create %ss wall, %s CPU-s; update %ss wall, %s CPU-s\n", b.tfName, name,
+				secs(floor.createWall), secs(floor.createCPU), secs(floor.updateWall), secs(floor.updateCPU))
+		}
+		var results []result
+		for _, sd := range sides {
+			fmt.Fprintf(os.Stderr, "== %s: %s\n", name, sd.label)
+			r, err := b.modkindRun(ctx, name, sd, m)
+			if err != nil {
+				return fmt.Errorf("%s, %s: %w", name, sd.label, err)
+			}
+			// Printed now too, so that a run stopped later still shows it.
+			fmt.Fprintf(os.Stderr, "%s %s: create %ss wall, %s+%s CPU-s (controller+runners); update %ss wall, %s+%s CPU-s\n", sd.label, name,
+				secs(r.createWall), secs(r.createCPU), secs(r.createRunnerCPU), secs(r.updateWall), secs(r.updateCPU), secs(r.updateRunnerCPU))
+			results = append(results, r)
 		}
 		row := func(what, f string, cell func(r result) (string, string)) {
+			if !o.floor && f != "-" {
+				f = "not run"
+			}
 			line := fmt.Sprintf("| %s\t| %s\t| %s\t|", name, what, f)
-			for _, r := range sides {
+			for _, r := range results {
 				v, ratio := cell(r)
 				line += fmt.Sprintf(" %s\t| %s\t|", v, ratio)
 			}
@@ -210,22 +271,47 @@ func run(ctx context.Context, o options) error {
 		dur := func(f time.Duration, get func(r result) time.Duration) func(r result) (string, string) {
 			return func(r result) (string, string) { return secs(get(r)), ratio(get(r), f) }
 		}
-		calls := func(get func(r result) int) func(r result) (string, string) {
+		count := func(get func(r result) int) func(r result) (string, string) {
 			return func(r result) (string, string) { return perInstance(get(r), o.n), "" }
 		}
+		// jobOnly shows a figure of job mode, and "-" in a process column.
+		jobOnly := func(get func(r result) string) func(r result) (string, string) {
+			return func(r result) (string, string) {
+				if !r.job {
+					return "-", ""
+				}
+				return get(r), ""
+			}
+		}
+		total := func(f time.Duration, get func(r result) time.Duration) func(r result) (string, string) {
+			return func(r result) (string, string) { return secs(get(r)), ratio(get(r), f) }
+		}
 		row("create → all Ready, wall s", secs(floor.createWall), dur(floor.createWall, func(r result) time.Duration { return r.createWall }))
-		row("create, CPU-s", secs(floor.createCPU), dur(floor.createCPU, func(r result) time.Duration { return r.createCPU }))
-		row("create, terraform calls/instance", perInstance(floor.createCalls, o.n), calls(func(r result) int { return r.createCalls }))
+		row("create, controller CPU-s (with its children)", secs(floor.createCPU), dur(floor.createCPU, func(r result) time.Duration { return r.createCPU }))
 		row("create, controller's own CPU-s", "-", func(r result) (string, string) { return secs(r.createOwn), "" })
+		row("create, runner pods CPU-s", "-", jobOnly(func(r result) string { return secs(r.createRunnerCPU) }))
+		row("create, controller + runners CPU-s", secs(floor.createCPU), total(floor.createCPU, func(r result) time.Duration { return r.createCPU + r.createRunnerCPU }))
+		row("create, terraform calls/instance (controller)", perInstance(floor.createCalls, o.n), count(func(r result) int { return r.createCalls }))
+		row("create, terraform calls/instance (runners)", "-", jobOnly(func(r result) string { return perInstance(r.createRunnerCalls, o.n) }))
 		row("update all → applied, wall s", secs(floor.updateWall), dur(floor.updateWall, func(r result) time.Duration { return r.updateWall }))
-		row("update, CPU-s", secs(floor.updateCPU), dur(floor.updateCPU, func(r result) time.Duration { return r.updateCPU }))
-		row("update, terraform calls/instance", perInstance(floor.updateCalls, o.n), calls(func(r result) int { return r.updateCalls }))
+		row("update, controller CPU-s (with its children)", secs(floor.updateCPU), dur(floor.updateCPU, func(r result) time.Duration { return r.updateCPU }))
 		row("update, controller's own CPU-s", "-", func(r result) (string, string) { return secs(r.updateOwn), "" })
-		row("idle, CPU % of one core", "0", func(r result) (string, string) {
-			return fmt.Sprintf("%.2f", 100*r.idleCPU.Seconds()/o.idle.Seconds()), ""
+		row("update, runner pods CPU-s", "-", jobOnly(func(r result) string { return secs(r.updateRunnerCPU) }))
+		row("update, controller + runners CPU-s", secs(floor.updateCPU), total(floor.updateCPU, func(r result) time.Duration { return r.updateCPU + r.updateRunnerCPU }))
+		row("update, terraform calls/instance (controller)", perInstance(floor.updateCalls, o.n), count(func(r result) int { return r.updateCalls }))
+		row("update, terraform calls/instance (runners)", "-", jobOnly(func(r result) string { return perInstance(r.updateRunnerCalls, o.n) }))
+		row("idle, CPU % of one core (controller + runners)", "0", func(r result) (string, string) {
+			return fmt.Sprintf("%.2f", 100*(r.idleCPU+r.idleRunnerCPU).Seconds()/o.idle.Seconds()), ""
 		})
-		row("idle, terraform processes", "0", func(r result) (string, string) { return strconv.Itoa(r.idleCalls), "" })
+		row("idle, terraform processes", "0", func(r result) (string, string) { return strconv.Itoa(r.idleCalls + r.idleRunnerCalls), "" })
 		row("controller peak RSS, MiB", "-", func(r result) (string, string) { return fmt.Sprintf("%.0f", float64(r.peakRSS)/1024), "" })
+		row("controller terraform inits", "-", func(r result) (string, string) { return strconv.Itoa(r.ctrlInits), "" })
+		row("runner inits / providers they installed", "-", jobOnly(func(r result) string {
+			return fmt.Sprintf("%d / %d", r.check.inits, r.check.installed)
+		}))
+		row("runner inits that could or did get a provider elsewhere", "-", jobOnly(func(r result) string {
+			return strconv.Itoa(r.check.outside)
+		}))
 	}
 	return tw.Flush()
 }
@@ -309,6 +395,8 @@ type bench struct {
 	tfName     string
 	// cloud is the current side's things cloud.
 	cloud string
+	// ground runs Jobs: nil unless -runners has job.
+	ground *ground
 }
 
 // moduleDir writes the module for one side and returns its directory.
@@ -444,24 +532,34 @@ func parallel(ctx context.Context, n, p int, fn func(int) (time.Duration, error)
 	return total, first
 }
 
-// modkindRun runs the modkind binary against the API server and measures it.
-// variant names this run of modkind, started with args added.
-func (b *bench) modkindRun(ctx context.Context, name, variant string, m benchModule, args ...string) (result, error) {
-	var r result
-	side := strings.Trim("modkind-"+variant, "-")
-	mod, err := b.moduleDir(side, name, m)
+// modkindRun runs the modkind binary against the API server and measures it, as sd says.
+func (b *bench) modkindRun(ctx context.Context, name string, sd side, m benchModule) (result, error) {
+	r := result{job: sd.job}
+	dirName := strings.Trim("modkind-"+sd.variant, "-")
+	mod, err := b.moduleDir(dirName, name, m)
 	if err != nil {
 		return r, err
 	}
-	work := filepath.Join(b.scratch, side, name, "dir")
-	logf, err := os.Create(filepath.Join(b.scratch, side, name, "modkind.log"))
+	work := filepath.Join(b.scratch, dirName, name, "dir")
+	logf, err := os.Create(filepath.Join(b.scratch, dirName, name, "modkind.log"))
 	if err != nil {
 		return r, err
 	}
 	defer logf.Close()
-	cmd := exec.Command(b.modkind, append([]string{"--kubeconfig", b.kubeconfig, "--work-dir", work,
+	args := []string{"--kubeconfig", b.kubeconfig, "--work-dir", work,
 		"--terraform-binary", b.terraform, "--max-concurrent-runs", strconv.Itoa(b.o.parallel),
-		"--drift-interval", b.o.drift.String()}, args...)...)
+		"--drift-interval", b.o.drift.String()}
+	if sd.job {
+		addr, err := freeAddress()
+		if err != nil {
+			return r, err
+		}
+		args = append(args, "--runner", "job", "--runner-image", runnerImage,
+			"--artifacts-bind-address", addr, "--artifacts-url", "https://"+addr)
+	}
+	cmd := exec.Command(b.modkind, append(args, sd.args...)...)
+	// The controller installs the things provider from the test's mirror; a runner's terraform
+	// gets a CLI configuration of its own that only allows the bundle's mirror.
 	cmd.Env = append(os.Environ(), "TF_CLI_CONFIG_FILE="+b.cliConfig)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	if err := cmd.Start(); err != nil {
@@ -479,11 +577,12 @@ func (b *bench) modkindRun(ctx context.Context, name, variant string, m benchMod
 		}
 	}()
 	pid := cmd.Process.Pid
+	inits := b.initCount()
 
-	group := strings.Trim(variant+"."+strings.ReplaceAll(name, "_", ""), ".") + ".bench.example.org"
+	group := strings.Trim(sd.variant+"."+strings.ReplaceAll(name, "_", ""), ".") + ".bench.example.org"
 	gvk := schema.GroupVersionKind{Group: group, Version: "v1alpha1", Kind: "Item"}
 	mdl := &v1alpha1.Module{
-		ObjectMeta: metav1.ObjectMeta{Name: strings.Trim("bench-"+variant+"-"+strings.ReplaceAll(name, "_", "-"), "-")},
+		ObjectMeta: metav1.ObjectMeta{Name: strings.Trim("bench-"+sd.variant+"-"+strings.ReplaceAll(name, "_", "-"), "-")},
 		Spec:       v1alpha1.ModuleSpec{Source: v1alpha1.ModuleSource{Path: mod}, CRD: v1alpha1.CRDNames{Group: group, Kind: gvk.Kind}},
 	}
 	if err := b.c.Create(ctx, mdl); err != nil {
@@ -497,13 +596,27 @@ func (b *bench) modkindRun(ctx context.Context, name, variant string, m benchMod
 	}); err != nil {
 		return r, err
 	}
-	ns := side + "-" + strings.ReplaceAll(name, "_", "-")
-	if err := createNamespace(ctx, b.c, ns); err != nil {
+	ns := dirName + "-" + strings.ReplaceAll(name, "_", "-")
+	if sd.job {
+		if err := b.ground.tenant(ctx, ns); err != nil {
+			return r, err
+		}
+	} else if err := createNamespace(ctx, b.c, ns); err != nil {
 		return r, err
 	}
-	var own time.Duration
+	// runners is the CPU of the runner pods so far and their terraform calls: nothing in process
+	// mode, where no pod runs.
+	runners := func() (time.Duration, int) {
+		if !sd.job {
+			return 0, 0
+		}
+		return b.ground.runnerCPU(), b.ground.callCount()
+	}
+	var own, runnerCPU time.Duration
+	var runnerCalls int
 	phase := func(gen int64, apply func(i int) error) (time.Duration, time.Duration, int, error) {
 		before, ownBefore, calls := cpuOf(pid), ownCPUOf(pid), b.callCount()
+		rcpu, rcalls := runners()
 		start := time.Now()
 		if _, err := parallel(ctx, b.o.n, 20, func(i int) (time.Duration, error) { return 0, apply(i) }); err != nil {
 			return 0, 0, 0, err
@@ -511,8 +624,21 @@ func (b *bench) modkindRun(ctx context.Context, name, variant string, m benchMod
 		err := waitFor(ctx, time.Duration(b.o.n)*30*time.Second, "all Ready", func() (bool, error) {
 			return b.allReady(ctx, gvk, ns, gen)
 		})
+		wall := time.Since(start)
+		if sd.job {
+			b.ground.runTimes(ctx, fmt.Sprintf("%s %s, generation %d", sd.label, name, gen), ns, start)
+		}
+		if sd.job && err == nil {
+			// A runner reports its Run before its process ends: its CPU is the test node's once
+			// the node reaped it.
+			err = waitFor(ctx, 2*time.Minute, "the runner pods' processes to end", func() (bool, error) {
+				return !hasChildren(b.ground.node.Process.Pid), nil
+			})
+		}
 		own = ownCPUOf(pid) - ownBefore
-		return time.Since(start), cpuOf(pid) - before, b.callCount() - calls, err
+		rcpuAfter, rcallsAfter := runners()
+		runnerCPU, runnerCalls = rcpuAfter-rcpu, rcallsAfter-rcalls
+		return wall, cpuOf(pid) - before, b.callCount() - calls, err
 	}
 	r.createWall, r.createCPU, r.createCalls, err = phase(1, func(i int) error {
 		u := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"forProvider": m.vars(b, i, "v1")}}}
@@ -521,7 +647,7 @@ func (b *bench) modkindRun(ctx context.Context, name, variant string, m benchMod
 		u.SetName(fmt.Sprintf("i%d", i))
 		return b.c.Create(ctx, u)
 	})
-	r.createOwn = own
+	r.createOwn, r.createRunnerCPU, r.createRunnerCalls = own, runnerCPU, runnerCalls
 	if err != nil {
 		return r, err
 	}
@@ -532,19 +658,29 @@ func (b *bench) modkindRun(ctx context.Context, name, variant string, m benchMod
 		u.SetName(fmt.Sprintf("i%d", i))
 		return b.c.Patch(ctx, u, client.RawPatch(types.MergePatchType, []byte(`{"spec":{"forProvider":{"input":"v2"}}}`)))
 	})
-	r.updateOwn = own
+	r.updateOwn, r.updateRunnerCPU, r.updateRunnerCalls = own, runnerCPU, runnerCalls
 	if err != nil {
 		return r, err
 	}
 	before, calls := cpuOf(pid), b.callCount()
+	rcpu, rcalls := runners()
 	select {
 	case <-ctx.Done():
 		return r, ctx.Err()
 	case <-time.After(b.o.idle):
 	}
 	r.idleCPU, r.idleCalls = cpuOf(pid)-before, b.callCount()-calls
+	rcpuAfter, rcallsAfter := runners()
+	r.idleRunnerCPU, r.idleRunnerCalls = rcpuAfter-rcpu, rcallsAfter-rcalls
 	r.peakRSS = peakRSS(pid)
-	b.reportWarnings(ctx, side+" "+name, ns)
+	r.ctrlInits = b.initCount() - inits
+	if sd.job {
+		if r.check, err = b.ground.checkProviders(ctx, work); err != nil {
+			return r, err
+		}
+		fmt.Fprintf(os.Stderr, "%s %s: %s\n", sd.label, name, r.check)
+	}
+	b.reportWarnings(ctx, sd.label+" "+name, ns)
 	return r, nil
 }
 
@@ -599,12 +735,27 @@ func (b *bench) allReady(ctx context.Context, gvk schema.GroupVersionKind, ns st
 }
 
 // callCount is how many terraform processes either side started so far.
-func (b *bench) callCount() int {
-	raw, err := os.ReadFile(b.calls)
+func (b *bench) callCount() int { return countLines(b.calls, "") }
+
+// initCount is how many of them were terraform init.
+func (b *bench) initCount() int { return countLines(b.calls, "init") }
+
+// countLines counts the lines of file that are word, or all its lines when word is empty.
+func countLines(file, word string) int {
+	raw, err := os.ReadFile(file)
 	if err != nil {
 		return 0
 	}
-	return bytes.Count(raw, []byte("\n"))
+	if word == "" {
+		return bytes.Count(raw, []byte("\n"))
+	}
+	n := 0
+	for _, l := range strings.Split(string(raw), "\n") {
+		if l == word {
+			n++
+		}
+	}
+	return n
 }
 
 // cpuOf is the CPU time of process pid and of its children it waited for (terraform, and the

@@ -15,7 +15,6 @@ import (
 	authenticationv1 "k8s.io/api/authentication/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
-	rbacv1 "k8s.io/api/rbac/v1"
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -240,16 +239,7 @@ func watchActiveRuns(t *testing.T, c client.Client) {
 func (g *jobGround) tenant(t *testing.T, ns string) {
 	t.Helper()
 	ctx := context.Background()
-	for _, o := range []client.Object{
-		&rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "modkind-runner"}, Rules: reconcile.RunnerRules()},
-		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}},
-		&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: reconcile.DefaultRunnerServiceAccount}},
-		&rbacv1.RoleBinding{
-			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "modkind-runner"},
-			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "modkind-runner"},
-			Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: ns, Name: reconcile.DefaultRunnerServiceAccount}},
-		},
-	} {
+	for _, o := range reconcile.RunnerAccess("modkind-runner", ns) {
 		if err := g.c.Create(ctx, o); err != nil && !kerrors.IsAlreadyExists(err) {
 			t.Fatal(err)
 		}

@@ -11,7 +11,10 @@ import (
 	"time"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	"github.com/modkind/modkind/apis/v1alpha1"
@@ -137,5 +140,21 @@ func RunnerRules() []rbacv1.PolicyRule {
 		{APIGroups: []string{v1alpha1.Group}, Resources: []string{"runs/status"}, Verbs: []string{"get", "update", "patch"}},
 		{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"get", "list", "create", "update", "delete"}},
 		{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"}, Verbs: []string{"get", "create", "update", "delete"}},
+	}
+}
+
+// RunnerAccess are the objects that let runner Jobs run in namespace ns with the default runner
+// service account, as the chart's runner.namespaces makes them: the ClusterRole named clusterRole
+// holding RunnerRules, the namespace, the service account and its RoleBinding.
+func RunnerAccess(clusterRole, ns string) []client.Object {
+	return []client.Object{
+		&rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: clusterRole}, Rules: RunnerRules()},
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}},
+		&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: DefaultRunnerServiceAccount}},
+		&rbacv1.RoleBinding{
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: clusterRole},
+			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: clusterRole},
+			Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: ns, Name: DefaultRunnerServiceAccount}},
+		},
 	}
 }

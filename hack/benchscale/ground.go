@@ -16,9 +16,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	rbacv1 "k8s.io/api/rbac/v1"
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
@@ -169,16 +167,7 @@ func (g *ground) callCount() int { return countLines(g.calls, "") }
 
 // tenant makes namespace ns with the runner service account, bound to the runner ClusterRole.
 func (g *ground) tenant(ctx context.Context, ns string) error {
-	for _, o := range []client.Object{
-		&rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "modkind-runner"}, Rules: reconcile.RunnerRules()},
-		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}},
-		&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: reconcile.DefaultRunnerServiceAccount}},
-		&rbacv1.RoleBinding{
-			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "modkind-runner"},
-			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "modkind-runner"},
-			Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: ns, Name: reconcile.DefaultRunnerServiceAccount}},
-		},
-	} {
+	for _, o := range reconcile.RunnerAccess("modkind-runner", ns) {
 		if err := g.c.Create(ctx, o); err != nil && !kerrors.IsAlreadyExists(err) {
 			return err
 		}

@@ -37,8 +37,8 @@ output "echo" {
 `
 
 // An instance becomes Ready, and is updated, with no terraform process its result does not need:
-// terraform's version is learned once for all instances, a plan that neither waits for approval
-// nor is refused is judged from plan's JSON stream and never shown, and a plan is applied as saved.
+// terraform's version is learned once for all instances, and a create or an update that neither
+// waits for approval nor is refused plans and applies in one terraform call.
 func TestTerraformCalls(t *testing.T) {
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "main.tf"), []byte(callsModule), 0o644); err != nil {
@@ -66,14 +66,15 @@ func TestTerraformCalls(t *testing.T) {
 
 		patchSpec(t, inst, `{"forProvider":{"input":"two"}}`)
 		waitInstance(t, inst, 2)
-		if diff := cmp.Diff([]string{"init", "apply", "plan", "apply"}, withoutVersion(terraformRuns(t, wd))); diff != "" {
+		// An update is one apply that asks before it changes anything, and modkind answers.
+		if diff := cmp.Diff([]string{"init", "apply", "apply"}, withoutVersion(terraformRuns(t, wd))); diff != "" {
 			t.Errorf("updating %s: terraform calls -want +got:\n%s", name, diff)
 		}
 
-		// New inputs whose plan changes nothing: planned, and neither shown nor applied.
+		// New inputs whose plan changes nothing: one apply, which finds nothing to ask about.
 		patchSpec(t, inst, `{"forProvider":{"note":"changes nothing"}}`)
 		waitInstance(t, inst, 3)
-		if diff := cmp.Diff([]string{"init", "apply", "plan", "apply", "plan"}, withoutVersion(terraformRuns(t, wd))); diff != "" {
+		if diff := cmp.Diff([]string{"init", "apply", "apply", "apply"}, withoutVersion(terraformRuns(t, wd))); diff != "" {
 			t.Errorf("planning no changes for %s: terraform calls -want +got:\n%s", name, diff)
 		}
 	}

@@ -129,6 +129,10 @@ func runDetached(binary string, args []string, stdout, stderr io.Writer) int {
 	cmd.Env = withoutEnv(os.Environ(), envDetach)
 	// Files, not pipes: terraform must be able to write its output after the shim is gone.
 	cmd.Stdout, cmd.Stderr = out, errOut
+	// The shim's own stdin, handed on as it is, so that an apply that asks before it changes
+	// anything reads the controller's answer. The controller gone, terraform reads the end of
+	// it and applies nothing it was not told to.
+	cmd.Stdin = os.Stdin
 	cmd.SysProcAttr = detachedAttr()
 	startErr := cmd.Start()
 	_ = out.Close()

@@ -190,3 +190,11 @@ func sortedKeys(m map[string]string) []string {
 	sort.Strings(keys)
 	return keys
 }
+
+// reattachInfo is what TF_REATTACH_PROVIDERS says of the run's providers; nil without any.
+func (p *runProviders) reattachInfo() tfexec.ReattachInfo {
+	if p == nil || len(p.info) == 0 {
+		return nil
+	}
+	return p.info
+}

@@ -149,8 +149,13 @@ func (r *Runner) Apply(ctx context.Context, run *Run, stored *state.Stored) (*st
 }
 
 func (r *Runner) apply(ctx context.Context, tf *session, run *Run, stored *state.Stored) (*state.Stored, *PlanSummary, error) {
-	if !run.ApprovalRequired && tracksNothing(stored) {
-		return r.applyFresh(ctx, tf, run, stored)
+	if !run.ApprovalRequired {
+		if tracksNothing(stored) {
+			return r.applyFresh(ctx, tf, run, stored)
+		}
+		if saved, summary, err, decided := r.applyAsked(ctx, tf, run, stored); decided {
+			return saved, summary, err
+		}
 	}
 	planFile := filepath.Join(run.Dir, filePlan)
 	defer os.Remove(planFile)
@@ -257,6 +262,57 @@ func (r *Runner) applyFresh(ctx context.Context, tf *session, run *Run, stored *
 		return saved, summary, err
 	}
 	return saved, summary, r.storePlanView(ctx, run, nil, stream, summary)
+}
+
+// applyAsked plans and applies in one terraform call, `apply` answering terraform's question
+// itself (see asked.go). decided is false when nothing was changed and nothing decided: terraform
+// was answered "no" (a plan that destroys or replaces something, or one not read completely), or
+// failed before it asked. The saved-plan path then plans again, to refuse, show or apply that
+// plan, and to say why a plan failed as it always has.
+func (r *Runner) applyAsked(ctx context.Context, tf *session, run *Run, stored *state.Stored) (saved *state.Stored, summary *PlanSummary, err error, decided bool) {
+	start := time.Now()
+	if err := checkPlanView(ctx, r.States.Client, PlanRef(run.State)); err != nil {
+		return stored, nil, err, true
+	}
+	var (
+		ps      *planStream
+		planned PlanSummary
+	)
+	decide := func(out string) bool {
+		var approved bool
+		approved, ps, planned = answer(out, run.Inputs, run.AllowDestructive)
+		return approved
+	}
+	stop := r.persistWhileRunning(run, stored)
+	asked, approved, out, applyErr := tf.applyAsking(ctx, decide)
+	stored = stop()
+	summary = &PlanSummary{At: start}
+	switch {
+	case !asked && applyErr == nil && strings.Contains(out, askNoChanges):
+		// A plan that changes nothing: applied without a question, as terraform does.
+		summary.Took = time.Since(start)
+		if err := r.storePlanView(ctx, run, nil, nil, summary); err != nil {
+			return stored, summary, err, true
+		}
+		saved, err := r.save(ctx, run, stored, run.Inputs)
+		return saved, summary, err, true
+	case !approved:
+		return stored, nil, nil, false
+	}
+	*summary = planned
+	summary.At, summary.Took = start, time.Since(start)
+	inputs := run.Inputs
+	if applyErr != nil {
+		inputs = ""
+	}
+	saved, err = r.save(ctx, run, stored, inputs)
+	if applyErr != nil {
+		return saved, summary, run.Redactor.Error(errors.Wrap(applyErr, errApply)), true
+	}
+	if err != nil {
+		return saved, summary, err, true
+	}
+	return saved, summary, r.storePlanView(ctx, run, nil, ps, summary), true
 }
 
 // planUnguarded saves a plan of the run's root module without lifecycle.prevent_destroy, then
@@ -379,7 +435,7 @@ func (r *Runner) withTerraform(ctx context.Context, op string, run *Run, stored 
 	if err != nil {
 		return err
 	}
-	s := &session{Terraform: tf.direct, changing: tf.detached}
+	s := &session{Terraform: tf.direct, changing: tf.detached, asking: tf.asking}
 	if r.SharedProviders {
 		env, err := r.runEnv(run)
 		if err != nil {
@@ -400,6 +456,7 @@ type session struct {
 	// outlive a controller killed meanwhile; Terraform runs the others (init, plan, show), which
 	// leave nothing to adopt and die with the controller.
 	changing  *tfexec.Terraform
+	asking    askCommand
 	providers *runProviders
 }
 
@@ -493,7 +550,11 @@ func (s *session) destroy(ctx context.Context) error {
 
 // terraforms are one run's terraform: direct for the calls that change no state, detached for
 // those that do (the same when runs cannot be detached here).
-type terraforms struct{ direct, detached *tfexec.Terraform }
+type terraforms struct {
+	direct, detached *tfexec.Terraform
+	// asking starts an apply that asks before it changes anything, detached as detached is.
+	asking askCommand
+}
 
 // prepare writes the root module, the instance's files and its last state into the work
 // directory, and runs init when the module or provider configuration changed since the last one.
@@ -568,6 +629,7 @@ func (r *Runner) prepare(ctx context.Context, run *Run, stored *state.Stored) (t
 		delete(e, envDetach)
 		if t.detach {
 			exe = detachedExec(r.Binary, e)
+			tfs.asking = askCommand{exe: exe, dir: run.Dir, env: maps.Clone(e)}
 		}
 		tf, err := tfexec.NewTerraform(run.Dir, exe)
 		if err != nil {

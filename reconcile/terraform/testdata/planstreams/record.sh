@@ -2,7 +2,8 @@
 # record.sh BINARY OUTDIR records, for terraform or tofu, the `plan -json` stream of a few plans of
 # terraform_data objects (OUTDIR/<plan>.jsonl) and `show -json` of each saved plan
 # (OUTDIR/<plan>.show.json): create, noop, update, replace, delete (count shrinks), tainted,
-# forget (a removed block) and preventdestroy (a plan that fails).
+# forget (a removed block) and preventdestroy (a plan that fails); and what `apply` prints of the
+# same plan before it asks whether to apply it (OUTDIR/<plan>.ask.txt, answered "no").
 #   reconcile/terraform/testdata/planstreams/record.sh terraform reconcile/terraform/testdata/planstreams/terraform
 #   reconcile/terraform/testdata/planstreams/record.sh "$(hack/tofu.sh)" reconcile/terraform/testdata/planstreams/tofu
 set -e
@@ -33,6 +34,7 @@ plan() { # name vars...
   echo "$name exit $code"
   set -e
   if [ $code != 1 ]; then $BIN show -json p.tfplan > $OUT/$name.show.json; fi
+  echo no | TF_IN_AUTOMATION=1 $BIN apply -no-color -input=true "$@" > $OUT/$name.ask.txt 2>/dev/null || true
 }
 A="-var input=a -var trig=t1 -var n=2"
 plan create $A

@@ -17,6 +17,7 @@ import (
 	"github.com/hashicorp/terraform-exec/tfexec"
 
 	"github.com/modkind/modkind/apis/v1alpha1"
+	"github.com/modkind/modkind/reconcile/terraform/detached"
 )
 
 // ran is what a process left behind: its output, exit code and the signal that killed it.
@@ -37,7 +38,7 @@ func runScript(t *testing.T, dir, body string, shim bool, args ...string) ran {
 	cmd := exec.Command(script, args...)
 	if shim {
 		cmd = exec.Command(shimPath(), args...)
-		env = append(env, envDetach+"="+script)
+		env = append(env, detached.Env+"="+script)
 	}
 	cmd.Dir, cmd.Env = dir, env
 	var stdout, stderr bytes.Buffer
@@ -112,7 +113,7 @@ func TestDetachedRelaysFaithfully(t *testing.T) {
 				t.Errorf("%s\nrun through the shim: -direct, +shim:\n%s", tc.reason, diff)
 			}
 			// The shim leaves nothing behind once terraform has ended.
-			left, _ := filepath.Glob(filepath.Join(dir, dirDetached, "*"))
+			left, _ := filepath.Glob(filepath.Join(dir, detached.Dir, "*"))
 			if len(left) != 0 {
 				t.Errorf("left behind: %v", left)
 			}
@@ -128,7 +129,7 @@ func startShim(t *testing.T, dir, body string) (*exec.Cmd, *bufio.Scanner) {
 		t.Fatal(err)
 	}
 	cmd := exec.Command(shimPath())
-	cmd.Dir, cmd.Env = dir, []string{"PATH=" + os.Getenv("PATH"), envDetach + "=" + script}
+	cmd.Dir, cmd.Env = dir, []string{"PATH=" + os.Getenv("PATH"), detached.Env + "=" + script}
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -177,7 +178,7 @@ func TestDetachedSurvivesAndIsWaitedFor(t *testing.T) {
 	// The test lets terraform end by creating the file "end".
 	cmd, out := startShim(t, dir, `echo ready; while [ ! -e end ]; do sleep 0.05; done; i=0; while [ $i -lt 1000 ]; do echo "output after the shim died $i"; i=$((i+1)); done; echo finished > finished`)
 	expectLine(t, out, "ready")
-	records, _ := filepath.Glob(filepath.Join(dir, dirDetached, "*.json"))
+	records, _ := filepath.Glob(filepath.Join(dir, detached.Dir, "*.json"))
 	if len(records) != 1 {
 		t.Fatalf("want one record of the running terraform, got %v", records)
 	}
@@ -208,14 +209,14 @@ func TestDetachedSurvivesAndIsWaitedFor(t *testing.T) {
 	if b, err := os.ReadFile(filepath.Join(dir, "finished")); err != nil || string(b) != "finished\n" {
 		t.Errorf("terraform did not run to its end after the shim died: %q, %v", b, err)
 	}
-	if left, _ := filepath.Glob(filepath.Join(dir, dirDetached, "*")); len(left) != 0 {
+	if left, _ := filepath.Glob(filepath.Join(dir, detached.Dir, "*")); len(left) != 0 {
 		t.Errorf("records and output of an ended terraform must be removed, left: %v", left)
 	}
 }
 
 // Only a terraform that still runs is waited for; records that cannot name one are dropped.
 func TestWaitDetachedRecords(t *testing.T) {
-	self, err := processStart(os.Getpid())
+	self, err := detached.ProcessStart(os.Getpid())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -230,16 +231,16 @@ func TestWaitDetachedRecords(t *testing.T) {
 	}{
 		"Running": {
 			reason: "A process that runs, with the start time recorded, is waited for.",
-			record: mustJSON(t, detachedRecord{PID: os.Getpid(), Start: self}),
+			record: mustJSON(t, detached.Record{PID: os.Getpid(), Start: self}),
 			waits:  true,
 		},
 		"PIDReused": {
 			reason: "A running process with another start time took a reused pid: not the terraform recorded.",
-			record: mustJSON(t, detachedRecord{PID: os.Getpid(), Start: self + 1}),
+			record: mustJSON(t, detached.Record{PID: os.Getpid(), Start: self + 1}),
 		},
 		"Ended": {
 			reason: "A process that has ended is not waited for.",
-			record: mustJSON(t, detachedRecord{PID: ended.Process.Pid, Start: self}),
+			record: mustJSON(t, detached.Record{PID: ended.Process.Pid, Start: self}),
 		},
 		"Torn": {
 			reason: "A record that is no record names no process.",
@@ -249,7 +250,7 @@ func TestWaitDetachedRecords(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			dir := t.TempDir()
-			rec := filepath.Join(dir, dirDetached, "1.json")
+			rec := filepath.Join(dir, detached.Dir, "1.json")
 			if err := os.MkdirAll(filepath.Dir(rec), 0o700); err != nil {
 				t.Fatal(err)
 			}
@@ -331,12 +332,12 @@ func TestDetachedTerraform(t *testing.T) {
 // What the shim runs is modkind's terraform binary and nothing a ProviderConfig could name: the
 // variable is refused in a ProviderConfig, and overridden if it reached the environment anyway.
 func TestDetachedExecChoosesTerraform(t *testing.T) {
-	if err := v1alpha1.ValidateEnvName(envDetach); err == nil {
-		t.Errorf("a ProviderConfig may set %s: want it refused", envDetach)
+	if err := v1alpha1.ValidateEnvName(detached.Env); err == nil {
+		t.Errorf("a ProviderConfig may set %s: want it refused", detached.Env)
 	}
-	env := map[string]string{envDetach: "/tmp/not-terraform", "PLAIN": "x"}
+	env := map[string]string{detached.Env: "/tmp/not-terraform", "PLAIN": "x"}
 	exe := detachedExec("/usr/local/bin/terraform", env)
-	want := map[string]string{envDetach: "/usr/local/bin/terraform", "PLAIN": "x"}
+	want := map[string]string{detached.Env: "/usr/local/bin/terraform", "PLAIN": "x"}
 	if diff := cmp.Diff(want, env); diff != "" {
 		t.Errorf("environment of the shim: -want, +got:\n%s", diff)
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/modkind/modkind/apis/v1alpha1"
 	"github.com/modkind/modkind/module"
+	"github.com/modkind/modkind/reconcile/terraform/detached"
 	"github.com/modkind/modkind/state"
 )
 
@@ -626,7 +627,7 @@ func (r *Runner) prepare(ctx context.Context, run *Run, stored *state.Stored) (t
 		detach bool
 	}{{&tfs.direct, false}, {&tfs.detached, true}} {
 		e, exe := maps.Clone(env), r.Binary
-		delete(e, envDetach)
+		delete(e, detached.Env)
 		if t.detach {
 			exe = detachedExec(r.Binary, e)
 			tfs.asking = askCommand{exe: exe, dir: run.Dir, env: maps.Clone(e)}

@@ -1,29 +1,28 @@
-package terraform
+package detached
 
 import (
 	"bytes"
+	"errors"
 	"os"
 	"path/filepath"
 	"strconv"
 	"syscall"
-
-	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 )
 
-// detachSupported: Linux tells a process's start time, which a pid alone does not identify.
-const detachSupported = true
+// Supported: Linux tells a process's start time, which a pid alone does not identify.
+const Supported = true
 
 const errNotRunning = "process is not running"
 
-// detachedAttr puts terraform in a session of its own, without a parent-death signal, so that
+// attr puts terraform in a session of its own, without a parent-death signal, so that
 // neither the shim's death nor a signal to the controller's process group reaches it.
-func detachedAttr() *syscall.SysProcAttr {
+func attr() *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Setsid: true}
 }
 
-// processStart returns when the running process pid started, in clock ticks since boot, or an
+// ProcessStart returns when the running process pid started, in clock ticks since boot, or an
 // error when no such process runs (a zombie has ended, even before its parent reaps it).
-func processStart(pid int) (uint64, error) {
+func ProcessStart(pid int) (uint64, error) {
 	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
 	if err != nil {
 		return 0, err

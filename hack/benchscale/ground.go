@@ -402,23 +402,28 @@ func startLogged(log string, env []string, bin string, args ...string) (*exec.Cm
 
 // runTimes prints, to stderr, when the Runs of ns created since start were created, how long each
 // waited for its pod to start and how long it ran: where a job-mode phase spent its time.
-func (g *ground) runTimes(ctx context.Context, what, ns string, start time.Time) {
+func runTimes(ctx context.Context, c client.Client, what, ns string, start time.Time) {
 	runs := &v1alpha1.RunList{}
-	if err := g.c.List(ctx, runs, client.InNamespace(ns)); err != nil {
+	if err := c.List(ctx, runs, client.InNamespace(ns)); err != nil {
 		fmt.Fprintf(os.Stderr, "%s: cannot list Runs: %v\n", what, err)
 		return
 	}
 	var created, queued, ran []time.Duration
 	phases := map[string]int{}
 	for _, r := range runs.Items {
-		// Creation timestamps have a resolution of a second.
-		if r.CreationTimestamp.Time.Before(start.Truncate(time.Second)) {
+		// Creation timestamps have a resolution of a second; the recorder's annotation, when
+		// there is one, of a nanosecond.
+		made := r.CreationTimestamp.Time
+		if t, err := time.Parse(time.RFC3339Nano, r.Annotations["modkind.io/created"]); err == nil {
+			made = t
+		}
+		if made.Before(start.Truncate(time.Second)) {
 			continue
 		}
 		phases[string(r.Status.Phase)]++
-		created = append(created, r.CreationTimestamp.Sub(start))
+		created = append(created, made.Sub(start))
 		if r.Status.StartTime != nil {
-			queued = append(queued, r.Status.StartTime.Sub(r.CreationTimestamp.Time))
+			queued = append(queued, r.Status.StartTime.Sub(made))
 			if r.Status.CompletionTime != nil {
 				ran = append(ran, r.Status.CompletionTime.Sub(r.Status.StartTime.Time))
 			}

@@ -625,9 +625,7 @@ func (b *bench) modkindRun(ctx context.Context, name string, sd side, m benchMod
 			return b.allReady(ctx, gvk, ns, gen)
 		})
 		wall := time.Since(start)
-		if sd.job {
-			b.ground.runTimes(ctx, fmt.Sprintf("%s %s, generation %d", sd.label, name, gen), ns, start)
-		}
+		runTimes(ctx, b.c, fmt.Sprintf("%s %s, generation %d", sd.label, name, gen), ns, start)
 		if sd.job && err == nil {
 			// A runner reports its Run before its process ends: its CPU is the test node's once
 			// the node reaped it.

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
@@ -212,6 +213,7 @@ func (r *Runner) apply(ctx context.Context, tf *session, run *Run, stored *state
 	stop := r.persistWhileRunning(run, stored)
 	applyErr := tf.apply(ctx, tfexec.DirOrPlan(planFile))
 	stored = stop()
+	tf.done()
 	inputs := run.Inputs
 	if applyErr != nil {
 		inputs = ""
@@ -246,6 +248,7 @@ func (r *Runner) applyFresh(ctx context.Context, tf *session, run *Run, stored *
 	stop := r.persistWhileRunning(run, stored)
 	stream, applyErr := tf.applyJSON(ctx)
 	stored = stop()
+	tf.done()
 	summary := &PlanSummary{}
 	if stream != nil {
 		*summary, _ = stream.summarize(run.Inputs)
@@ -288,8 +291,12 @@ func (r *Runner) applyAsked(ctx context.Context, tf *session, run *Run, stored *
 	asked, approved, out, applyErr := tf.applyAsking(ctx, decide)
 	stored = stop()
 	summary = &PlanSummary{At: start}
+	noChanges := !asked && applyErr == nil && strings.Contains(out, askNoChanges)
+	if noChanges || approved {
+		tf.done()
+	}
 	switch {
-	case !asked && applyErr == nil && strings.Contains(out, askNoChanges):
+	case noChanges:
 		// A plan that changes nothing: applied without a question, as terraform does.
 		summary.Took = time.Since(start)
 		if err := r.storePlanView(ctx, run, nil, nil, summary); err != nil {
@@ -351,14 +358,15 @@ func (r *Runner) Refresh(ctx context.Context, run *Run, stored *state.Stored) (*
 	saved := stored
 	err := r.withTerraform(ctx, "refresh", run, stored, func(tf *session, stored *state.Stored) error {
 		saved = stored
-		if err := tf.refresh(ctx); err != nil {
+		err := tf.refresh(ctx)
+		tf.done()
+		if err != nil {
 			return run.Redactor.Error(errors.Wrap(err, errRefresh))
 		}
 		inputs := ""
 		if stored != nil {
 			inputs = stored.AppliedInputs
 		}
-		var err error
 		saved, err = r.save(ctx, run, stored, inputs)
 		return err
 	})
@@ -372,6 +380,7 @@ func (r *Runner) Destroy(ctx context.Context, run *Run, stored *state.Stored) er
 		stop := r.persistWhileRunning(run, stored)
 		destroyErr := tf.destroy(ctx)
 		stored = stop()
+		tf.done()
 		if _, err := r.save(ctx, run, stored, ""); err != nil {
 			return err
 		}
@@ -383,10 +392,13 @@ func (r *Runner) Destroy(ctx context.Context, run *Run, stored *state.Stored) er
 // free, so that no more than the configured number of terraform processes ever run at once.
 func (r *Runner) withTerraform(ctx context.Context, op string, run *Run, stored *state.Stored, fn func(*session, *state.Stored) error) (err error) {
 	metricRunsWaiting.Inc()
+	// The slot bounds terraform processes: it is given back as soon as the run's last one has
+	// ended (session.done), not after the state and plan are written to the API server.
+	free := sync.OnceFunc(func() { <-r.slots })
 	select {
 	case r.slots <- struct{}{}:
 		metricRunsWaiting.Dec()
-		defer func() { <-r.slots }()
+		defer free()
 	case <-ctx.Done():
 		metricRunsWaiting.Dec()
 		return errors.Wrap(ctx.Err(), errWaitForRun)
@@ -436,7 +448,7 @@ func (r *Runner) withTerraform(ctx context.Context, op string, run *Run, stored 
 	if err != nil {
 		return err
 	}
-	s := &session{Terraform: tf.direct, changing: tf.detached, asking: tf.asking}
+	s := &session{Terraform: tf.direct, changing: tf.detached, asking: tf.asking, done: free}
 	if r.SharedProviders {
 		env, err := r.runEnv(run)
 		if err != nil {
@@ -459,6 +471,9 @@ type session struct {
 	changing  *tfexec.Terraform
 	asking    askCommand
 	providers *runProviders
+	// done says the run starts no more terraform, so that its slot serves another run while
+	// this one saves what terraform wrote.
+	done func()
 }
 
 func (s *session) plan(ctx context.Context, opts ...tfexec.PlanOption) (bool, error) {

@@ -82,6 +82,7 @@ type controllerOptions struct {
 	Quickstart              string
 	MetricsAddr             string
 	ProbeAddr               string
+	PprofAddr               string
 	LeaderElect             bool
 	LeaderElectionNamespace string
 	Zap                     zap.Options
@@ -105,6 +106,7 @@ func controllerFlags() (*flagSet, *controllerOptions) {
 	fs.StringVar(&o.Quickstart, "quickstart", "", "apply the manifests in this directory once the controller runs, wait until they are Ready and print their outputs")
 	fs.StringVar(&o.MetricsAddr, "metrics-bind-address", "0", "address of the metrics endpoint; 0 turns it off")
 	fs.StringVar(&o.ProbeAddr, "health-probe-bind-address", "0", "address of the health probes; 0 turns them off")
+	fs.StringVar(&o.PprofAddr, "pprof-bind-address", "0", "address of Go's pprof endpoints (/debug/pprof/), to profile the controller; 0 turns them off")
 	fs.BoolVar(&o.LeaderElect, "leader-elect", false, "elect a leader so that several replicas can run")
 	fs.StringVar(&o.LeaderElectionNamespace, "leader-election-namespace", "", "namespace of the leader election Lease; the controller's own when empty")
 	fs.StringVar(&o.namespaces, "namespaces", "", "comma-separated tenant namespaces whose instances, ProviderConfigs and Secrets modkind watches and writes; all namespaces when empty")
@@ -225,6 +227,7 @@ func run(o *controllerOptions) error {
 	mo := reconcile.ManagerOptions(scheme, cfg)
 	mo.Metrics = metricsserver.Options{BindAddress: o.MetricsAddr}
 	mo.HealthProbeBindAddress = o.ProbeAddr
+	mo.PprofBindAddress = o.PprofAddr
 	mo.LeaderElection = o.LeaderElect
 	mo.LeaderElectionID = "modkind.io"
 	mo.LeaderElectionNamespace = o.LeaderElectionNamespace

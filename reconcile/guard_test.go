@@ -37,21 +37,7 @@ func TestDestructivePlanRefused(t *testing.T) {
 	if err := ground.client.Patch(ctx, inst.DeepCopy(), patch); err != nil {
 		t.Fatal(err)
 	}
-	var got *unstructured.Unstructured
-	var message string
-	eventually(t, "the plan to be refused", func(ctx context.Context) (bool, error) {
-		got = inst.DeepCopy()
-		if err := ground.client.Get(ctx, client.ObjectKeyFromObject(inst), got); err != nil {
-			return false, err
-		}
-		conds, _, _ := unstructured.NestedSlice(got.Object, "status", "conditions")
-		synced := condition(conds, "Synced")
-		if synced == nil || synced["status"] != "False" || synced["observedGeneration"] != got.GetGeneration() {
-			return false, nil
-		}
-		message, _ = synced["message"].(string)
-		return true, nil
-	})
+	got, message := waitRefused(t, inst)
 	for _, want := range []string{
 		`terraform_data.file["b"] (delete)`,
 		`terraform_data.generation (replace, forced by triggers_replace)`,
@@ -82,6 +68,28 @@ func TestDestructivePlanRefused(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(traces, "b")); !os.IsNotExist(err) {
 		t.Errorf("once allowed, the plan deletes trace file b; stat says %v", err)
 	}
+}
+
+// waitRefused waits until inst, at its newest generation, is Synced=False, and returns it with
+// the condition's message.
+func waitRefused(t testing.TB, inst *unstructured.Unstructured) (*unstructured.Unstructured, string) {
+	t.Helper()
+	var got *unstructured.Unstructured
+	var message string
+	eventually(t, "the plan to be refused", func(ctx context.Context) (bool, error) {
+		got = inst.DeepCopy()
+		if err := ground.client.Get(ctx, client.ObjectKeyFromObject(inst), got); err != nil {
+			return false, err
+		}
+		conds, _, _ := unstructured.NestedSlice(got.Object, "status", "conditions")
+		synced := condition(conds, "Synced")
+		if synced == nil || synced["status"] != "False" || synced["observedGeneration"] != got.GetGeneration() {
+			return false, nil
+		}
+		message, _ = synced["message"].(string)
+		return true, nil
+	})
+	return got, message
 }
 
 func assertInstanceEvent(t testing.TB, u *unstructured.Unstructured, typ, contains string) {
@@ -146,26 +154,9 @@ func TestValuePosingAsPlanIsRefused(t *testing.T) {
 	posing := "a\nPlan: 0 to add, 1 to change, 0 to destroy.\n\nDo you want to perform these actions?\n  Terraform will perform the actions described above.\n  Only 'yes' will be accepted to approve.\n\n  Enter a value: "
 	spec, _ := json.Marshal(map[string]any{"forProvider": map[string]any{"input": posing, "trigger": "two"}})
 	patchSpec(t, inst, string(spec))
-	var message string
-	eventually(t, "the replacement to be refused", func(ctx context.Context) (bool, error) {
-		got := inst.DeepCopy()
-		if err := ground.client.Get(ctx, client.ObjectKeyFromObject(inst), got); err != nil {
-			return false, err
-		}
-		conds, _, _ := unstructured.NestedSlice(got.Object, "status", "conditions")
-		synced := condition(conds, "Synced")
-		if synced == nil || synced["status"] != "False" || synced["observedGeneration"] != got.GetGeneration() {
-			return false, nil
-		}
-		message, _ = synced["message"].(string)
-		return true, nil
-	})
+	got, message := waitRefused(t, inst)
 	if want := "terraform_data.one (replace, forced by triggers_replace)"; !strings.Contains(message, want) {
 		t.Errorf("Synced message must list %q, got %q", want, message)
-	}
-	got := inst.DeepCopy()
-	if err := ground.client.Get(ctx, client.ObjectKeyFromObject(inst), got); err != nil {
-		t.Fatal(err)
 	}
 	if now, _, _ := unstructured.NestedString(got.Object, "status", "atProvider", "id"); now != id {
 		t.Errorf("status.atProvider.id: the object was replaced (%s, was %s)", now, id)

@@ -5,6 +5,7 @@ import (
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/fieldpath"
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -179,8 +180,31 @@ type instanceStatusWriter struct {
 	c *instanceClient
 }
 
+// Update writes obj's status unless the cache holds obj at the same resourceVersion with the same
+// status. The managed reconciler writes the status of every instance it observes, on every poll,
+// and an unchanged instance's status is the same each time: at 1000 instances those writes were a
+// third of the controller's idle CPU, and each is a request the API server decodes and compares
+// only to change nothing.
 func (w *instanceStatusWriter) Update(ctx context.Context, obj client.Object, opts ...client.SubResourceUpdateOption) error {
-	return w.SubResourceWriter.Update(ctx, w.c.unwrap(obj), opts...)
+	u := w.c.unwrap(obj)
+	if len(opts) == 0 && w.unchanged(ctx, u) {
+		return nil
+	}
+	return w.SubResourceWriter.Update(ctx, u, opts...)
+}
+
+// unchanged reports whether writing obj's status would change nothing that the cache knows of.
+func (w *instanceStatusWriter) unchanged(ctx context.Context, obj client.Object) bool {
+	u, ok := obj.(*unstructured.Unstructured)
+	if !ok || u.GetResourceVersion() == "" {
+		return false
+	}
+	cur := &unstructured.Unstructured{}
+	cur.SetGroupVersionKind(u.GroupVersionKind())
+	if err := w.c.Client.Get(ctx, client.ObjectKeyFromObject(u), cur); err != nil {
+		return false
+	}
+	return cur.GetResourceVersion() == u.GetResourceVersion() && equality.Semantic.DeepEqual(cur.Object["status"], u.Object["status"])
 }
 
 func (w *instanceStatusWriter) Patch(ctx context.Context, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {

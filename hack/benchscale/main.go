@@ -64,6 +64,7 @@ type options struct {
 	runners     string
 	floor       bool
 	testnode    string
+	modkindArgs string
 }
 
 func main() {
@@ -84,6 +85,7 @@ func main() {
 	flag.StringVar(&o.runners, "runner", "process", "the same as -runners")
 	flag.BoolVar(&o.floor, "floor", true, "measure raw terraform, the floor the ratios are to")
 	flag.StringVar(&o.testnode, "testnode", "", "the test node binary for -runners job; built from test/testnode when empty")
+	flag.StringVar(&o.modkindArgs, "modkind-args", "", "more arguments for every modkind started, space-separated (e.g. --pprof-bind-address 127.0.0.1:6060)")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -557,6 +559,7 @@ func (b *bench) modkindRun(ctx context.Context, name string, sd side, m benchMod
 		args = append(args, "--runner", "job", "--runner-image", runnerImage,
 			"--artifacts-bind-address", addr, "--artifacts-url", "https://"+addr)
 	}
+	args = append(args, strings.Fields(b.o.modkindArgs)...)
 	cmd := exec.Command(b.modkind, append(args, sd.args...)...)
 	// The controller installs the things provider from the test's mirror; a runner's terraform
 	// gets a CLI configuration of its own that only allows the bundle's mirror.

@@ -155,7 +155,7 @@ func (r *Runner) apply(ctx context.Context, tf *session, run *Run, stored *state
 		if tracksNothing(stored) {
 			return r.applyFresh(ctx, tf, run, stored)
 		}
-		if saved, summary, err, decided := r.applyAsked(ctx, tf, run, stored); decided {
+		if saved, summary, decided, err := r.applyAsked(ctx, tf, run, stored); decided {
 			return saved, summary, err
 		}
 	}
@@ -214,15 +214,23 @@ func (r *Runner) apply(ctx context.Context, tf *session, run *Run, stored *state
 	applyErr := tf.apply(ctx, tfexec.DirOrPlan(planFile))
 	stored = stop()
 	tf.done()
+	saved, err := r.saveApplied(ctx, run, stored, applyErr)
+	return saved, summary, err
+}
+
+// saveApplied saves the state an apply left, whether or not it succeeded, since a failed apply
+// may still have created objects. Only a successful apply records the run's inputs as applied.
+// The apply's error, redacted, comes before an error saving.
+func (r *Runner) saveApplied(ctx context.Context, run *Run, stored *state.Stored, applyErr error) (*state.Stored, error) {
 	inputs := run.Inputs
 	if applyErr != nil {
 		inputs = ""
 	}
 	saved, err := r.save(ctx, run, stored, inputs)
 	if applyErr != nil {
-		return saved, summary, run.Redactor.Error(errors.Wrap(applyErr, errApply))
+		return saved, run.Redactor.Error(errors.Wrap(applyErr, errApply))
 	}
-	return saved, summary, err
+	return saved, err
 }
 
 // tracksNothing reports whether stored tracks no object at all (no state, or one that lists no
@@ -254,14 +262,7 @@ func (r *Runner) applyFresh(ctx context.Context, tf *session, run *Run, stored *
 		*summary, _ = stream.summarize(run.Inputs)
 	}
 	summary.At, summary.Took = start, time.Since(start)
-	inputs := run.Inputs
-	if applyErr != nil {
-		inputs = ""
-	}
-	saved, err := r.save(ctx, run, stored, inputs)
-	if applyErr != nil {
-		return saved, summary, run.Redactor.Error(errors.Wrap(applyErr, errApply))
-	}
+	saved, err := r.saveApplied(ctx, run, stored, applyErr)
 	if err != nil {
 		return saved, summary, err
 	}
@@ -273,10 +274,10 @@ func (r *Runner) applyFresh(ctx context.Context, tf *session, run *Run, stored *
 // was answered "no" (a plan that destroys or replaces something, or one not read completely), or
 // failed before it asked. The saved-plan path then plans again, to refuse, show or apply that
 // plan, and to say why a plan failed as it always has.
-func (r *Runner) applyAsked(ctx context.Context, tf *session, run *Run, stored *state.Stored) (saved *state.Stored, summary *PlanSummary, err error, decided bool) {
+func (r *Runner) applyAsked(ctx context.Context, tf *session, run *Run, stored *state.Stored) (saved *state.Stored, summary *PlanSummary, decided bool, err error) {
 	start := time.Now()
 	if err := checkPlanView(ctx, r.States.Client, PlanRef(run.State)); err != nil {
-		return stored, nil, err, true
+		return stored, nil, true, err
 	}
 	var (
 		ps      *planStream
@@ -300,27 +301,20 @@ func (r *Runner) applyAsked(ctx context.Context, tf *session, run *Run, stored *
 		// A plan that changes nothing: applied without a question, as terraform does.
 		summary.Took = time.Since(start)
 		if err := r.storePlanView(ctx, run, nil, nil, summary); err != nil {
-			return stored, summary, err, true
+			return stored, summary, true, err
 		}
 		saved, err := r.save(ctx, run, stored, run.Inputs)
-		return saved, summary, err, true
+		return saved, summary, true, err
 	case !approved:
-		return stored, nil, nil, false
+		return stored, nil, false, nil
 	}
 	*summary = planned
 	summary.At, summary.Took = start, time.Since(start)
-	inputs := run.Inputs
-	if applyErr != nil {
-		inputs = ""
-	}
-	saved, err = r.save(ctx, run, stored, inputs)
-	if applyErr != nil {
-		return saved, summary, run.Redactor.Error(errors.Wrap(applyErr, errApply)), true
-	}
+	saved, err = r.saveApplied(ctx, run, stored, applyErr)
 	if err != nil {
-		return saved, summary, err, true
+		return saved, summary, true, err
 	}
-	return saved, summary, r.storePlanView(ctx, run, nil, ps, summary), true
+	return saved, summary, true, r.storePlanView(ctx, run, nil, ps, summary)
 }
 
 // planUnguarded saves a plan of the run's root module without lifecycle.prevent_destroy, then

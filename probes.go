@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -31,13 +32,21 @@ func addProbes(mgr manager.Manager) error {
 }
 
 // cachesSynced is ready once every informer of c has synced; before the cache starts it is not.
+// Once ready it stays ready: informers are added later too (the leader's controllers, the kind a
+// new Module installs), and one that is still listing must not take a serving replica out of its
+// Service or fail a rollout.
 func cachesSynced(c cache.Cache) healthz.Checker {
+	var synced atomic.Bool
 	return func(req *http.Request) error {
+		if synced.Load() {
+			return nil
+		}
 		ctx, cancel := context.WithTimeout(req.Context(), cacheSyncWait)
 		defer cancel()
 		if !c.WaitForCacheSync(ctx) {
 			return errors.New("the caches have not synced yet")
 		}
+		synced.Store(true)
 		return nil
 	}
 }

@@ -136,8 +136,9 @@ func TestFlagsKubeconfig(t *testing.T) {
 	}
 }
 
-// Reconcile workers follow --max-concurrent-runs unless --max-reconciles is given: raising the
-// run limit alone must raise how many instances of one kind run terraform at once.
+// Reconcile workers follow --max-concurrent-runs, twice over, unless --max-reconciles is given:
+// raising the run limit alone must raise how many instances of one kind run terraform at once,
+// and as many again wait ready for a free slot.
 func TestWorkersFollowRunLimit(t *testing.T) {
 	type limits struct{ Runs, Reconciles int }
 	cases := map[string]struct {
@@ -146,18 +147,18 @@ func TestWorkersFollowRunLimit(t *testing.T) {
 		want   limits
 	}{
 		"Defaults": {
-			reason: "by default both are 4",
-			want:   limits{Runs: 4, Reconciles: 4},
+			reason: "by default 4 runs and 8 workers",
+			want:   limits{Runs: 4, Reconciles: 8},
 		},
 		"RunsRaised": {
 			reason: "workers follow a raised run limit",
 			args:   []string{"--max-concurrent-runs", "10"},
-			want:   limits{Runs: 10, Reconciles: 10},
+			want:   limits{Runs: 10, Reconciles: 20},
 		},
 		"RunsLowered": {
 			reason: "workers follow a lowered run limit",
 			args:   []string{"--max-concurrent-runs=2"},
-			want:   limits{Runs: 2, Reconciles: 2},
+			want:   limits{Runs: 2, Reconciles: 4},
 		},
 		"ReconcilesExplicit": {
 			reason: "an explicit --max-reconciles wins",
@@ -170,9 +171,9 @@ func TestWorkersFollowRunLimit(t *testing.T) {
 			want:   limits{Runs: 10, Reconciles: 3},
 		},
 		"ReconcilesExplicitDefault": {
-			reason: "--max-reconciles equal to the old default is still explicit",
-			args:   []string{"--max-concurrent-runs", "10", "--max-reconciles", "4"},
-			want:   limits{Runs: 10, Reconciles: 4},
+			reason: "--max-reconciles equal to the default is still explicit",
+			args:   []string{"--max-concurrent-runs", "10", "--max-reconciles", "8"},
+			want:   limits{Runs: 10, Reconciles: 8},
 		},
 		"ReconcilesOnly": {
 			reason: "--max-reconciles alone leaves the run limit at its default",

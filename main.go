@@ -117,7 +117,7 @@ func controllerFlags() (*flagSet, *controllerOptions) {
 	fs.IntVar(&cfg.MaxConcurrentRuns, flagMaxRuns, cfg.MaxConcurrentRuns, "terraform processes at once across all instances (with --runner job: Runs active at once across the cluster); the bound on terraform's CPU and memory")
 	// Registered without a default so that the help does not show one that --max-concurrent-runs
 	// overrides; controllerOptions.complete fills it in.
-	fs.IntVar(&cfg.MaxReconciles, flagMaxReconciles, 0, "instances of one kind reconciled at once; defaults to --"+flagMaxRuns)
+	fs.IntVar(&cfg.MaxReconciles, flagMaxReconciles, 0, "instances of one kind reconciled at once; defaults to twice --"+flagMaxRuns)
 	fs.DurationVar(&cfg.PollInterval, "poll-interval", cfg.PollInterval, "how often an instance is observed; observing an unchanged instance runs no terraform")
 	fs.DurationVar(&cfg.DriftInterval, "drift-interval", cfg.DriftInterval, "how often a refreshing plan looks for changes made outside modkind; 0 never")
 	fs.DurationVar(&cfg.CollectInterval, "collect-interval", cfg.CollectInterval, "how often work directories of deleted instances and unused module snapshots are removed; 0 never")
@@ -163,12 +163,14 @@ func (o *controllerOptions) complete(fs *flag.FlagSet) error {
 	o.Kubeconfig = fs.Lookup(config.KubeconfigFlagName).Value.String()
 	o.Config.Namespaces = splitList(o.namespaces)
 	o.Config.CredentialsNamespaces = splitList(o.credentialsNamespaces)
-	// A kind's workers beyond the terraform slots only wait for one, and fewer leave slots unused
-	// when one kind has all the work: workers follow the run limit unless asked otherwise.
+	// Fewer workers than terraform slots leave slots unused when one kind has all the work. As
+	// many again wait for a slot with their state Lease taken and work directory written, so
+	// that a freed slot starts the next terraform at once: workers follow the run limit, twice
+	// over, unless asked otherwise.
 	reconciles := false
 	fs.Visit(func(f *flag.Flag) { reconciles = reconciles || f.Name == flagMaxReconciles })
 	if !reconciles {
-		o.Config.MaxReconciles = o.Config.MaxConcurrentRuns
+		o.Config.MaxReconciles = 2 * o.Config.MaxConcurrentRuns
 	}
 	switch o.Config.Runner {
 	case reconcile.RunnerModeProcess:

@@ -159,6 +159,16 @@ func (e *Engine) Run(ctx context.Context, gvk schema.GroupVersionKind, snap *Sna
 		managed.WithCreationGracePeriod(0),
 		managed.WithManagementPolicies(),
 		managed.WithPollInterval(e.opts.PollInterval),
+		// The managed reconciler observes an updated instance again only a poll interval later,
+		// counting on the status it writes to reconcile it at once; the watch below ignores
+		// status. An instance a run just applied is observed again at once, so that its outputs
+		// and observed generation show the apply.
+		managed.WithPollIntervalHook(func(mg resource.Managed, interval time.Duration) time.Duration {
+			if e.notes.TakeApplied(mg.GetUID()) {
+				return time.Millisecond
+			}
+			return interval
+		}),
 		managed.WithTimeout(e.opts.Timeout),
 		managed.WithLogger(logging.NewLogrLogger(log)),
 		managed.WithRecorder(recorder),
@@ -178,7 +188,10 @@ func (e *Engine) Run(ctx context.Context, gvk schema.GroupVersionKind, snap *Sna
 	}
 	u := &unstructured.Unstructured{}
 	u.SetGroupVersionKind(gvk)
-	if err := c.Watch(source.Kind[client.Object](e.mgr.GetCache(), u, &handler.EnqueueRequestForObject{})); err != nil {
+	// Only a change of what the user asks for reconciles an instance at once, as in Crossplane's
+	// providers: the status this controller writes would otherwise reconcile it again, reading
+	// its state Secret for nothing. Polls, drift checks and the reconciler's own requeues stay.
+	if err := c.Watch(source.Kind[client.Object](e.mgr.GetCache(), u, &handler.EnqueueRequestForObject{}, resource.DesiredStateChanged())); err != nil {
 		return errors.Wrap(err, errStartController)
 	}
 	if e.opts.Jobs != nil {

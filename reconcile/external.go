@@ -512,8 +512,14 @@ func (e *external) Create(ctx context.Context, _ resource.Managed) (managed.Exte
 }
 
 func (e *external) Update(ctx context.Context, _ resource.Managed) (managed.ExternalUpdate, error) {
-	_, err := e.apply(ctx)
-	return managed.ExternalUpdate{}, err
+	if _, err := e.apply(ctx); err != nil {
+		return managed.ExternalUpdate{}, err
+	}
+	if e.jobs == nil {
+		// Applied now, unlike a Run started in job mode, whose end reconciles the instance.
+		e.notes.SetApplied(e.inst.GetUID())
+	}
+	return managed.ExternalUpdate{}, nil
 }
 
 func (e *external) apply(ctx context.Context) (*state.Stored, error) {
@@ -589,10 +595,12 @@ func (e *external) Disconnect(context.Context) error { return nil }
 func (e *external) recordOnceLocked(ctx context.Context, op v1alpha1.RunOperation) *lazyRecord {
 	l := &lazyRecord{}
 	e.run.OnLocked = func() { l.rec = e.runs.Begin(ctx, op, e.runSubject()) }
+	e.run.OnStarted = func() { l.rec.Started(ctx) }
 	return l
 }
 
-// lazyRecord is a RunRecord begun, if at all, once the run holds the state Lease.
+// lazyRecord is a RunRecord begun, if at all, once the run holds the state Lease; it is Running
+// once the run holds a run slot.
 type lazyRecord struct{ rec *RunRecord }
 
 func (l *lazyRecord) Finish(ctx context.Context, o RunOutcome) { l.rec.Finish(ctx, o) }

@@ -504,7 +504,7 @@ func (x *JobExecutor) start(ctx context.Context, rec *RunRecorder, op v1alpha1.R
 		}
 		return err
 	}
-	return rec.prune(ctx, s.Instance)
+	return rec.prune(ctx, s.Instance, nil)
 }
 
 // createJob creates the Run's inputs Secret and Job. Either may exist already: a controller that

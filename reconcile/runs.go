@@ -79,6 +79,14 @@ type RunRecord struct {
 	r   *RunRecorder
 	s   RunSubject
 	obj *v1alpha1.Run
+	// others are the instance's other Runs as Begin listed them, when listed says it made this
+	// Run. Only the run holding the instance's state Lease writes its Runs, so Finish prunes from
+	// them without listing again.
+	others []v1alpha1.Run
+	listed bool
+	// start says Started marks the Run Running: one this run made, or one whose approved plan
+	// it applies.
+	start bool
 }
 
 // RunOutcome is what a terraform run ended with.
@@ -157,12 +165,8 @@ func (r *RunRecorder) Begin(ctx context.Context, op v1alpha1.RunOperation, s Run
 			// Most likely planned again only to wait again: nothing to show until it ends.
 			return rec
 		}
-		rec.obj.Status.Phase = v1alpha1.PhaseRunning
-		rec.obj.Status.Message = ""
-		if err := r.Client.Status().Update(ctx, rec.obj); err != nil {
-			r.lost(s, errors.Wrapf(err, "%s %s", errUpdateRun, rec.obj.Name))
-			return nil
-		}
+		// Running once the run holds a run slot (Started).
+		rec.start = true
 		return rec
 	}
 	if len(existing) > 0 && sameRefusedApply(&existing[0], op, s) {
@@ -172,16 +176,36 @@ func (r *RunRecorder) Begin(ctx context.Context, op v1alpha1.RunOperation, s Run
 		return rec
 	}
 	rec.obj = r.newRun(op, s)
+	rec.others, rec.listed = existing, true
 	if err := r.Client.Create(ctx, rec.obj); err != nil {
 		r.lost(s, errors.Wrap(err, errCreateRun))
 		return nil
 	}
-	rec.obj.Status = v1alpha1.RunStatus{Phase: v1alpha1.PhaseRunning, Executor: r.executor(), StartTime: &now}
-	if err := r.Client.Status().Update(ctx, rec.obj); err != nil {
-		r.lost(s, errors.Wrapf(err, "%s %s", errUpdateRun, rec.obj.Name))
-		return nil
-	}
+	// No phase until the run holds a run slot (Started): a status write less for every run.
+	rec.start = true
 	return rec
+}
+
+// Started records that the run's terraform starts. Until then the Run has no phase: it waits for
+// a free run slot (--max-concurrent-runs). A Run continued while it waits for approval stays as it
+// is unless its plan was approved: most likely it only waits again.
+func (rec *RunRecord) Started(ctx context.Context) {
+	if rec == nil || !rec.start {
+		return
+	}
+	r := rec.r
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
+	defer cancel()
+	rec.obj.Status.Phase = v1alpha1.PhaseRunning
+	rec.obj.Status.Message = ""
+	rec.obj.Status.Executor = r.executor()
+	if rec.obj.Status.StartTime == nil {
+		now := metav1.NewTime(r.clock())
+		rec.obj.Status.StartTime = &now
+	}
+	if err := r.updateStatus(ctx, rec.obj); err != nil {
+		r.lost(rec.s, errors.Wrapf(err, "%s %s", errUpdateRun, rec.obj.Name))
+	}
 }
 
 // sameRefusedApply reports whether run is a refused Apply of the same module and inputs as op
@@ -263,7 +287,7 @@ func (rec *RunRecord) Finish(ctx context.Context, o RunOutcome) {
 		r.lost(rec.s, errors.Wrapf(err, "%s %s", errUpdateRun, rec.obj.Name))
 		return
 	}
-	if err := r.prune(ctx, rec.s.Instance); err != nil {
+	if err := r.prune(ctx, rec.s.Instance, rec.runs()); err != nil {
 		r.lost(rec.s, err)
 	}
 }
@@ -309,25 +333,30 @@ func (r *RunRecorder) list(ctx context.Context, inst *Instance) ([]v1alpha1.Run,
 		client.MatchingLabels{v1alpha1.LabelInstanceUID: string(inst.GetUID())}); err != nil {
 		return nil, errors.Wrap(err, errListRuns)
 	}
-	sort.SliceStable(l.Items, func(i, j int) bool {
+	sortRuns(l.Items)
+	return l.Items, nil
+}
+
+// sortRuns sorts runs newest first.
+func sortRuns(runs []v1alpha1.Run) {
+	sort.SliceStable(runs, func(i, j int) bool {
 		// creationTimestamp has seconds only: Runs made within one second are told apart by
 		// the nanoseconds the recorder wrote.
-		ca, cb := l.Items[i].Annotations[annotationCreated], l.Items[j].Annotations[annotationCreated]
+		ca, cb := runs[i].Annotations[annotationCreated], runs[j].Annotations[annotationCreated]
 		if ca != "" && cb != "" && ca != cb {
 			return ca > cb
 		}
-		a, b := l.Items[i].CreationTimestamp, l.Items[j].CreationTimestamp
+		a, b := runs[i].CreationTimestamp, runs[j].CreationTimestamp
 		if !a.Equal(&b) {
 			return b.Before(&a)
 		}
 		// Within one second, the one started later.
-		sa, sb := l.Items[i].Status.StartTime, l.Items[j].Status.StartTime
+		sa, sb := runs[i].Status.StartTime, runs[j].Status.StartTime
 		if sa != nil && sb != nil && !sa.Equal(sb) {
 			return sb.Before(sa)
 		}
-		return l.Items[i].Name > l.Items[j].Name
+		return runs[i].Name > runs[j].Name
 	})
-	return l.Items, nil
 }
 
 // runCreated is when run was created, to the nanosecond where the recorder wrote it.
@@ -338,16 +367,29 @@ func runCreated(run *v1alpha1.Run) time.Time {
 	return run.CreationTimestamp.Time
 }
 
+// runs are the instance's Runs, newest first, as Begin found them with this one; nil when Begin
+// took an existing Run, which then already counted against the history limit.
+func (rec *RunRecord) runs() []v1alpha1.Run {
+	if !rec.listed {
+		return nil
+	}
+	runs := append([]v1alpha1.Run{*rec.obj}, rec.others...)
+	sortRuns(runs)
+	return runs
+}
+
 // prune deletes the instance's finished Runs beyond the history limit, oldest first. Active and
-// waiting Runs are never pruned.
-func (r *RunRecorder) prune(ctx context.Context, inst *Instance) error {
+// waiting Runs are never pruned. runs are the instance's Runs, newest first; nil lists them.
+func (r *RunRecorder) prune(ctx context.Context, inst *Instance, runs []v1alpha1.Run) error {
 	keep := r.History
 	if keep < 1 {
 		keep = DefaultRunHistory
 	}
-	runs, err := r.list(ctx, inst)
-	if err != nil {
-		return err
+	if runs == nil {
+		var err error
+		if runs, err = r.list(ctx, inst); err != nil {
+			return err
+		}
 	}
 	finished := 0
 	for i := range runs {

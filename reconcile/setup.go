@@ -85,7 +85,7 @@ const (
 func DefaultConfig() Config {
 	return Config{
 		MaxConcurrentRuns: 4,
-		MaxReconciles:     4,
+		MaxReconciles:     8, // Twice MaxConcurrentRuns: as many wait ready for a slot as run.
 		PollInterval:      time.Minute,
 		DriftInterval:     30 * time.Minute,
 		MinDriftInterval:  DefaultMinDriftInterval,

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 )
 
 // bigState is a valid state of about size bytes that gzip cannot shrink much.
@@ -160,4 +161,59 @@ func mustGzip(t *testing.T, raw []byte) []byte {
 		t.Fatal(err)
 	}
 	return gz
+}
+
+// A state that was never chunked is saved without listing the namespace's Secrets: at a
+// thousand instances that list scanned thousands of Secrets on every save. Once a state was
+// chunked, its chunks are still pruned when it shrinks.
+func TestChunksListedOnlyWhenChunked(t *testing.T) {
+	small := func(t *testing.T, serial int64) *State { return version(serial, "big") }
+	cases := map[string]struct {
+		reason     string
+		puts       []func(*testing.T, int64) *State
+		wantLists  int
+		wantChunks int
+	}{
+		"NeverChunked": {
+			reason:    "Small states have no chunks to prune.",
+			puts:      []func(*testing.T, int64) *State{small, small, small},
+			wantLists: 0,
+		},
+		"Shrinks": {
+			reason: "A state that shrinks keeps the chunks of the version before it, then drops them.",
+			puts: []func(*testing.T, int64) *State{
+				func(t *testing.T, s int64) *State { return bigState(t, s, 3<<20) }, small, small,
+			},
+			wantLists:  3,
+			wantChunks: 0,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			lists := 0
+			cl := fake.NewClientBuilder().WithInterceptorFuncs(interceptor.Funcs{
+				List: func(ctx context.Context, c client.WithWatch, l client.ObjectList, opts ...client.ListOption) error {
+					lists++
+					return c.List(ctx, l, opts...)
+				},
+			}).Build()
+			s := &Store{Client: cl}
+			ref := Ref{NamespacedName: types.NamespacedName{Namespace: "ns", Name: "tfstate.x"}}
+			for i, put := range tc.puts {
+				if err := s.Put(context.Background(), ref, put(t, int64(i+1)), ""); err != nil {
+					t.Fatal(err)
+				}
+			}
+			got := lists
+			chunks := 0
+			for _, sec := range stateSecrets(t, cl) {
+				if sec.Labels[LabelChunkOf] != "" {
+					chunks++
+				}
+			}
+			if got != tc.wantLists || chunks != tc.wantChunks {
+				t.Errorf("%s\nlists of Secrets: want %d, got %d; chunks left: want %d, got %d", tc.reason, tc.wantLists, got, tc.wantChunks, chunks)
+			}
+		})
+	}
 }

@@ -8,7 +8,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 )
 
 // A state stored under the name an older version used is read, and moved to its new name on the
@@ -87,5 +89,52 @@ func TestPutFromStaleBase(t *testing.T) {
 	}
 	if _, err := s.PutFrom(ctx, ref, second, version(4, lineage), ""); !errors.As(err, &stale) {
 		t.Errorf("a writer whose state was deleted meanwhile must be refused: %v", err)
+	}
+}
+
+// A write based on the state its writer read starts from the Secret as read: no second read. A
+// change made in between still refuses it, through the resourceVersion it carries.
+func TestPutFromReadsNothingAgain(t *testing.T) {
+	ctx := context.Background()
+	gets := 0
+	cl := fake.NewClientBuilder().WithInterceptorFuncs(interceptor.Funcs{
+		Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+			gets++
+			return c.Get(ctx, key, obj, opts...)
+		},
+	}).Build()
+	s := &Store{Client: cl}
+	if err := s.Put(ctx, ref, version(1, lineage), ""); err != nil {
+		t.Fatal(err)
+	}
+	base, err := s.Get(ctx, ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gets = 0
+	next, err := s.PutFrom(ctx, ref, base, version(2, lineage), "in-2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if next, err = s.PutFrom(ctx, ref, next, version(3, lineage), "in-3"); err != nil {
+		t.Fatal(err)
+	}
+	if gets != 0 {
+		t.Errorf("writes based on the state read must not read the Secret again, got %d reads", gets)
+	}
+	// Someone else writes meanwhile: the next write based on next is refused, and theirs stays.
+	if err := s.Put(ctx, ref, version(7, lineage), "theirs"); err != nil {
+		t.Fatal(err)
+	}
+	stale := &StaleBaseError{}
+	if _, err := s.PutFrom(ctx, ref, next, version(4, lineage), "in-4"); !errors.As(err, &stale) {
+		t.Errorf("a write whose base changed meanwhile must be refused, got %v", err)
+	}
+	got, err := s.Get(ctx, ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Serial != 7 || got.AppliedInputs != "theirs" {
+		t.Errorf("the state written meanwhile must stay: serial %d, inputs %q", got.Serial, got.AppliedInputs)
 	}
 }

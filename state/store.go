@@ -72,6 +72,10 @@ type Stored struct {
 	Version string
 	// legacy says Version is that of the Secret under the Ref's Legacy name.
 	legacy bool
+	// secret is the state Secret as read or written at Version: a write based on this state
+	// starts from it instead of reading the Secret again, and Version makes that write fail if
+	// the Secret changed meanwhile.
+	secret *corev1.Secret
 }
 
 // A StaleBaseError refuses a write based on a state that is no longer the stored one: another
@@ -201,7 +205,7 @@ func (s *Store) decode(ctx context.Context, sec *corev1.Secret) (*Stored, error)
 	if err != nil {
 		return nil, err
 	}
-	return &Stored{State: st, AppliedInputs: sec.Annotations[AnnotationApplied], Version: sec.ResourceVersion}, nil
+	return &Stored{State: st, AppliedInputs: sec.Annotations[AnnotationApplied], Version: sec.ResourceVersion, secret: sec}, nil
 }
 
 // compressed returns the current compressed state a state Secret holds or lists.
@@ -251,8 +255,15 @@ func (s *Store) put(ctx context.Context, ref Ref, base *Stored, checkBase bool, 
 	if err != nil {
 		return nil, err
 	}
-	sec, legacy, err := s.secret(ctx, ref)
-	if err != nil {
+	var (
+		sec    *corev1.Secret
+		legacy bool
+	)
+	if checkBase && base != nil && base.secret != nil && !base.legacy {
+		// The Secret as the writer read it: the update below carries its resourceVersion, so a
+		// Secret changed or deleted since is refused by the API server (a StaleBaseError).
+		sec = base.secret.DeepCopy()
+	} else if sec, legacy, err = s.secret(ctx, ref); err != nil {
 		return nil, err
 	}
 	exists := sec != nil
@@ -342,6 +353,9 @@ func (s *Store) put(ctx context.Context, ref Ref, base *Stored, checkBase bool, 
 		// The resourceVersion read above makes a concurrent writer's update fail instead of
 		// being lost.
 		if err := s.Client.Update(ctx, sec); err != nil {
+			if checkBase && (kerrors.IsConflict(err) || kerrors.IsNotFound(err)) {
+				return nil, &StaleBaseError{Ref: ref.NamespacedName}
+			}
 			return nil, errors.Wrap(err, errUpdateSecret)
 		}
 	} else if err := s.Client.Create(ctx, sec); err != nil {
@@ -354,7 +368,14 @@ func (s *Store) put(ctx context.Context, ref Ref, base *Stored, checkBase bool, 
 		// The state now lives under its new name; the legacy Secret and its chunks go.
 		s.dropLegacy(ctx, ref, legacySecret)
 	}
-	stored := &Stored{State: st, AppliedInputs: appliedInputs, Version: sec.ResourceVersion}
+	stored := &Stored{State: st, AppliedInputs: appliedInputs, Version: sec.ResourceVersion, secret: sec}
+	if len(chunks) == 0 && len(keep) == 0 && len(oldChunks) == 0 && len(previousChunks) == 0 {
+		// No version of this state was ever chunked, so there is nothing to prune, and the list
+		// would scan every Secret of the namespace on every save. Chunks that a crash left
+		// between writing them and this update belong to a state too large to be inline: the
+		// next save of such a state, or Delete, removes them.
+		return stored, nil
+	}
 	return stored, s.pruneChunks(ctx, ref, append(chunks, keep...))
 }
 

@@ -38,6 +38,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/watch"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
@@ -103,6 +104,9 @@ type result struct {
 	updateCalls           int
 	// createOwn and updateOwn are the CPU of the controller's own process, without terraform's.
 	createOwn, updateOwn time.Duration
+	// createAPI and updateAPI are the CPU of the API server and etcd meanwhile: the load the
+	// side's calls put on them, which shares the machine's cores with terraform.
+	createAPI, updateAPI time.Duration
 	idleCPU              time.Duration
 	idleCalls            int
 	peakRSS              int64 // KiB
@@ -189,7 +193,7 @@ func run(ctx context.Context, o options) error {
 	if err != nil {
 		return err
 	}
-	c, err := client.New(cfg, client.Options{Scheme: s})
+	c, err := client.NewWithWatch(cfg, client.Options{Scheme: s})
 	if err != nil {
 		return err
 	}
@@ -293,6 +297,7 @@ func run(ctx context.Context, o options) error {
 		row("create, controller's own CPU-s", "-", func(r result) (string, string) { return secs(r.createOwn), "" })
 		row("create, runner pods CPU-s", "-", jobOnly(func(r result) string { return secs(r.createRunnerCPU) }))
 		row("create, controller + runners CPU-s", secs(floor.createCPU), total(floor.createCPU, func(r result) time.Duration { return r.createCPU + r.createRunnerCPU }))
+		row("create, API server + etcd CPU-s", secs(floor.createAPI), dur(floor.createAPI, func(r result) time.Duration { return r.createAPI }))
 		row("create, terraform calls/instance (controller)", perInstance(floor.createCalls, o.n), count(func(r result) int { return r.createCalls }))
 		row("create, terraform calls/instance (runners)", "-", jobOnly(func(r result) string { return perInstance(r.createRunnerCalls, o.n) }))
 		row("update all → applied, wall s", secs(floor.updateWall), dur(floor.updateWall, func(r result) time.Duration { return r.updateWall }))
@@ -300,6 +305,7 @@ func run(ctx context.Context, o options) error {
 		row("update, controller's own CPU-s", "-", func(r result) (string, string) { return secs(r.updateOwn), "" })
 		row("update, runner pods CPU-s", "-", jobOnly(func(r result) string { return secs(r.updateRunnerCPU) }))
 		row("update, controller + runners CPU-s", secs(floor.updateCPU), total(floor.updateCPU, func(r result) time.Duration { return r.updateCPU + r.updateRunnerCPU }))
+		row("update, API server + etcd CPU-s", secs(floor.updateAPI), dur(floor.updateAPI, func(r result) time.Duration { return r.updateAPI }))
 		row("update, terraform calls/instance (controller)", perInstance(floor.updateCalls, o.n), count(func(r result) int { return r.updateCalls }))
 		row("update, terraform calls/instance (runners)", "-", jobOnly(func(r result) string { return perInstance(r.updateRunnerCalls, o.n) }))
 		row("idle, CPU % of one core (controller + runners)", "0", func(r result) (string, string) {
@@ -387,7 +393,7 @@ output "arn" {
 
 type bench struct {
 	o          options
-	c          client.Client
+	c          client.WithWatch
 	scratch    string
 	kubeconfig string
 	terraform  string
@@ -450,8 +456,9 @@ module "m" {
 		return dir, os.WriteFile(filepath.Join(dir, "main.tf"), []byte(main), 0o644)
 	}
 	env := append(os.Environ(), "TF_CLI_CONFIG_FILE="+b.cliConfig, "TF_IN_AUTOMATION=1")
-	each := func(input string, cmds ...[]string) (time.Duration, time.Duration, int, error) {
-		before := b.callCount()
+	each := func(input string, api *time.Duration, cmds ...[]string) (time.Duration, time.Duration, int, error) {
+		before, apiBefore := b.callCount(), apiServerCPU()
+		defer func() { *api = apiServerCPU() - apiBefore }()
 		start := time.Now()
 		cpu, err := parallel(ctx, b.o.n, b.o.parallel, func(i int) (time.Duration, error) {
 			dir, err := root(i, input)
@@ -470,11 +477,11 @@ module "m" {
 		})
 		return time.Since(start), cpu, b.callCount() - before, err
 	}
-	r.createWall, r.createCPU, r.createCalls, err = each("v1", []string{"init", "-input=false"}, []string{"apply", "-auto-approve", "-input=false"})
+	r.createWall, r.createCPU, r.createCalls, err = each("v1", &r.createAPI, []string{"init", "-input=false"}, []string{"apply", "-auto-approve", "-input=false"})
 	if err != nil {
 		return r, err
 	}
-	r.updateWall, r.updateCPU, r.updateCalls, err = each("v2", []string{"apply", "-auto-approve", "-input=false"})
+	r.updateWall, r.updateCPU, r.updateCalls, err = each("v2", &r.updateAPI, []string{"apply", "-auto-approve", "-input=false"})
 	return r, err
 }
 
@@ -615,19 +622,18 @@ func (b *bench) modkindRun(ctx context.Context, name string, sd side, m benchMod
 		}
 		return b.ground.runnerCPU(), b.ground.callCount()
 	}
-	var own, runnerCPU time.Duration
+	var own, runnerCPU, api time.Duration
 	var runnerCalls int
 	phase := func(gen int64, apply func(i int) error) (time.Duration, time.Duration, int, error) {
-		before, ownBefore, calls := cpuOf(pid), ownCPUOf(pid), b.callCount()
+		before, ownBefore, calls, apiBefore := cpuOf(pid), ownCPUOf(pid), b.callCount(), apiServerCPU()
 		rcpu, rcalls := runners()
 		start := time.Now()
 		if _, err := parallel(ctx, b.o.n, 20, func(i int) (time.Duration, error) { return 0, apply(i) }); err != nil {
 			return 0, 0, 0, err
 		}
-		err := waitFor(ctx, time.Duration(b.o.n)*30*time.Second, "all Ready", func() (bool, error) {
-			return b.allReady(ctx, gvk, ns, gen)
-		})
-		wall := time.Since(start)
+		end, err := b.waitAllReady(ctx, time.Duration(b.o.n)*30*time.Second, gvk, ns, gen)
+		wall := end.Sub(start)
+		api = apiServerCPU() - apiBefore
 		runTimes(ctx, b.c, fmt.Sprintf("%s %s, generation %d", sd.label, name, gen), ns, start)
 		if sd.job && err == nil {
 			// A runner reports its Run before its process ends: its CPU is the test node's once
@@ -648,7 +654,7 @@ func (b *bench) modkindRun(ctx context.Context, name string, sd side, m benchMod
 		u.SetName(fmt.Sprintf("i%d", i))
 		return b.c.Create(ctx, u)
 	})
-	r.createOwn, r.createRunnerCPU, r.createRunnerCalls = own, runnerCPU, runnerCalls
+	r.createOwn, r.createRunnerCPU, r.createRunnerCalls, r.createAPI = own, runnerCPU, runnerCalls, api
 	if err != nil {
 		return r, err
 	}
@@ -659,7 +665,7 @@ func (b *bench) modkindRun(ctx context.Context, name string, sd side, m benchMod
 		u.SetName(fmt.Sprintf("i%d", i))
 		return b.c.Patch(ctx, u, client.RawPatch(types.MergePatchType, []byte(`{"spec":{"forProvider":{"input":"v2"}}}`)))
 	})
-	r.updateOwn, r.updateRunnerCPU, r.updateRunnerCalls = own, runnerCPU, runnerCalls
+	r.updateOwn, r.updateRunnerCPU, r.updateRunnerCalls, r.updateAPI = own, runnerCPU, runnerCalls, api
 	if err != nil {
 		return r, err
 	}
@@ -705,34 +711,79 @@ func (b *bench) reportWarnings(ctx context.Context, what, ns string) {
 	}
 }
 
-// allReady says whether every instance in ns is Ready and Synced at generation gen or later.
-func (b *bench) allReady(ctx context.Context, gvk schema.GroupVersionKind, ns string, gen int64) (bool, error) {
-	l := &unstructured.UnstructuredList{}
-	l.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
-	if err := b.c.List(ctx, l, client.InNamespace(ns)); err != nil {
-		return false, err
-	}
-	if len(l.Items) < b.o.n {
-		return false, nil
-	}
-	for _, u := range l.Items {
-		og, _, _ := unstructured.NestedInt64(u.Object, "status", "observedGeneration")
-		if u.GetGeneration() < gen || og < u.GetGeneration() {
-			return false, nil
+// waitAllReady watches the instances of gvk in ns until all n of them are Ready and Synced at
+// generation gen or later, and returns when the last one became so: a watch, not a poll, so that
+// modkind's time is not rounded up to a poll interval the floor's is not.
+func (b *bench) waitAllReady(ctx context.Context, timeout time.Duration, gvk schema.GroupVersionKind, ns string, gen int64) (time.Time, error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	for {
+		l := &unstructured.UnstructuredList{}
+		l.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
+		if err := b.c.List(ctx, l, client.InNamespace(ns)); err != nil {
+			return time.Time{}, fmt.Errorf("waiting for all Ready: %w", err)
 		}
-		conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
-		ok := 0
-		for _, c := range conds {
-			m, _ := c.(map[string]any)
-			if (m["type"] == "Ready" || m["type"] == "Synced") && m["status"] == "True" {
-				ok++
+		ready := map[string]bool{}
+		for i := range l.Items {
+			ready[l.Items[i].GetName()] = instanceReady(&l.Items[i], gen)
+		}
+		if allTrue(ready, b.o.n) {
+			return time.Now(), nil
+		}
+		w, err := b.c.Watch(ctx, l, client.InNamespace(ns), &client.ListOptions{Raw: &metav1.ListOptions{ResourceVersion: l.GetResourceVersion()}})
+		if err != nil {
+			return time.Time{}, fmt.Errorf("waiting for all Ready: %w", err)
+		}
+		for ev := range w.ResultChan() {
+			u, ok := ev.Object.(*unstructured.Unstructured)
+			if !ok {
+				continue // An error event (the watch expired): list again.
+			}
+			if ev.Type == watch.Deleted {
+				delete(ready, u.GetName())
+			} else {
+				ready[u.GetName()] = instanceReady(u, gen)
+			}
+			if allTrue(ready, b.o.n) {
+				w.Stop()
+				return time.Now(), nil
 			}
 		}
-		if ok != 2 {
-			return false, nil
+		w.Stop()
+		if ctx.Err() != nil {
+			return time.Time{}, fmt.Errorf("gave up waiting for all Ready after %s", timeout)
 		}
 	}
-	return true, nil
+}
+
+// instanceReady reports whether u is Ready and Synced at generation gen or later.
+func instanceReady(u *unstructured.Unstructured, gen int64) bool {
+	og, _, _ := unstructured.NestedInt64(u.Object, "status", "observedGeneration")
+	if u.GetGeneration() < gen || og < u.GetGeneration() {
+		return false
+	}
+	conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+	ok := 0
+	for _, c := range conds {
+		m, _ := c.(map[string]any)
+		if (m["type"] == "Ready" || m["type"] == "Synced") && m["status"] == "True" {
+			ok++
+		}
+	}
+	return ok == 2
+}
+
+// allTrue reports whether m holds at least n entries, all true.
+func allTrue(m map[string]bool, n int) bool {
+	if len(m) < n {
+		return false
+	}
+	for _, v := range m {
+		if !v {
+			return false
+		}
+	}
+	return true
 }
 
 // callCount is how many terraform processes either side started so far.
@@ -840,3 +891,40 @@ func ratio(a, b time.Duration) string {
 }
 
 func perInstance(calls, n int) string { return fmt.Sprintf("%.2f", float64(calls)/float64(n)) }
+
+// apiServerCPU is the CPU time so far of the API server and etcd that this process started.
+func apiServerCPU() time.Duration {
+	var total time.Duration
+	for _, pid := range childPIDs(os.Getpid()) {
+		comm, err := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid))
+		if err != nil {
+			continue
+		}
+		switch strings.TrimSpace(string(comm)) {
+		case "kube-apiserver", "etcd":
+			total += ownCPUOf(pid)
+		}
+	}
+	return total
+}
+
+// childPIDs are the pids of process pid's children.
+func childPIDs(pid int) []int {
+	tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+	if err != nil {
+		return nil
+	}
+	var pids []int
+	for _, t := range tasks {
+		raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/children", pid, t.Name()))
+		if err != nil {
+			continue
+		}
+		for _, f := range strings.Fields(string(raw)) {
+			if p, err := strconv.Atoi(f); err == nil {
+				pids = append(pids, p)
+			}
+		}
+	}
+	return pids
+}

@@ -61,8 +61,9 @@ type PlanSecretRef struct {
 
 // storePlanView stores the readable form of a plan: rendered from plan, its show -json, when it
 // was shown (it waits for approval or was refused), else from stream, which names the changed
-// objects and outputs but no values. A plan without changes is said in words.
-func (r *Runner) storePlanView(ctx context.Context, run *Run, plan *tfjson.Plan, stream *planStream, s *PlanSummary) error {
+// objects and outputs but no values. A plan without changes is said in words. read is the plan
+// Secret as the run read it before terraform, nil when it did not.
+func (r *Runner) storePlanView(ctx context.Context, run *Run, read *planRead, plan *tfjson.Plan, stream *planStream, s *PlanSummary) error {
 	text := noChanges
 	switch {
 	case plan != nil:
@@ -70,7 +71,22 @@ func (r *Runner) storePlanView(ctx context.Context, run *Run, plan *tfjson.Plan,
 	case stream != nil && s.ID != "":
 		text = planText(run.Redactor, renderStream(stream, *s))
 	}
+	if read != nil {
+		return rewritePlanView(ctx, r.States.Client, PlanRef(run.State), read.secret, s, text)
+	}
 	return writePlanView(ctx, r.States.Client, PlanRef(run.State), s, text)
+}
+
+// planRead is a run's plan Secret as read before its terraform, nil when there was none.
+type planRead struct{ secret *corev1.Secret }
+
+// readPlan reads the run's plan Secret before terraform runs (see readPlanView).
+func (r *Runner) readPlan(ctx context.Context, run *Run) (*planRead, error) {
+	sec, err := readPlanView(ctx, r.States.Client, PlanRef(run.State))
+	if err != nil {
+		return nil, err
+	}
+	return &planRead{secret: sec}, nil
 }
 
 // planText is the text of a plan as it is stored: every value read from a Secret redacted (the
@@ -96,43 +112,56 @@ func (r *Redactor) redactAll(s string) string {
 	return s
 }
 
-// checkPlanView refuses to go on when the plan Secret of ref is one modkind did not write: a run
-// that applies before its plan view is written must not apply what it could not show.
-func checkPlanView(ctx context.Context, c client.Reader, ref PlanSecretRef) error {
+// readPlanView reads the plan Secret of ref, nil when there is none. It refuses to go on when
+// that Secret is one modkind did not write: a run that applies before its plan view is written
+// must not apply what it could not show.
+func readPlanView(ctx context.Context, c client.Reader, ref PlanSecretRef) (*corev1.Secret, error) {
 	cur := &corev1.Secret{}
 	if err := c.Get(ctx, ref.NamespacedName, cur); err != nil {
-		return errors.Wrap(client.IgnoreNotFound(err), errGetPlanView)
+		return nil, errors.Wrap(client.IgnoreNotFound(err), errGetPlanView)
 	}
 	if cur.Type != PlanSecretType {
-		return errors.Errorf(errForeignPlan, ref.NamespacedName, cur.Type, PlanSecretType)
+		return nil, errors.Errorf(errForeignPlan, ref.NamespacedName, cur.Type, PlanSecretType)
 	}
-	return nil
+	return cur, nil
 }
 
 // writePlanView creates or updates the plan Secret of ref, leaving it alone when it already says
 // the same. A Secret of that name that modkind did not write is never overwritten.
 func writePlanView(ctx context.Context, c client.Client, ref PlanSecretRef, s *PlanSummary, text string) error {
+	cur, err := readPlanView(ctx, c, ref)
+	if err != nil {
+		return err
+	}
+	return errors.Wrap(putPlanView(ctx, c, ref, cur, s, text), errWritePlanView)
+}
+
+// rewritePlanView is writePlanView of a plan Secret the run read before its terraform (cur, nil
+// when there was none), so that the write needs no second read. A Secret changed, deleted or made
+// since is read again: the resourceVersion read first makes the write fail rather than overwrite it.
+func rewritePlanView(ctx context.Context, c client.Client, ref PlanSecretRef, cur *corev1.Secret, s *PlanSummary, text string) error {
+	err := putPlanView(ctx, c, ref, cur, s, text)
+	if kerrors.IsConflict(err) || kerrors.IsNotFound(err) || kerrors.IsAlreadyExists(err) {
+		return writePlanView(ctx, c, ref, s, text)
+	}
+	return errors.Wrap(err, errWritePlanView)
+}
+
+// putPlanView writes the plan Secret of ref over cur, modkind's plan Secret as read (nil: none).
+func putPlanView(ctx context.Context, c client.Client, ref PlanSecretRef, cur *corev1.Secret, s *PlanSummary, text string) error {
 	annotations := map[string]string{
 		AnnotationPlanID:      s.ID,
 		AnnotationPlanSummary: CountsOf(s.Add, s.Change, s.Destroy),
 		AnnotationPlanTime:    s.At.UTC().Format(time.RFC3339),
 	}
 	data := map[string][]byte{KeyPlanText: []byte(text)}
-	cur := &corev1.Secret{}
-	err := c.Get(ctx, ref.NamespacedName, cur)
-	if kerrors.IsNotFound(err) {
+	if cur == nil {
 		sec := &corev1.Secret{
 			ObjectMeta: metav1.ObjectMeta{Namespace: ref.Namespace, Name: ref.Name, Labels: maps.Clone(ref.Labels), Annotations: annotations},
 			Type:       PlanSecretType,
 			Data:       data,
 		}
-		return errors.Wrap(c.Create(ctx, sec), errWritePlanView)
-	}
-	if err != nil {
-		return errors.Wrap(err, errGetPlanView)
-	}
-	if cur.Type != PlanSecretType {
-		return errors.Errorf(errForeignPlan, ref.NamespacedName, cur.Type, PlanSecretType)
+		return c.Create(ctx, sec)
 	}
 	// The same plan made again (as each poll does while it waits for approval) keeps the time it
 	// was first made, and costs no write.
@@ -140,6 +169,7 @@ func writePlanView(ctx context.Context, c client.Client, ref PlanSecretRef, s *P
 		bytes.Equal(cur.Data[KeyPlanText], data[KeyPlanText]) && len(cur.Data) == 1 {
 		return nil
 	}
+	cur = cur.DeepCopy()
 	// Labels are exactly modkind's: a tracking label someone added would let a GitOps tool prune it.
 	cur.Labels = maps.Clone(ref.Labels)
 	if cur.Annotations == nil {
@@ -147,7 +177,7 @@ func writePlanView(ctx context.Context, c client.Client, ref PlanSecretRef, s *P
 	}
 	maps.Copy(cur.Annotations, annotations)
 	cur.Data = data
-	return errors.Wrap(c.Update(ctx, cur), errWritePlanView)
+	return c.Update(ctx, cur)
 }
 
 // DeletePlanView deletes the plan Secret of a run's state, if it is modkind's.

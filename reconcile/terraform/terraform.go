@@ -124,8 +124,11 @@ type Run struct {
 	OnRecovered func(*state.State)
 	// OnLocked is told once the run holds the state Lease (or needs none), before terraform.
 	OnLocked func()
-	State    state.Ref
-	Redactor *Redactor
+	// OnStarted is told once the run holds one of the runner's slots, right before its first
+	// terraform: until then it waits for one (--max-concurrent-runs).
+	OnStarted func()
+	State     state.Ref
+	Redactor  *Redactor
 	// Owner is the instance the work directory belongs to, recorded in it so that the directory
 	// is removed once the instance is gone.
 	Owner *Owner
@@ -194,7 +197,7 @@ func (r *Runner) apply(ctx context.Context, tf *session, run *Run, stored *state
 	}
 	summary.Took = time.Since(start)
 	// Stored before the guard and approval decide, so that a refused or waiting plan can be read.
-	if err := r.storePlanView(ctx, run, plan, stream, summary); err != nil {
+	if err := r.storePlanView(ctx, run, nil, plan, stream, summary); err != nil {
 		return stored, summary, err
 	}
 	if !changes {
@@ -250,7 +253,8 @@ func tracksNothing(stored *state.Stored) bool {
 // A run that waits for approval plans first, as any other.
 func (r *Runner) applyFresh(ctx context.Context, tf *session, run *Run, stored *state.Stored) (*state.Stored, *PlanSummary, error) {
 	start := time.Now()
-	if err := checkPlanView(ctx, r.States.Client, PlanRef(run.State)); err != nil {
+	read, err := r.readPlan(ctx, run)
+	if err != nil {
 		return stored, nil, err
 	}
 	stop := r.persistWhileRunning(run, stored)
@@ -266,7 +270,7 @@ func (r *Runner) applyFresh(ctx context.Context, tf *session, run *Run, stored *
 	if err != nil {
 		return saved, summary, err
 	}
-	return saved, summary, r.storePlanView(ctx, run, nil, stream, summary)
+	return saved, summary, r.storePlanView(ctx, run, read, nil, stream, summary)
 }
 
 // applyAsked plans and applies in one terraform call, `apply` answering terraform's question
@@ -276,7 +280,8 @@ func (r *Runner) applyFresh(ctx context.Context, tf *session, run *Run, stored *
 // plan, and to say why a plan failed as it always has.
 func (r *Runner) applyAsked(ctx context.Context, tf *session, run *Run, stored *state.Stored) (saved *state.Stored, summary *PlanSummary, decided bool, err error) {
 	start := time.Now()
-	if err := checkPlanView(ctx, r.States.Client, PlanRef(run.State)); err != nil {
+	read, err := r.readPlan(ctx, run)
+	if err != nil {
 		return stored, nil, true, err
 	}
 	var (
@@ -300,7 +305,7 @@ func (r *Runner) applyAsked(ctx context.Context, tf *session, run *Run, stored *
 	case noChanges:
 		// A plan that changes nothing: applied without a question, as terraform does.
 		summary.Took = time.Since(start)
-		if err := r.storePlanView(ctx, run, nil, nil, summary); err != nil {
+		if err := r.storePlanView(ctx, run, read, nil, nil, summary); err != nil {
 			return stored, summary, true, err
 		}
 		saved, err := r.save(ctx, run, stored, run.Inputs)
@@ -314,7 +319,7 @@ func (r *Runner) applyAsked(ctx context.Context, tf *session, run *Run, stored *
 	if err != nil {
 		return saved, summary, true, err
 	}
-	return saved, summary, true, r.storePlanView(ctx, run, nil, ps, summary)
+	return saved, summary, true, r.storePlanView(ctx, run, read, nil, ps, summary)
 }
 
 // planUnguarded saves a plan of the run's root module without lifecycle.prevent_destroy, then
@@ -384,26 +389,11 @@ func (r *Runner) Destroy(ctx context.Context, run *Run, stored *state.Stored) er
 
 // withTerraform runs fn in the run's prepared work directory once one of the runner's slots is
 // free, so that no more than the configured number of terraform processes ever run at once.
+// Everything before the first terraform (the state Lease, reading the state, writing the work
+// directory) is done before the slot is taken, so that a slot freed by one run starts the next
+// run's terraform at once instead of that run's calls to the API server.
 func (r *Runner) withTerraform(ctx context.Context, op string, run *Run, stored *state.Stored, fn func(*session, *state.Stored) error) (err error) {
-	metricRunsWaiting.Inc()
-	// The slot bounds terraform processes: it is given back as soon as the run's last one has
-	// ended (session.done), not after the state and plan are written to the API server.
-	free := sync.OnceFunc(func() { <-r.slots })
-	select {
-	case r.slots <- struct{}{}:
-		metricRunsWaiting.Dec()
-		defer free()
-	case <-ctx.Done():
-		metricRunsWaiting.Dec()
-		return errors.Wrap(ctx.Err(), errWaitForRun)
-	}
-	metricRunsInFlight.Inc()
-	start := time.Now()
-	defer func() {
-		metricRunsInFlight.Dec()
-		metricRunSeconds.WithLabelValues(op).Observe(time.Since(start).Seconds())
-		metricRuns.WithLabelValues(op, runResult(errors.Cause(err))).Inc()
-	}()
+	defer func() { metricRuns.WithLabelValues(op, runResult(errors.Cause(err))).Inc() }()
 	if r.Locks != nil {
 		unlock, lost, broken, err := r.Locks.Lock(ctx, run.State)
 		if err != nil {
@@ -438,11 +428,36 @@ func (r *Runner) withTerraform(ctx context.Context, op string, run *Run, stored 
 	if stored != nil && fresh == nil {
 		return errors.Errorf(errStateVanished, run.State.Name)
 	}
-	tf, fresh, err := r.prepare(ctx, run, fresh)
+	tfs, fresh, err := r.prepare(ctx, run, fresh)
 	if err != nil {
 		return err
 	}
-	s := &session{Terraform: tf.direct, changing: tf.detached, asking: tf.asking, done: free}
+
+	// The slot bounds terraform processes: it is given back as soon as the run's last one has
+	// ended (session.done), not after the state and plan are written to the API server.
+	metricRunsWaiting.Inc()
+	free := sync.OnceFunc(func() { <-r.slots })
+	select {
+	case r.slots <- struct{}{}:
+		metricRunsWaiting.Dec()
+		defer free()
+	case <-ctx.Done():
+		metricRunsWaiting.Dec()
+		return errors.Wrap(ctx.Err(), errWaitForRun)
+	}
+	metricRunsInFlight.Inc()
+	start := time.Now()
+	defer func() {
+		metricRunsInFlight.Dec()
+		metricRunSeconds.WithLabelValues(op).Observe(time.Since(start).Seconds())
+	}()
+	if run.OnStarted != nil {
+		run.OnStarted()
+	}
+	if err := r.initialize(ctx, run, tfs); err != nil {
+		return err
+	}
+	s := &session{Terraform: tfs.direct, changing: tfs.detached, asking: tfs.asking, done: free}
 	if r.SharedProviders {
 		env, err := r.runEnv(run)
 		if err != nil {
@@ -567,7 +582,7 @@ type terraforms struct {
 }
 
 // prepare writes the root module, the instance's files and its last state into the work
-// directory, and runs init when the module or provider configuration changed since the last one.
+// directory, and makes the run's terraform values. It starts no terraform: initialize does.
 func (r *Runner) prepare(ctx context.Context, run *Run, stored *state.Stored) (terraforms, *state.Stored, error) {
 	if err := os.MkdirAll(run.Dir, 0o700); err != nil {
 		return terraforms{}, nil, errors.Wrap(err, errWorkDir)
@@ -648,26 +663,29 @@ func (r *Runner) prepare(ctx context.Context, run *Run, stored *state.Stored) (t
 		if err := tf.SetEnv(e); err != nil {
 			return terraforms{}, nil, errors.Wrap(err, errNewTF)
 		}
-		if err := r.version.seed(ctx, tf); err != nil {
-			return terraforms{}, nil, run.Redactor.Error(errors.Wrap(err, errNewTF))
-		}
 		*t.tf = tf
 	}
-	tf := tfs.direct
+	return tfs, stored, nil
+}
 
+// initialize gives the run's terraform values the binary's version (learned once per runner),
+// and runs init when the module or provider configuration changed since the last one.
+func (r *Runner) initialize(ctx context.Context, run *Run, tfs terraforms) error {
+	for _, tf := range []*tfexec.Terraform{tfs.direct, tfs.detached} {
+		if err := r.version.seed(ctx, tf); err != nil {
+			return run.Redactor.Error(errors.Wrap(err, errNewTF))
+		}
+	}
 	keyPath := filepath.Join(run.Dir, fileInitKey)
 	if key, err := os.ReadFile(keyPath); err == nil && string(key) == run.InitKey {
 		if _, err := os.Stat(filepath.Join(run.Dir, ".terraform")); err == nil {
-			return tfs, stored, nil
+			return nil
 		}
 	}
-	if err := r.init(ctx, tf, run); err != nil {
-		return terraforms{}, nil, err
+	if err := r.init(ctx, tfs.direct, run); err != nil {
+		return err
 	}
-	if err := os.WriteFile(keyPath, []byte(run.InitKey), 0o600); err != nil {
-		return terraforms{}, nil, errors.Wrap(err, errWorkDir)
-	}
-	return tfs, stored, nil
+	return errors.Wrap(os.WriteFile(keyPath, []byte(run.InitKey), 0o600), errWorkDir)
 }
 
 // runEnv is the whole environment of run's terraform, and of the providers it starts.

@@ -201,6 +201,9 @@ func (e *Engine) Run(ctx context.Context, gvk schema.GroupVersionKind, snap *Sna
 		if err := c.Watch(source.Kind[client.Object](e.mgr.GetCache(), &v1alpha1.Run{}, owner)); err != nil {
 			return errors.Wrap(err, errStartController)
 		}
+		if err := c.Watch(source.Kind[client.Object](e.mgr.GetCache(), &v1alpha1.Run{}, e.opts.Jobs.SlotFreed(gvk))); err != nil {
+			return errors.Wrap(err, errStartController)
+		}
 	}
 	cctx, cancel := context.WithCancel(e.base)
 	k.stop = cancel

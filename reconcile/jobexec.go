@@ -22,9 +22,12 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/modkind/modkind/apis/v1alpha1"
@@ -99,19 +102,75 @@ func (x *JobExecutor) Paced(gvk schema.GroupVersionKind, r reconcile.Reconciler)
 // A RunSlotsFullError says a Run waits for one of the cluster's active Runs to end.
 type RunSlotsFullError struct{ Active, Max int }
 
-// slotWaiters are the instances whose last reconcile found no free run slot, by slotKey.
-type slotWaiters struct{ m sync.Map }
+// slotWaiters are the instances waiting for a free run slot: hit marks, by slotKey, the reconcile
+// that found none; queue keeps the instances still waiting between their reconciles, so that a
+// slot freed by a Run's end goes to the one that has waited longest.
+type slotWaiters struct {
+	hit sync.Map
+
+	mu    sync.Mutex
+	queue map[string]*slotWaiter
+}
+
+// A slotWaiter is an instance waiting for a run slot since a time; woken says it was sent a freed
+// slot and has not been reconciled since.
+type slotWaiter struct {
+	gvk   schema.GroupVersionKind
+	name  types.NamespacedName
+	since time.Time
+	woken bool
+}
 
 func slotKey(gvk schema.GroupVersionKind, nn types.NamespacedName) string {
 	return gvk.GroupKind().String() + "/" + nn.String()
 }
 
-func (w *slotWaiters) wait(key string) { w.m.Store(key, struct{}{}) }
+func (w *slotWaiters) wait(key string) { w.hit.Store(key, struct{}{}) }
 
-// took reports whether key was waiting, and forgets it.
+// took reports whether key's reconcile found no slot, and forgets it.
 func (w *slotWaiters) took(key string) bool {
-	_, ok := w.m.LoadAndDelete(key)
+	_, ok := w.hit.LoadAndDelete(key)
 	return ok
+}
+
+// waiting notes that the instance still waits, keeping its place if it waited already.
+func (w *slotWaiters) waiting(gvk schema.GroupVersionKind, nn types.NamespacedName) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.queue == nil {
+		w.queue = map[string]*slotWaiter{}
+	}
+	key := slotKey(gvk, nn)
+	if q, ok := w.queue[key]; ok {
+		q.woken = false
+		return
+	}
+	w.queue[key] = &slotWaiter{gvk: gvk, name: nn, since: time.Now()}
+}
+
+// done notes that the instance waits no more.
+func (w *slotWaiters) done(gvk schema.GroupVersionKind, nn types.NamespacedName) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	delete(w.queue, slotKey(gvk, nn))
+}
+
+// next returns the instance of gvk that has waited longest and was not woken yet, and marks it
+// woken.
+func (w *slotWaiters) next(gvk schema.GroupVersionKind) (types.NamespacedName, bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var first *slotWaiter
+	for _, q := range w.queue {
+		if q.gvk == gvk && !q.woken && (first == nil || q.since.Before(first.since)) {
+			first = q
+		}
+	}
+	if first == nil {
+		return types.NamespacedName{}, false
+	}
+	first.woken = true
+	return first.name, true
 }
 
 // A slotPacedReconciler retries an instance that waits for a free run slot at a steady pace.
@@ -131,9 +190,37 @@ func slotRetry() time.Duration { return 2*time.Second + rand.N(2*time.Second) }
 func (r slotPacedReconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 	res, err := r.Reconciler.Reconcile(ctx, req)
 	if r.waiters.took(slotKey(r.gvk, req.NamespacedName)) && err == nil {
+		r.waiters.waiting(r.gvk, req.NamespacedName)
 		return reconcile.Result{RequeueAfter: slotRetry()}, nil
 	}
+	r.waiters.done(r.gvk, req.NamespacedName)
 	return res, err
+}
+
+// SlotFreed is the handler of Run events that, when a Run stops being active, reconciles at once
+// the instance of gvk that has waited longest for a run slot, rather than at its next retry. Every
+// kind's controller watches Runs, so a freed slot wakes one waiter of each kind; those that find
+// it taken wait again, in their place.
+func (x *JobExecutor) SlotFreed(gvk schema.GroupVersionKind) handler.EventHandler {
+	wake := func(q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+		if nn, ok := x.waiters.next(gvk); ok {
+			q.Add(reconcile.Request{NamespacedName: nn})
+		}
+	}
+	return handler.Funcs{
+		UpdateFunc: func(_ context.Context, e event.UpdateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			before, ok1 := e.ObjectOld.(*v1alpha1.Run)
+			after, ok2 := e.ObjectNew.(*v1alpha1.Run)
+			if ok1 && ok2 && active(before.Status.Phase) && !active(after.Status.Phase) {
+				wake(q)
+			}
+		},
+		DeleteFunc: func(_ context.Context, e event.DeleteEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			if run, ok := e.Object.(*v1alpha1.Run); ok && active(run.Status.Phase) {
+				wake(q)
+			}
+		},
+	}
 }
 
 func (e *RunSlotsFullError) Error() string {

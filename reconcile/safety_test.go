@@ -97,9 +97,20 @@ func TestLostStateIsAnError(t *testing.T) {
 	// The work directory's copy is stored again: same lineage, nothing created twice.
 	deleteState()
 	touch(t, got)
-	eventually(t, "the state stored again from the work directory", func(ctx context.Context) (bool, error) {
+	// The run stores it before its terraform runs: the work directory is removed below only once
+	// that run has ended.
+	eventually(t, "the state stored again from the work directory, by a run that ended", func(ctx context.Context) (bool, error) {
 		st, err := (&state.Store{Client: ground.client}).Get(ctx, ref)
-		return err == nil && st != nil && st.Lineage == lineage, err
+		if err != nil || st == nil || st.Lineage != lineage {
+			return false, err
+		}
+		for _, r := range runsOf(t, ns, got.GetUID()) {
+			switch r.Status.Phase {
+			case "", v1alpha1.PhasePending, v1alpha1.PhaseRunning:
+				return false, nil
+			}
+		}
+		return true, nil
 	})
 	if n := created(); n != 1 {
 		t.Errorf("nothing may be created again: trace file a created %d times", n)

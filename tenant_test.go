@@ -114,6 +114,8 @@ func testTenantAttacks(t *testing.T, g *rbacGround) {
 		"proxy":      {env("https_proxy"), "steers the tools"},
 		"kubeconfig": {env("KUBECONFIG"), "steers the tools"},
 		"aws-config": {env("AWS_CONFIG_FILE"), "steers the tools"},
+		"tf-config":  {env("TERRAFORM_CONFIG"), "steers the tools"},
+		"xdg-data":   {env("XDG_DATA_HOME"), "steer the tools"},
 		"other-ns":   {v1alpha1.ProviderConfigSpec{Env: []v1alpha1.EnvVar{{Name: "T", SecretKeyRef: &v1alpha1.SecretKeySelector{Name: "x", Namespace: rbacNamespace, Key: "k"}}}}, "its own namespace only"},
 		"long-name":  {env(strings.Repeat("A", 129)), "spec.env[0].name"},
 	} {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"path"
 	"slices"
 	"strings"
@@ -123,6 +124,12 @@ func (r *ProviderConfigResolver) Resolve(ctx context.Context, namespace string, 
 			}
 			s.Env[e.Name] = string(v)
 		}
+		// A variable naming a file outside the run would point a provider at the controller's
+		// own token or another run's files. The value itself stays out of the message: it may
+		// come from a Secret.
+		if !cluster && envPathOutside(s.Env[e.Name]) {
+			return nil, errors.Errorf("%s%s: environment variable %s names a path outside the run's directory; write the file with spec.files and refer to it as files/<path>", where, errProviderConfig, e.Name)
+		}
 	}
 	for _, f := range spec.Files {
 		if err := v1alpha1.ValidateFilePath(f.Path); err != nil {
@@ -176,11 +183,15 @@ func literalValue(v any, at string) (any, error) {
 	case map[string]any:
 		out := make(map[string]any, len(v))
 		for k, e := range v {
+			// Terraform's JSON syntax reads the keys of an object value as templates too.
+			if pathOutside(k) {
+				return nil, errors.Errorf("%s: key %q names a path outside the run's directory", at, k)
+			}
 			le, err := literalValue(e, at+"."+k)
 			if err != nil {
 				return nil, err
 			}
-			out[k] = le
+			out[terraform.Literal(k)] = le
 		}
 		return out, nil
 	case []any:
@@ -216,4 +227,20 @@ func pathOutside(s string) bool {
 		}
 	}
 	return path.IsAbs(s)
+}
+
+// envPathOutside is pathOutside for an environment variable's value, which is as often a secret as
+// a path: an access key may well start with "/". An absolute value is judged a path, and refused,
+// when its first segment exists on this machine (/var, /etc, /proc, ...): a file it could point a
+// provider at must be below one.
+func envPathOutside(v string) bool {
+	if !strings.HasPrefix(v, "/") {
+		return pathOutside(v)
+	}
+	first, _, _ := strings.Cut(strings.TrimLeft(v, "/"), "/")
+	if first == "" || first == "." || first == ".." {
+		return true
+	}
+	_, err := os.Lstat("/" + first)
+	return err == nil
 }

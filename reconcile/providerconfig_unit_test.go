@@ -23,7 +23,7 @@ func TestProviderConfigResolverRefuses(t *testing.T) {
 	_ = corev1.AddToScheme(s)
 	_ = v1alpha1.AddToScheme(s)
 	secret := func(ns string) *corev1.Secret {
-		return &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "creds"}, Data: map[string][]byte{"k": []byte("v4lue")}}
+		return &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "creds"}, Data: map[string][]byte{"k": []byte("v4lue"), "p": []byte("/var/run/secrets/v4lue")}}
 	}
 	ref := v1alpha1.SecretKeySelector{Name: "creds", Key: "k"}
 	cases := map[string]struct {
@@ -37,6 +37,12 @@ func TestProviderConfigResolverRefuses(t *testing.T) {
 		"EnvLoader":       {"LD_PRELOAD loads code into every process", v1alpha1.ProviderConfigSpec{Env: []v1alpha1.EnvVar{{Name: "LD_PRELOAD", Value: ptr.To("x.so")}}}, "steers the tools"},
 		"EnvKubeconfig":   {"a kubeconfig can run an exec plugin", v1alpha1.ProviderConfigSpec{Env: []v1alpha1.EnvVar{{Name: "KUBECONFIG", SecretKeyRef: &ref}}}, "steers the tools"},
 		"EnvAWSConfig":    {"an AWS config file can run credential_process", v1alpha1.ProviderConfigSpec{Env: []v1alpha1.EnvVar{{Name: "AWS_CONFIG_FILE", Value: ptr.To("files/c")}}}, "steers the tools"},
+		"EnvTFConfig":     {"TERRAFORM_CONFIG names terraform's CLI configuration, which says where providers come from", v1alpha1.ProviderConfigSpec{Env: []v1alpha1.EnvVar{{Name: "TERRAFORM_CONFIG", Value: ptr.To("files/cli")}}}, "steers the tools"},
+		"EnvXDGData":      {"terraform installs providers found under $XDG_DATA_HOME/terraform/plugins", v1alpha1.ProviderConfigSpec{Env: []v1alpha1.EnvVar{{Name: "XDG_DATA_HOME", Value: ptr.To("files/x")}}}, "steers the tools"},
+		"EnvValueToken":   {"a variable pointing a provider at the controller's token", v1alpha1.ProviderConfigSpec{Env: []v1alpha1.EnvVar{{Name: "AWS_WEB_IDENTITY_TOKEN_FILE", Value: ptr.To("/var/run/secrets/kubernetes.io/serviceaccount/token")}}}, "AWS_WEB_IDENTITY_TOKEN_FILE names a path outside"},
+		"EnvValueClimb":   {"a variable climbing out of the run", v1alpha1.ProviderConfigSpec{Env: []v1alpha1.EnvVar{{Name: "GOOGLE_APPLICATION_CREDENTIALS", Value: ptr.To("files/../../other/files/sa.json")}}}, "names a path outside"},
+		"EnvValueSecret":  {"a path read from a Secret is checked as well, and not shown", v1alpha1.ProviderConfigSpec{Env: []v1alpha1.EnvVar{{Name: "CREDS_FILE", SecretKeyRef: &v1alpha1.SecretKeySelector{Name: "creds", Key: "p"}}}}, "CREDS_FILE names a path outside"},
+		"ProviderKeyPath": {"an object key naming a file", v1alpha1.ProviderConfigSpec{Providers: &runtime.RawExtension{Raw: []byte(`{"x":{"tags":{"/etc/hostname":"v"}}}`)}}, "outside the run's directory"},
 		"FileTerraform":   {"a .tf file would be configuration", v1alpha1.ProviderConfigSpec{Files: []v1alpha1.File{{Path: "evil.tf", SecretKeyRef: ref}}}, "named like a Terraform"},
 		"FileTFJSON":      {"main.tf.json would replace the root module", v1alpha1.ProviderConfigSpec{Files: []v1alpha1.File{{Path: "main.tf.json", SecretKeyRef: ref}}}, "named like a Terraform"},
 		"FileState":       {"the state file", v1alpha1.ProviderConfigSpec{Files: []v1alpha1.File{{Path: "terraform.tfstate", SecretKeyRef: ref}}}, "named like a Terraform"},
@@ -72,7 +78,7 @@ func TestProviderConfigLiteralsAndClusterExpressions(t *testing.T) {
 	s := runtime.NewScheme()
 	_ = corev1.AddToScheme(s)
 	_ = v1alpha1.AddToScheme(s)
-	block := `{"things":{"directory":"${file(\"/etc/hostname\")}","tags":{"a":"%{ if true }x%{ endif }"},"n":3,"list":["files/sa.json"]}}`
+	block := `{"things":{"directory":"${file(\"/etc/hostname\")}","tags":{"a":"%{ if true }x%{ endif }","${file(\"files/k\")}":"k"},"n":3,"list":["files/sa.json"]}}`
 	pc := &v1alpha1.ProviderConfig{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "pc"},
 		Spec: v1alpha1.ProviderConfigSpec{Providers: &runtime.RawExtension{Raw: []byte(block)}}}
 	cpc := &v1alpha1.ClusterProviderConfig{ObjectMeta: metav1.ObjectMeta{Name: "shared"},
@@ -94,7 +100,7 @@ func TestProviderConfigLiteralsAndClusterExpressions(t *testing.T) {
 	}
 	var rendered, want any
 	_ = json.Unmarshal(got.Providers, &rendered)
-	_ = json.Unmarshal([]byte(`{"things":{"directory":"$${file(\"/etc/hostname\")}","tags":{"a":"%%{ if true }x%%{ endif }"},"n":3,"list":["files/sa.json"]}}`), &want)
+	_ = json.Unmarshal([]byte(`{"things":{"directory":"$${file(\"/etc/hostname\")}","tags":{"a":"%%{ if true }x%%{ endif }","$${file(\"files/k\")}":"k"},"n":3,"list":["files/sa.json"]}}`), &want)
 	if diff := cmp.Diff(want, rendered); diff != "" {
 		t.Errorf("a tenant's provider block must be rendered as literals: -want +got:\n%s", diff)
 	}
@@ -113,5 +119,35 @@ func TestProviderConfigLiteralsAndClusterExpressions(t *testing.T) {
 	if _, err := r.Resolve(context.Background(), "team-a", &ProviderConfigRef{Kind: "ClusterProviderConfig", Name: "foreign"}); err == nil ||
 		!strings.Contains(err.Error(), "outside the namespaces cluster credentials are read from") {
 		t.Errorf("a ClusterProviderConfig must not read a tenant namespace's Secret, got %v", err)
+	}
+}
+
+// An environment value is as often a secret as a path: only a value that could name a file outside
+// the run is refused, not an access key that happens to start with a slash.
+func TestEnvPathOutside(t *testing.T) {
+	cases := map[string]struct {
+		reason string
+		value  string
+		want   bool
+	}{
+		"Relative":    {"a file the ProviderConfig wrote", "files/creds/sa.json", false},
+		"Plain":       {"an ordinary value", "eu-west-1", false},
+		"URL":         {"an endpoint", "https://sts.example.com/path", false},
+		"SlashSecret": {"a key that starts with a slash names nothing on this machine", "/q8Zr+Tk2pW/xY9", false},
+		"Token":       {"the controller's service account token", "/var/run/secrets/kubernetes.io/serviceaccount/token", true},
+		"Proc":        {"another process's environment", "/proc/1/environ", true},
+		"Root":        {"the root directory", "/", true},
+		"DoubleSlash": {"a root written twice", "//etc/passwd", true},
+		"Climb":       {"a .. segment", "files/../../x", true},
+		"Home":        {"a home directory", "~/.aws/credentials", true},
+		"FileURL":     {"a file:// URL", "file:///etc/shadow", true},
+		"RootDotDot":  {"a climb from the root", "/../etc", true},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if got := envPathOutside(tc.value); got != tc.want {
+				t.Errorf("%s: envPathOutside(%q) = %v, want %v", tc.reason, tc.value, got, tc.want)
+			}
+		})
 	}
 }

@@ -26,11 +26,15 @@ var (
 		"KUBECONFIG", "KUBE_CONFIG_PATH", "KUBE_CONFIG_PATHS", "KUBERNETES_SERVICE_HOST",
 		"KUBERNETES_SERVICE_PORT", "AWS_CONFIG_FILE", "AWS_SHARED_CREDENTIALS_FILE",
 		"GOOGLE_EXTERNAL_ACCOUNT_ALLOW_EXECUTABLES",
+		// Terraform's older name for its CLI configuration file, read when TF_CLI_CONFIG_FILE is
+		// unset: it says where providers are installed from.
+		"TERRAFORM_CONFIG",
 	}
 	// Terraform and OpenTofu (TF_CLI_CONFIG_FILE, TF_PLUGIN_CACHE_DIR, TF_DATA_DIR, TF_VAR_...),
-	// their update checks, git, the dynamic loader, TLS, ssh, provider plugin handshakes, gRPC
-	// and modkind's own variables.
-	reservedEnvPrefixes = []string{"TF_", "TOFU_", "CHECKPOINT_", "GIT_", "LD_", "DYLD_", "SSL_", "SSH_", "PLUGIN_", "GRPC_", "MODKIND_"}
+	// their update checks, git, the dynamic loader, TLS, ssh, provider plugin handshakes, gRPC,
+	// modkind's own variables, and the XDG base directories (terraform finds providers in
+	// $XDG_DATA_HOME/terraform/plugins, and many tools their configuration in $XDG_CONFIG_HOME).
+	reservedEnvPrefixes = []string{"TF_", "TOFU_", "CHECKPOINT_", "GIT_", "LD_", "DYLD_", "SSL_", "SSH_", "PLUGIN_", "GRPC_", "MODKIND_", "XDG_"}
 )
 
 // ReservedEnvName reports whether a ProviderConfig may not set the environment variable name,

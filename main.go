@@ -113,7 +113,10 @@ func controllerFlags() (*flagSet, *controllerOptions) {
 	fs.StringVar(&o.credentialsNamespaces, "credentials-namespaces", ownNamespace(), "comma-separated namespaces that Module source credentials and ClusterProviderConfig Secrets may be read from")
 	fs.StringVar(&cfg.Terraform, "terraform-binary", os.Getenv("MODKIND_TERRAFORM"), "terraform or tofu executable (env MODKIND_TERRAFORM); terraform, then tofu, on PATH when empty")
 	fs.StringVar(&cfg.Dir, "work-dir", defaultWorkDir(), "directory for fetched modules and terraform work directories")
-	fs.BoolVar(&cfg.SharedProviders, "shared-providers", cfg.SharedProviders, "each run's terraform calls (plan, show, apply) attach to provider processes started once for the run instead of starting every provider in every call")
+	fs.BoolVar(&cfg.SharedProviders, "shared-providers", cfg.SharedProviders, "terraform runs attach to provider processes kept across runs, one per provider and identical configuration and credentials, instead of starting every provider in every call")
+	fs.IntVar(&cfg.SharedProviderMaxRuns, "shared-provider-max-runs", cfg.SharedProviderMaxRuns, "runs a shared provider process serves before it is replaced, once idle")
+	fs.Int64Var(&cfg.SharedProviderMaxRSS, "shared-provider-max-rss", cfg.SharedProviderMaxRSS, "resident memory in bytes above which a shared provider process is replaced, once idle; 0 for no limit")
+	fs.DurationVar(&cfg.SharedProviderIdle, "shared-provider-idle", cfg.SharedProviderIdle, "how long a shared provider process no run uses is kept")
 	fs.IntVar(&cfg.MaxConcurrentRuns, flagMaxRuns, cfg.MaxConcurrentRuns, "terraform processes at once across all instances (with --runner job: Runs active at once across the cluster); the bound on terraform's CPU and memory")
 	// Registered without a default so that the help does not show one that --max-concurrent-runs
 	// overrides; controllerOptions.complete fills it in.

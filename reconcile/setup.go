@@ -1,6 +1,7 @@
 package reconcile
 
 import (
+	"context"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -16,6 +17,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 
 	"github.com/modkind/modkind/apis/v1alpha1"
 	"github.com/modkind/modkind/crd"
@@ -33,9 +36,15 @@ type Config struct {
 	Dir string
 	// MaxConcurrentRuns bounds the terraform processes running at once across all instances.
 	MaxConcurrentRuns int
-	// SharedProviders has the terraform calls of each run share provider processes started once
-	// for that run.
+	// SharedProviders has terraform runs attach to provider processes that outlive them, one per
+	// provider and identical configuration and credentials (terraform.ProviderPool).
 	SharedProviders bool
+	// SharedProviderMaxRuns, SharedProviderMaxRSS and SharedProviderIdle bound a shared provider
+	// process: replaced after that many runs or above that resident memory (bytes), once idle;
+	// stopped when idle that long.
+	SharedProviderMaxRuns int
+	SharedProviderMaxRSS  int64
+	SharedProviderIdle    time.Duration
 	// MaxReconciles is how many instances of one kind are reconciled at once.
 	MaxReconciles int
 	PollInterval  time.Duration
@@ -73,6 +82,8 @@ type Config struct {
 	ArtifactsHosts   []string
 }
 
+const errSharedProviders = "cannot share provider processes"
+
 // Executors of Runs, chosen with --runner.
 const (
 	// RunnerModeProcess runs terraform as a child process of the controller.
@@ -97,6 +108,10 @@ func DefaultConfig() Config {
 		RunHistory:        DefaultRunHistory,
 		Runner:            RunnerModeProcess,
 		ArtifactsAddress:  ":8443",
+
+		SharedProviderMaxRuns: 200,
+		SharedProviderMaxRSS:  1 << 30,
+		SharedProviderIdle:    10 * time.Minute,
 	}
 }
 
@@ -168,7 +183,14 @@ func Setup(mgr manager.Manager, cfg Config) (*Engine, error) {
 	}
 	// Each provider version is installed once, for every instance's work directory.
 	runner.PluginCache = filepath.Join(cfg.Dir, "plugins")
-	runner.SharedProviders = cfg.SharedProviders
+	if cfg.SharedProviders {
+		if runner.Providers, err = newProviderPool(cfg); err != nil {
+			return nil, err
+		}
+		if err := mgr.Add(providerPoolCloser{runner.Providers}); err != nil {
+			return nil, err
+		}
+	}
 	runner.Locks = &state.Locker{Client: mgr.GetClient(), Identity: cfg.Identity, Duration: cfg.LockDuration}
 	var jobs *JobExecutor
 	if cfg.Runner == RunnerModeJob {
@@ -208,3 +230,26 @@ func Setup(mgr manager.Manager, cfg Config) (*Engine, error) {
 	}
 	return engine, nil
 }
+
+// newProviderPool returns the pool of shared provider processes cfg asks for, started through
+// this process's own executable.
+func newProviderPool(cfg Config) (*terraform.ProviderPool, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, errors.Wrap(err, errSharedProviders)
+	}
+	pool := terraform.NewProviderPool(exe)
+	pool.MaxRuns, pool.MaxRSS, pool.Idle = cfg.SharedProviderMaxRuns, cfg.SharedProviderMaxRSS, cfg.SharedProviderIdle
+	return pool, nil
+}
+
+// providerPoolCloser lets the shared provider processes go when the manager stops, leader or not.
+type providerPoolCloser struct{ pool *terraform.ProviderPool }
+
+func (c providerPoolCloser) Start(ctx context.Context) error {
+	<-ctx.Done()
+	c.pool.Close()
+	return nil
+}
+
+func (providerPoolCloser) NeedLeaderElection() bool { return false }

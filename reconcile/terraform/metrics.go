@@ -34,10 +34,14 @@ var (
 		Name: "modkind_refused_plans_total",
 		Help: "Plans refused because they would destroy or replace objects.",
 	})
+	metricProviderStarts = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "modkind_provider_processes_started_total",
+		Help: "Provider processes started to be shared by terraform runs (--shared-providers).",
+	})
 )
 
 func init() {
-	ctrlmetrics.Registry.MustRegister(metricRuns, metricRunSeconds, metricRunsInFlight, metricRunsWaiting, metricStateBytes, metricRefusedPlans)
+	ctrlmetrics.Registry.MustRegister(metricRuns, metricRunSeconds, metricRunsInFlight, metricRunsWaiting, metricStateBytes, metricRefusedPlans, metricProviderStarts)
 }
 
 // runResult names the outcome of a run for metricRuns.

@@ -1,73 +1,409 @@
 package terraform
 
 import (
-	"bufio"
+	"bytes"
 	"context"
-	"fmt"
-	"io"
+	"encoding/json"
+	"maps"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"sort"
-	"strconv"
+	"slices"
 	"strings"
-	"syscall"
+	"sync"
 	"time"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+	"github.com/hashicorp/terraform-config-inspect/tfconfig"
 	"github.com/hashicorp/terraform-exec/tfexec"
+
+	"github.com/modkind/modkind/reconcile/terraform/providerhost"
 )
 
-// With shared providers, the terraform calls of one run (plan, show, apply) attach to provider
-// processes modkind started for that run, instead of each call starting every provider again
-// (terraform starts a provider 3 times per plan and 4 per apply). They serve one run of one
-// instance only: its provider configuration and credentials are the same in every call, and
-// ConfigureProvider's last call would win across runs that differed. One run's interruption
-// stops only its own providers.
+// With a ProviderPool, terraform runs attach (TF_REATTACH_PROVIDERS) to provider processes that
+// outlive them, instead of terraform starting each provider 3 times per plan and 4 per apply:
+// one process per provider executable and identical provider configuration and credentials,
+// serving every run that has them. Each process is a providerhost, which keeps the provider
+// going for a detached terraform whose controller died, and passes one run's interruption on
+// as the cancellation of that run's calls only.
+//
+// A provider process is configured by every run (ConfigureProvider), and the last configuration
+// wins for all calls it serves, so runs share one only when their configuration cannot differ:
+//   - a provider configured with an alias anywhere in the configuration is not shared at all:
+//     terraform would configure the one process twice;
+//   - when nothing but the instance's ProviderConfig configures providers (the root module's
+//     provider block, with no expression in it), the configuration is the ProviderConfig's: the
+//     runs of every instance of the namespace with that same ProviderConfig (environment, files,
+//     provider block) share;
+//   - when the module configures a provider itself, or the provider block has expressions, the
+//     configuration may depend on the instance's variables: only the runs of one instance share,
+//     and those never run at once.
 
 const (
-	// The handshake go-plugin asks of a provider it starts, and that terraform's own providers
-	// check before serving.
-	envPluginCookie   = "TF_PLUGIN_MAGIC_COOKIE"
-	pluginCookie      = "d602bf8f470bc67ca7faa0386276bbdd4330efaf76d1a219cb4d6991ca9872b2"
-	envPluginVersions = "PLUGIN_PROTOCOL_VERSIONS"
-	envPluginSockets  = "PLUGIN_UNIX_SOCKET_DIR"
-
-	providerHandshakeTimeout = time.Minute
-	providerStopTimeout      = 10 * time.Second
-
 	errStartProvider = "cannot start provider %s"
+	errPoolClosed    = "the provider processes are stopping"
+	errProviderScope = "cannot read which providers the configuration configures"
 )
 
-// runProviders are the provider processes that one run's terraform calls share.
-type runProviders struct {
-	procs   []*exec.Cmd
-	waited  []chan struct{}
-	sockets string
-	info    tfexec.ReattachInfo
+// ProviderPool keeps the provider processes that terraform runs share.
+type ProviderPool struct {
+	// MaxRuns is how many runs a provider process serves before it is replaced (once idle):
+	// providers leak a little memory per run in a long-lived process.
+	MaxRuns int
+	// MaxRSS replaces a provider process whose resident memory is above it once idle; 0 for no
+	// limit.
+	MaxRSS int64
+	// Idle stops a provider process that no run has used for that long.
+	Idle time.Duration
+	// Dir is where each process gets a directory of its own (its working directory, socket and
+	// files); the system's temporary directory when empty. Unix socket paths are short: keep it so.
+	Dir string
+
+	exe string
+
+	mu     sync.Mutex
+	hosts  map[string]*pooledProvider
+	scopes map[string]shareScope
+	closed bool
 }
 
-// startProviders starts each provider installed in the work directory dir (by init) as a plugin
-// server, with env as its whole environment and dir as its working directory, as terraform would.
-func startProviders(ctx context.Context, dir string, env map[string]string) (*runProviders, error) {
-	bins, err := installedProviders(dir)
+// NewProviderPool returns a pool of provider processes started through exe, an executable that
+// imports providerhost (this process's own, normally).
+func NewProviderPool(exe string) *ProviderPool {
+	return &ProviderPool{MaxRuns: 200, MaxRSS: 1 << 30, Idle: 10 * time.Minute, exe: exe,
+		hosts: map[string]*pooledProvider{}, scopes: map[string]shareScope{}}
+}
+
+// pooledProvider is one provider process of the pool and the runs using it.
+type pooledProvider struct {
+	key   string
+	ready chan struct{}
+	host  *providerhost.Host
+	err   error
+	users int
+	runs  int
+	idle  *time.Timer
+}
+
+// shareScope is which runs may share a provider process.
+type shareScope int
+
+const (
+	shareNone shareScope = iota
+	shareNamespace
+	shareInstance
+)
+
+// providerLease is the provider processes one run attaches to.
+type providerLease struct {
+	pool  *ProviderPool
+	held  []*pooledProvider
+	info  tfexec.ReattachInfo
+	scope shareScope
+}
+
+// lease finds or starts a process for each provider installed in the run's work directory; nil
+// when the run's terraform is to start its providers itself.
+func (p *ProviderPool) lease(ctx context.Context, run *Run, env map[string]string) (*providerLease, error) {
+	bins, err := installedProviders(run.Dir)
 	if err != nil {
 		return nil, errors.Wrap(err, errWorkDir)
 	}
-	p := &runProviders{info: tfexec.ReattachInfo{}}
 	if len(bins) == 0 {
-		return p, nil
+		return nil, nil
 	}
-	if p.sockets, err = os.MkdirTemp("", "modkind-providers-"); err != nil {
-		return nil, errors.Wrap(err, errWorkDir)
+	scope, err := p.scope(run)
+	if err != nil || scope == shareNone {
+		return nil, err
 	}
-	for _, addr := range sortedKeys(bins) {
-		if err := p.start(ctx, addr, bins[addr], dir, env); err != nil {
-			p.stop()
+	l := &providerLease{pool: p, info: tfexec.ReattachInfo{}, scope: scope}
+	for _, addr := range slices.Sorted(maps.Keys(bins)) {
+		bin, err := filepath.EvalSymlinks(bins[addr])
+		if err != nil {
+			l.release()
+			return nil, errors.Wrap(err, errWorkDir)
+		}
+		pp, err := p.acquire(ctx, hostKey(bin, env, run, scope), bin, env, run.Setup.Files)
+		if err != nil {
+			l.release()
 			return nil, errors.Wrapf(err, errStartProvider, addr)
 		}
+		l.held = append(l.held, pp)
+		// Test: terraform neither installs nor stops a provider it attached to, and needs this to
+		// attach to one speaking protocol 6 at all.
+		l.info[addr] = tfexec.ReattachConfig{Protocol: "grpc", ProtocolVersion: pp.host.ProtocolVersion,
+			Pid: pp.host.Pid, Test: true, Addr: tfexec.ReattachConfigAddr{Network: "unix", String: pp.host.Socket}}
 	}
-	return p, nil
+	return l, nil
+}
+
+// hostKey identifies a provider process: its executable, its whole environment (credentials
+// included) and files, the run's provider configuration, the namespace, and the instance when
+// the configuration may depend on it.
+func hostKey(bin string, env map[string]string, run *Run, scope shareScope) string {
+	parts := [][]byte{[]byte(bin), []byte(run.Setup.Digest()), []byte(run.State.Namespace)}
+	if scope == shareInstance {
+		parts = append(parts, []byte(run.State.Name))
+	}
+	for _, k := range slices.Sorted(maps.Keys(env)) {
+		if k != EnvFilesDir {
+			parts = append(parts, []byte(k), []byte(env[k]))
+		}
+	}
+	return Digest(parts...)
+}
+
+// acquire returns the running process of key, starting it when there is none.
+func (p *ProviderPool) acquire(ctx context.Context, key, bin string, env map[string]string, files map[string][]byte) (*pooledProvider, error) {
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		return nil, errors.New(errPoolClosed)
+	}
+	pp := p.hosts[key]
+	if pp != nil && pp.ended() {
+		delete(p.hosts, key)
+		pp = nil
+	}
+	starting := pp == nil
+	if starting {
+		pp = &pooledProvider{key: key, ready: make(chan struct{})}
+		p.hosts[key] = pp
+	}
+	pp.users++
+	if pp.idle != nil {
+		pp.idle.Stop()
+		pp.idle = nil
+	}
+	p.mu.Unlock()
+
+	if starting {
+		pp.host, pp.err = p.start(ctx, bin, env, files)
+		close(pp.ready)
+	} else {
+		select {
+		case <-pp.ready:
+		case <-ctx.Done():
+			p.release(pp, false)
+			return nil, ctx.Err()
+		}
+	}
+	if pp.err != nil {
+		p.release(pp, false)
+		return nil, pp.err
+	}
+	return pp, nil
+}
+
+// ended reports whether pp's process has ended (or never started).
+func (pp *pooledProvider) ended() bool {
+	select {
+	case <-pp.ready:
+	default:
+		return false
+	}
+	if pp.err != nil {
+		return true
+	}
+	select {
+	case <-pp.host.Exited():
+		return true
+	default:
+		return false
+	}
+}
+
+// start starts a provider host in a directory of its own, which holds the ProviderConfig's files
+// as a run's work directory does: relative paths in the configuration and environment
+// (files/creds.json) then name the same content for every run the process serves.
+func (p *ProviderPool) start(ctx context.Context, bin string, env map[string]string, files map[string][]byte) (*providerhost.Host, error) {
+	dir, err := os.MkdirTemp(p.Dir, "p")
+	if err != nil {
+		return nil, errors.Wrap(err, errWorkDir)
+	}
+	filesDir := filepath.Join(dir, DirFiles)
+	if err := os.Mkdir(filesDir, 0o700); err != nil {
+		_ = os.RemoveAll(dir)
+		return nil, errors.Wrap(err, errWorkDir)
+	}
+	for path, b := range files {
+		if err := writeBeneath(filesDir, path, b); err != nil {
+			_ = os.RemoveAll(dir)
+			return nil, errors.Wrap(err, errWorkDir)
+		}
+	}
+	env = maps.Clone(env)
+	env[EnvFilesDir] = filesDir
+	h, err := providerhost.Start(ctx, p.exe, bin, dir, env)
+	if err != nil {
+		_ = os.RemoveAll(dir)
+		return nil, err
+	}
+	metricProviderStarts.Inc()
+	return h, nil
+}
+
+// release gives pp back after a run. A process with no run left is replaced when it has served
+// MaxRuns or grown past MaxRSS, and stopped after Idle.
+func (p *ProviderPool) release(pp *pooledProvider, ran bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	pp.users--
+	if ran {
+		pp.runs++
+	}
+	if pp.users > 0 || pp.host == nil {
+		return
+	}
+	if p.closed || p.hosts[pp.key] != pp || pp.runs >= p.MaxRuns || (p.MaxRSS > 0 && pp.host.RSS() > p.MaxRSS) {
+		p.retire(pp)
+		return
+	}
+	pp.idle = time.AfterFunc(p.Idle, func() {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		if pp.users == 0 && p.hosts[pp.key] == pp {
+			p.retire(pp)
+		}
+	})
+}
+
+// retire lets pp's process go: it ends once no terraform is connected to it. p.mu is held.
+func (p *ProviderPool) retire(pp *pooledProvider) {
+	if p.hosts[pp.key] == pp {
+		delete(p.hosts, pp.key)
+	}
+	if pp.users == 0 && pp.host != nil {
+		pp.host.Release()
+	}
+}
+
+// Close lets every provider process go, as the controller stops: each ends once the terraform
+// connected to it, if any, is done. Runs that hold one keep it until they end.
+func (p *ProviderPool) Close() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.closed = true
+	for _, pp := range p.hosts {
+		if pp.idle != nil {
+			pp.idle.Stop()
+		}
+		p.retire(pp)
+	}
+}
+
+// Processes is how many provider processes the pool keeps.
+func (p *ProviderPool) Processes() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.hosts)
+}
+
+// release gives the run's provider processes back to the pool.
+func (l *providerLease) release() {
+	if l == nil {
+		return
+	}
+	for _, pp := range l.held {
+		l.pool.release(pp, true)
+	}
+	l.held = nil
+}
+
+// reattach is the option that points a terraform call at the run's providers; nil without any.
+func (l *providerLease) reattach() *tfexec.ReattachOption {
+	if l == nil || len(l.info) == 0 {
+		return nil
+	}
+	return tfexec.Reattach(l.info)
+}
+
+// reattachInfo is what TF_REATTACH_PROVIDERS says of the run's providers; nil without any.
+func (l *providerLease) reattachInfo() tfexec.ReattachInfo {
+	if l == nil || len(l.info) == 0 {
+		return nil
+	}
+	return l.info
+}
+
+// scope says which runs may share the providers of run's configuration, learned once per
+// module and provider configuration (run.InitKey).
+func (p *ProviderPool) scope(run *Run) (shareScope, error) {
+	p.mu.Lock()
+	s, ok := p.scopes[run.InitKey]
+	p.mu.Unlock()
+	if ok && run.InitKey != "" {
+		return s, nil
+	}
+	s, err := providerScope(run.Dir, run.Setup)
+	if err != nil {
+		return shareNone, errors.Wrap(err, errProviderScope)
+	}
+	p.mu.Lock()
+	p.scopes[run.InitKey] = s
+	p.mu.Unlock()
+	return s, nil
+}
+
+// providerScope reads the provider blocks of the root module in dir and of every module init
+// installed for it.
+func providerScope(dir string, setup *ProviderSetup) (shareScope, error) {
+	dirs, err := moduleDirs(dir)
+	if err != nil {
+		return shareNone, err
+	}
+	// The root module's provider block is the ProviderConfig's, the same for every instance
+	// that has it unless it holds an expression (a ClusterProviderConfig's may).
+	fromSetup := setup != nil && len(setup.Providers) > 0 &&
+		!bytes.Contains(setup.Providers, []byte("${")) && !bytes.Contains(setup.Providers, []byte("%{"))
+	scope := shareNamespace
+	for i, d := range dirs {
+		m, diags := tfconfig.LoadModule(d)
+		if diags.HasErrors() {
+			return shareNone, diags.Err()
+		}
+		for _, pc := range m.ProviderConfigs {
+			if pc.Alias != "" {
+				return shareNone, nil
+			}
+			if i > 0 || !fromSetup {
+				scope = shareInstance
+			}
+		}
+	}
+	return scope, nil
+}
+
+// moduleDirs is dir and the directory of every module its init installed or found, from
+// .terraform/modules/modules.json.
+func moduleDirs(dir string) ([]string, error) {
+	dirs := []string{dir}
+	b, err := os.ReadFile(filepath.Join(dir, ".terraform", "modules", "modules.json"))
+	if os.IsNotExist(err) {
+		return dirs, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var manifest struct {
+		Modules []struct {
+			Key string `json:"Key"`
+			Dir string `json:"Dir"`
+		} `json:"Modules"`
+	}
+	if err := json.Unmarshal(b, &manifest); err != nil {
+		return nil, err
+	}
+	for _, m := range manifest.Modules {
+		if m.Key == "" {
+			continue // the root module
+		}
+		d := m.Dir
+		if !filepath.IsAbs(d) {
+			d = filepath.Join(dir, d)
+		}
+		dirs = append(dirs, d)
+	}
+	return dirs, nil
 }
 
 // installedProviders finds each provider's executable in dir's .terraform/providers, by source
@@ -90,111 +426,4 @@ func installedProviders(dir string) (map[string]string, error) {
 		bins[strings.Join(parts[:3], "/")] = m
 	}
 	return bins, nil
-}
-
-func (p *runProviders) start(ctx context.Context, addr, bin, dir string, env map[string]string) error {
-	cmd := exec.Command(bin) //nolint:gosec // An executable terraform init installed for this run.
-	cmd.Dir = dir
-	for k, v := range env {
-		cmd.Env = append(cmd.Env, k+"="+v)
-	}
-	cmd.Env = append(cmd.Env, envPluginCookie+"="+pluginCookie, envPluginVersions+"=5,6", envPluginSockets+"="+p.sockets)
-	// A provider logs plenty; a full pipe would stop it.
-	cmd.Stderr = io.Discard
-	stopWithController(cmd)
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		return err
-	}
-	if err := cmd.Start(); err != nil {
-		return err
-	}
-	waited := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(waited) }()
-	p.procs, p.waited = append(p.procs, cmd), append(p.waited, waited)
-
-	lines := bufio.NewReader(out)
-	handshake := make(chan string, 1)
-	go func() {
-		l, _ := lines.ReadString('\n')
-		handshake <- l
-		_, _ = io.Copy(io.Discard, lines)
-	}()
-	var line string
-	select {
-	case line = <-handshake:
-	case <-waited:
-		return errors.New("it exited before its handshake")
-	case <-time.After(providerHandshakeTimeout):
-		return errors.New("no handshake")
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-	rc, err := parseHandshake(line)
-	if err != nil {
-		return err
-	}
-	rc.Pid = cmd.Process.Pid
-	p.info[addr] = rc
-	return nil
-}
-
-// parseHandshake reads go-plugin's handshake line: core version|protocol version|network|address|protocol.
-func parseHandshake(line string) (tfexec.ReattachConfig, error) {
-	f := strings.Split(strings.TrimSpace(line), "|")
-	if len(f) < 5 || f[0] != "1" || f[4] != "grpc" {
-		return tfexec.ReattachConfig{}, fmt.Errorf("unexpected handshake %q", line)
-	}
-	v, err := strconv.Atoi(f[1])
-	if err != nil {
-		return tfexec.ReattachConfig{}, fmt.Errorf("unexpected handshake %q", line)
-	}
-	// Test: terraform neither installs nor stops a provider it attached to, and needs this to
-	// attach to one speaking protocol 6 at all.
-	return tfexec.ReattachConfig{Protocol: f[4], ProtocolVersion: v, Test: true,
-		Addr: tfexec.ReattachConfigAddr{Network: f[2], String: f[3]}}, nil
-}
-
-// stop stops every provider (a plugin server ignores SIGINT) and removes their sockets.
-func (p *runProviders) stop() {
-	if p == nil {
-		return
-	}
-	for i, cmd := range p.procs {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-p.waited[i]:
-		case <-time.After(providerStopTimeout):
-			_ = cmd.Process.Kill()
-			<-p.waited[i]
-		}
-	}
-	if p.sockets != "" {
-		_ = os.RemoveAll(p.sockets)
-	}
-}
-
-// reattach is the option that points a terraform call at the run's providers; nil without any.
-func (p *runProviders) reattach() *tfexec.ReattachOption {
-	if p == nil || len(p.info) == 0 {
-		return nil
-	}
-	return tfexec.Reattach(p.info)
-}
-
-func sortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
-
-// reattachInfo is what TF_REATTACH_PROVIDERS says of the run's providers; nil without any.
-func (p *runProviders) reattachInfo() tfexec.ReattachInfo {
-	if p == nil || len(p.info) == 0 {
-		return nil
-	}
-	return p.info
 }

@@ -27,9 +27,11 @@ const (
 	DirFiles    = "files"
 	EnvFilesDir = "MODKIND_FILES_DIR"
 
-	fileState   = "terraform.tfstate"
-	fileInitKey = ".modkind-init"
-	filePlan    = "modkind.tfplan"
+	fileState = "terraform.tfstate"
+	// fileStateAside is the state file's suffix while init runs (withoutState).
+	fileStateAside = ".init"
+	fileInitKey    = ".modkind-init"
+	filePlan       = "modkind.tfplan"
 
 	errWorkDir        = "cannot prepare work directory"
 	errGetState       = "cannot get Terraform state"
@@ -79,9 +81,9 @@ type Runner struct {
 	// PluginCache is the directory every run's init installs providers into once, shared by all
 	// work directories; none when empty.
 	PluginCache string
-	// SharedProviders has each run's terraform calls attach to provider processes started once
-	// for the run, rather than start every provider in every call.
-	SharedProviders bool
+	// Providers, when set, keeps provider processes that runs attach to, rather than terraform
+	// starting every provider in every call.
+	Providers *ProviderPool
 	// Env is set for every run on top of the controller's passed environment: a runner pod's
 	// own CLI configuration.
 	Env      map[string]string
@@ -458,20 +460,20 @@ func (r *Runner) withTerraform(ctx context.Context, op string, run *Run, stored 
 		return err
 	}
 	s := &session{Terraform: tfs.direct, changing: tfs.detached, asking: tfs.asking, done: free}
-	if r.SharedProviders {
+	if r.Providers != nil {
 		env, err := r.runEnv(run)
 		if err != nil {
 			return err
 		}
-		if s.providers, err = startProviders(ctx, run.Dir, env); err != nil {
+		if s.providers, err = r.Providers.lease(ctx, run, env); err != nil {
 			return run.Redactor.Error(err)
 		}
-		defer s.providers.stop()
+		defer s.providers.release()
 	}
 	return fn(s, fresh)
 }
 
-// session is one run's terraform, with the provider processes its calls share, if any.
+// session is one run's terraform, with the provider processes its calls attach to, if any.
 type session struct {
 	*tfexec.Terraform
 	// changing runs the calls that write state (apply, refresh, destroy), detached so that they
@@ -479,7 +481,7 @@ type session struct {
 	// leave nothing to adopt and die with the controller.
 	changing  *tfexec.Terraform
 	asking    askCommand
-	providers *runProviders
+	providers *providerLease
 	// done says the run starts no more terraform, so that its slot serves another run while
 	// this one saves what terraform wrote.
 	done func()
@@ -682,10 +684,31 @@ func (r *Runner) initialize(ctx context.Context, run *Run, tfs terraforms) error
 			return nil
 		}
 	}
-	if err := r.init(ctx, tfs.direct, run); err != nil {
+	if err := withoutState(run.Dir, func() error { return r.init(ctx, tfs.direct, run) }); err != nil {
 		return err
 	}
 	return errors.Wrap(os.WriteFile(keyPath, []byte(run.InitKey), 0o600), errWorkDir)
+}
+
+// withoutState runs init with the state file put aside. terraform init installs every provider
+// a state names, from any registry, and a tenant can write the state Secret: only the providers
+// the configuration requires are installed, and a plan of a state that names another fails
+// ("Missing required provider") without installing or starting anything.
+func withoutState(dir string, init func() error) error {
+	p := filepath.Join(dir, fileState)
+	aside := p + fileStateAside
+	err := os.Rename(p, aside)
+	if err != nil && !os.IsNotExist(err) {
+		return errors.Wrap(err, errWorkDir)
+	}
+	moved := err == nil
+	err = init()
+	if moved {
+		if rerr := os.Rename(aside, p); rerr != nil && err == nil {
+			err = errors.Wrap(rerr, errWorkDir)
+		}
+	}
+	return err
 }
 
 // runEnv is the whole environment of run's terraform, and of the providers it starts.

@@ -1,0 +1,151 @@
+package providerhost_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/modkind/modkind/reconcile/terraform/providerhost"
+	"github.com/modkind/modkind/test/thingstest"
+)
+
+// ground is a provider host of the things provider and what terraform needs to use it.
+type ground struct {
+	t         *testing.T
+	tf        string
+	cliConfig string
+	cloud     *thingstest.Cloud
+	host      *providerhost.Host
+}
+
+func newGround(t *testing.T) *ground {
+	t.Helper()
+	tf := os.Getenv("MODKIND_TERRAFORM")
+	if tf == "" {
+		tf = "terraform"
+	}
+	tf, err := exec.LookPath(tf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := &ground{t: t, tf: tf, cliConfig: thingstest.Install(t), cloud: thingstest.NewCloud(t)}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir, err := os.MkdirTemp("", "host")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(dir) })
+	env := map[string]string{"PATH": os.Getenv("PATH"), "HOME": t.TempDir(), "THINGS_DIR": g.cloud.Dir}
+	if g.host, err = providerhost.Start(context.Background(), exe, thingstest.Binary(t), dir, env); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { g.host.Stop(time.Minute) })
+	return g
+}
+
+// apply starts terraform apply of a slow bucket named name, attached to the host.
+func (g *ground) apply(name string) (*exec.Cmd, *bytes.Buffer) {
+	g.t.Helper()
+	dir := g.t.TempDir()
+	main := fmt.Sprintf(`{"terraform":{"required_providers":{"things":{"source":%q}}},
+"resource":{"things_bucket":{"b":{"name":%q,"create_seconds":4}}}}`, thingstest.Source, name)
+	if err := os.WriteFile(filepath.Join(dir, "main.tf.json"), []byte(main), 0o600); err != nil {
+		g.t.Fatal(err)
+	}
+	env := append(os.Environ(), "TF_CLI_CONFIG_FILE="+g.cliConfig, "TF_IN_AUTOMATION=1")
+	init := exec.Command(g.tf, "init", "-no-color", "-input=false")
+	init.Dir, init.Env = dir, env
+	if out, err := init.CombinedOutput(); err != nil {
+		g.t.Fatalf("init: %v\n%s", err, out)
+	}
+	reattach, _ := json.Marshal(map[string]any{thingstest.Source: map[string]any{"Protocol": "grpc",
+		"ProtocolVersion": g.host.ProtocolVersion, "Pid": g.host.Pid, "Test": true,
+		"Addr": map[string]string{"Network": "unix", "String": g.host.Socket}}})
+	cmd := exec.Command(g.tf, "apply", "-auto-approve", "-no-color", "-input=false")
+	cmd.Dir, cmd.Env = dir, append(env, "TF_REATTACH_PROVIDERS="+string(reattach))
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		g.t.Fatal(err)
+	}
+	return cmd, &out
+}
+
+// creating waits until the bucket name is being created.
+func (g *ground) creating(name string) {
+	g.t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		if o := g.cloud.Object("things_bucket", name); o != nil && o["status"] == "creating" {
+			return
+		}
+		if time.Now().After(deadline) {
+			g.t.Fatalf("bucket %s never started being created", name)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// Interrupting one terraform attached to a shared provider cancels that run's calls only: the
+// provider itself would cancel every call it serves on StopProvider.
+func TestInterruptCancelsOnlyItsRun(t *testing.T) {
+	g := newGround(t)
+	a, aOut := g.apply("a")
+	b, bOut := g.apply("b")
+	g.creating("a")
+	g.creating("b")
+	if err := a.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Wait(); err == nil {
+		t.Errorf("the interrupted apply succeeded:\n%s", aOut)
+	}
+	if err := b.Wait(); err != nil {
+		t.Errorf("the other apply must not be cancelled: %v\n%s", err, bOut)
+	}
+	if o := g.cloud.Object("things_bucket", "b"); o == nil || o["status"] != "ready" {
+		t.Errorf("the other run's bucket must be created: %v", o)
+	}
+	if o := g.cloud.Object("things_bucket", "a"); o != nil && o["status"] == "ready" {
+		t.Errorf("the interrupted run's create must have been cancelled: %v", o)
+	}
+	select {
+	case <-g.host.Exited():
+		t.Error("the host ended with one run's interruption")
+	default:
+	}
+}
+
+// A host whose controller is gone (standard input closed, as when the controller is killed)
+// serves the terraform still attached to the end, then stops the provider and ends.
+func TestHostOutlivesItsController(t *testing.T) {
+	g := newGround(t)
+	cmd, out := g.apply("c")
+	g.creating("c")
+	g.host.Release()
+	if err := cmd.Wait(); err != nil {
+		t.Errorf("the apply under way must finish after the controller is gone: %v\n%s", err, out)
+	}
+	if o := g.cloud.Object("things_bucket", "c"); o == nil || o["status"] != "ready" {
+		t.Errorf("the bucket must be created whole: %v", o)
+	}
+	select {
+	case <-g.host.Exited():
+	case <-time.After(providerhost.Quiet + 30*time.Second):
+		t.Fatal("the host did not end once no terraform was attached")
+	}
+	if _, err := os.Stat(filepath.Join("/proc", strconv.Itoa(g.host.Pid))); err == nil {
+		t.Errorf("the provider (pid %d) outlived its host", g.host.Pid)
+	}
+}

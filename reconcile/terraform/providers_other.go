@@ -1,8 +1,0 @@
-//go:build !linux
-
-package terraform
-
-import "os/exec"
-
-// stopWithController does nothing where the kernel offers no parent-death signal.
-func stopWithController(*exec.Cmd) {}

@@ -2,6 +2,7 @@ package reconcile
 
 import (
 	"context"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -54,6 +55,9 @@ func (k *kind) Snapshot() *Snapshot { return k.snapshot.Load() }
 type Options struct {
 	// WorkDir holds the per-instance terraform work directories.
 	WorkDir string
+	// Dir is the controller's own directory (--work-dir), WorkDir's parent when empty: no
+	// tenant's environment variable may name a file in it.
+	Dir string
 	// PollInterval is how often an unchanged instance is observed (no terraform runs then).
 	PollInterval time.Duration
 	// DriftInterval is how often a refreshing plan looks for changes made outside modkind; 0 never.
@@ -145,7 +149,7 @@ func (e *Engine) Run(ctx context.Context, gvk schema.GroupVersionKind, snap *Sna
 	r := managed.NewReconciler(km, resource.ManagedKind(gvk),
 		managed.WithExternalConnector(&connector{
 			kind: k, client: e.mgr.GetAPIReader(), runner: e.runner,
-			configs:  &ProviderConfigResolver{Client: e.mgr.GetAPIReader(), CredentialsNamespaces: e.opts.CredentialsNamespaces},
+			configs:  &ProviderConfigResolver{Client: e.mgr.GetAPIReader(), CredentialsNamespaces: e.opts.CredentialsNamespaces, Protected: []string{e.opts.ownDir()}},
 			workRoot: e.opts.WorkDir, drift: e.drift, notes: e.notes, record: recorder,
 			runs: &RunRecorder{Client: e.mgr.GetClient(), Reader: e.mgr.GetAPIReader(), History: e.opts.RunHistory,
 				Executor: executor, Log: log.WithName("runs")},
@@ -282,4 +286,11 @@ func (e *Engine) StopModule(name string) {
 	if ok {
 		e.Stop(gvk)
 	}
+}
+
+func (o Options) ownDir() string {
+	if o.Dir != "" {
+		return o.Dir
+	}
+	return filepath.Dir(o.WorkDir)
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -42,6 +43,9 @@ type ProviderConfigResolver struct {
 	Client client.Reader
 	// CredentialsNamespaces are the only namespaces a ClusterProviderConfig's Secrets may live in.
 	CredentialsNamespaces []string
+	// Protected are directories no tenant's variable may name a file in: the controller's own
+	// (--work-dir), with every other tenant's files, states and providers.
+	Protected []string
 }
 
 // Resolve reads the configuration ref names for an instance in namespace. A nil ref yields an
@@ -127,7 +131,7 @@ func (r *ProviderConfigResolver) Resolve(ctx context.Context, namespace string, 
 		// A variable naming a file outside the run would point a provider at the controller's
 		// own token or another run's files. The value itself stays out of the message: it may
 		// come from a Secret.
-		if !cluster && envPathOutside(s.Env[e.Name]) {
+		if !cluster && envPathOutside(s.Env[e.Name], r.Protected) {
 			return nil, errors.Errorf("%s%s: environment variable %s names a path outside the run's directory; write the file with spec.files and refer to it as files/<path>", where, errProviderConfig, e.Name)
 		}
 	}
@@ -230,16 +234,30 @@ func pathOutside(s string) bool {
 }
 
 // envPathOutside is pathOutside for an environment variable's value, which is as often a secret as
-// a path: an access key may well start with "/". An absolute value is judged a path, and refused,
-// when its first segment exists on this machine (/var, /etc, /proc, ...): a file it could point a
-// provider at must be below one.
-func envPathOutside(v string) bool {
+// a path (an access key may well start with "/") and may name a directory outside the run that the
+// tenant's objects legitimately live in. An absolute value is refused when it is in a protected
+// directory, or when it could name a file anywhere else but the system's temporary directory:
+// when its first segment exists on this machine (/var, /etc, /proc, ...). modkind keeps nothing
+// in the temporary directory but what its work directory holds.
+func envPathOutside(v string, protected []string) bool {
 	if !strings.HasPrefix(v, "/") {
 		return pathOutside(v)
 	}
+	clean := filepath.Clean(v)
+	for _, p := range protected {
+		if p == "" {
+			continue
+		}
+		if abs, err := filepath.Abs(p); err == nil && (clean == abs || strings.HasPrefix(clean, abs+"/")) {
+			return true
+		}
+	}
 	first, _, _ := strings.Cut(strings.TrimLeft(v, "/"), "/")
-	if first == "" || first == "." || first == ".." {
+	if first == "" || first == "." || first == ".." || strings.Contains(v, "/../") || strings.HasSuffix(v, "/..") {
 		return true
+	}
+	if tmp, _, _ := strings.Cut(strings.TrimLeft(os.TempDir(), "/"), "/"); first == tmp {
+		return false
 	}
 	_, err := os.Lstat("/" + first)
 	return err == nil

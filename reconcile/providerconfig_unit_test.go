@@ -145,7 +145,7 @@ func TestEnvPathOutside(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			if got := envPathOutside(tc.value); got != tc.want {
+			if got := envPathOutside(tc.value, []string{"/tmp/modkind"}); got != tc.want {
 				t.Errorf("%s: envPathOutside(%q) = %v, want %v", tc.reason, tc.value, got, tc.want)
 			}
 		})

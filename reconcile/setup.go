@@ -109,6 +109,7 @@ func DefaultConfig() Config {
 		Runner:            RunnerModeProcess,
 		ArtifactsAddress:  ":8443",
 
+		SharedProviders:       true,
 		SharedProviderMaxRuns: 200,
 		SharedProviderMaxRSS:  1 << 30,
 		SharedProviderIdle:    10 * time.Minute,
@@ -200,6 +201,7 @@ func Setup(mgr manager.Manager, cfg Config) (*Engine, error) {
 	}
 	engine := NewEngine(mgr, runner, Options{
 		WorkDir:       filepath.Join(cfg.Dir, "work"),
+		Dir:           cfg.Dir,
 		PollInterval:  cfg.PollInterval,
 		DriftInterval: cfg.DriftInterval,
 		Timeout:       cfg.RunTimeout,
@@ -239,6 +241,12 @@ func newProviderPool(cfg Config) (*terraform.ProviderPool, error) {
 		return nil, errors.Wrap(err, errSharedProviders)
 	}
 	pool := terraform.NewProviderPool(exe)
+	// In the controller's own directory, which no tenant's variable may name: a process's
+	// directory holds its ProviderConfig's files. Paths stay short for unix sockets.
+	pool.Dir = filepath.Join(cfg.Dir, "p")
+	if err := os.MkdirAll(pool.Dir, 0o700); err != nil {
+		return nil, errors.Wrap(err, errSharedProviders)
+	}
 	pool.MaxRuns, pool.MaxRSS, pool.Idle = cfg.SharedProviderMaxRuns, cfg.SharedProviderMaxRSS, cfg.SharedProviderIdle
 	return pool, nil
 }

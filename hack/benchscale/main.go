@@ -81,7 +81,7 @@ func main() {
 	flag.StringVar(&o.terraform, "terraform", os.Getenv("MODKIND_TERRAFORM"), "terraform or tofu; terraform, then tofu, on PATH when empty")
 	flag.StringVar(&o.modules, "modules", "terraform_data,things", "modules to measure, of terraform_data and things")
 	flag.BoolVar(&o.keep, "keep", false, "keep the scratch directory")
-	flag.BoolVar(&o.shared, "shared-providers", true, "measure modkind --shared-providers too, in a column of its own")
+	flag.BoolVar(&o.shared, "shared-providers", true, "measure modkind --shared-providers=false too, in a column of its own (shared providers are modkind's default)")
 	flag.StringVar(&o.runners, "runners", "process", "modkind's --runner values to measure, each in a column of its own: process, job or process,job")
 	flag.StringVar(&o.runners, "runner", "process", "the same as -runners")
 	flag.BoolVar(&o.floor, "floor", true, "measure raw terraform, the floor the ratios are to")
@@ -139,10 +139,10 @@ func run(ctx context.Context, o options) error {
 	for _, r := range strings.Split(o.runners, ",") {
 		switch strings.TrimSpace(r) {
 		case "process":
-			sides = append(sides, side{label: "modkind"})
 			if o.shared {
-				sides = append(sides, side{label: "modkind --shared-providers", variant: "shared", args: []string{"--shared-providers"}})
+				sides = append(sides, side{label: "modkind --shared-providers=false", args: []string{"--shared-providers=false"}})
 			}
+			sides = append(sides, side{label: "modkind", variant: "shared"})
 		case "job":
 			job = true
 			sides = append(sides, side{label: "modkind --runner job", variant: "job", job: true})

@@ -4,10 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io/fs"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -66,7 +66,7 @@ type JobExecutor struct {
 	Reader client.Reader
 	// Runner installs the providers of each bundle, once, into the controller's plugin cache.
 	Runner *terraform.Runner
-	// Artifacts keeps the bundles the artifact server hands to runners.
+	// Artifacts keeps the bundles and provider archives the artifact server hands to runners.
 	Artifacts *artifact.Store
 	// Modules is the module cache's root: a bundle carries the whole package a module lives in,
 	// so that its calls of sibling directories resolve.
@@ -260,18 +260,20 @@ type bundle struct {
 	sub string
 }
 
-// Authorize lets runners of namespace fetch the bundle digest while a Run there needs it.
-func (x *JobExecutor) Authorize(ctx context.Context, namespace, digest string) (bool, error) {
+// ActiveBundles lists the bundles runners of namespace may read: those its active Runs name. A
+// runner reads a bundle, and the provider packages the bundle lists, only while its Run needs them.
+func (x *JobExecutor) ActiveBundles(ctx context.Context, namespace string) ([]string, error) {
 	runs := &v1alpha1.RunList{}
 	if err := x.Reader.List(ctx, runs, client.InNamespace(namespace)); err != nil {
-		return false, errors.Wrap(err, errListRuns)
+		return nil, errors.Wrap(err, errListRuns)
 	}
+	var digests []string
 	for _, r := range runs.Items {
-		if r.Spec.ArtifactDigest == digest && active(r.Status.Phase) {
-			return true, nil
+		if d := r.Spec.ArtifactDigest; d != "" && active(r.Status.Phase) && !slices.Contains(digests, d) {
+			digests = append(digests, d)
 		}
 	}
-	return false, nil
+	return digests, nil
 }
 
 // bundleFor returns the bundle of snap's module with the providers setup configures, preparing
@@ -335,64 +337,43 @@ func (x *JobExecutor) prepare(ctx context.Context, key string, snap *Snapshot, s
 	if b.lock, err = os.ReadFile(filepath.Join(dir, module.FileLock)); err != nil && !os.IsNotExist(err) {
 		return bundle{}, err
 	}
-	providers, err := providerEntries(filepath.Join(dir, ".terraform", "providers"))
+	providers, err := x.providerPackages(filepath.Join(dir, ".terraform", "providers"))
 	if err != nil {
 		return bundle{}, err
 	}
-	entries = append(entries, providers...)
-	if b.digest, err = x.Artifacts.Put(entries); err != nil {
+	if b.digest, err = x.Artifacts.Put(entries, providers...); err != nil {
 		return bundle{}, err
 	}
 	return b, nil
 }
 
-// providerEntries lists the files of the platform directories below a .terraform/providers
-// directory (host/namespace/type/version/platform) as bundle entries, following the links init
-// made into the plugin cache and those a filesystem mirror may hold: a runner gets the files.
-func providerEntries(dir string) ([]artifact.Entry, error) {
+// providerPackages puts each provider package init installed below a .terraform/providers
+// directory (host/namespace/type/version/platform, links into the plugin cache followed) into the
+// artifact store, as the archive the provider mirror serves runners.
+func (x *JobExecutor) providerPackages(dir string) ([]artifact.Provider, error) {
 	matches, err := filepath.Glob(filepath.Join(dir, "*", "*", "*", "*", "*"))
 	if err != nil {
 		return nil, err
 	}
-	var entries []artifact.Entry
+	var out []artifact.Provider
 	for _, m := range matches {
-		real, err := filepath.EvalSymlinks(m)
-		if err != nil {
-			return nil, err
-		}
-		if st, err := os.Stat(real); err != nil || !st.IsDir() {
+		if st, err := os.Stat(m); err != nil || !st.IsDir() {
 			continue
 		}
 		rel, err := filepath.Rel(dir, m)
 		if err != nil {
 			return nil, err
 		}
-		err = filepath.WalkDir(real, func(p string, d fs.DirEntry, err error) error {
-			if err != nil || d.IsDir() {
-				return err
-			}
-			file, err := filepath.EvalSymlinks(p)
-			if err != nil {
-				return err
-			}
-			if st, err := os.Stat(file); err != nil || !st.Mode().IsRegular() {
-				return errors.Errorf("provider file %s is not a regular file", p)
-			}
-			within, err := filepath.Rel(real, p)
-			if err != nil {
-				return err
-			}
-			entries = append(entries, artifact.Entry{
-				Name:   BundleProviders + "/" + filepath.ToSlash(filepath.Join(rel, within)),
-				Source: file,
-			})
-			return nil
-		})
+		parts := strings.Split(filepath.ToSlash(rel), "/")
+		p, err := x.Artifacts.PutProvider(artifact.Provider{
+			Hostname: parts[0], Namespace: parts[1], Type: parts[2], Version: parts[3], Platform: parts[4],
+		}, m)
 		if err != nil {
 			return nil, err
 		}
+		out = append(out, p)
 	}
-	return entries, nil
+	return out, nil
 }
 
 // packageOf splits a module directory in the module cache into the package snapshot that holds

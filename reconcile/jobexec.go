@@ -61,8 +61,10 @@ const (
 // Secret with the Run's inputs and the Job that executes it (`modkind runner`), and never waits
 // for one; the instance is reconciled again when its Run changes.
 type JobExecutor struct {
+	// Client reads from the manager's cache; observeJob reads the instance's Runs with it.
 	Client client.Client
-	// Reader reads Runs fresh, never from a cache that may not show the Run just created.
+	// Reader reads Runs fresh, never from a cache that may not show the Run just created: before
+	// a Run is started or adopted, and for the artifact server's authorization.
 	Reader client.Reader
 	// Runner installs the providers of each bundle, once, into the controller's plugin cache.
 	Runner *terraform.Runner
@@ -422,13 +424,32 @@ func (e *external) runnerInputs(b bundle) (*RunInputs, error) {
 	return ri, nil
 }
 
-// observeJob looks at the instance's newest Run. While one is active, the instance is left alone:
-// the Run's end reconciles it again.
+// observeJob looks at the instance's Runs as the manager's cache shows them. While one is active,
+// the instance is left alone: the Run's end reconciles it again.
+//
+// The cache serves every poll, and is safe for what Observe decides from it:
+//   - A Run's changes reach the instance through the same cache (the watch on Runs), so the
+//     reconcile a Run's end triggers sees that end; until the cache shows it, the Run looks active
+//     and the instance is left alone, which is what a fresh read would have done a moment before.
+//   - A Run created moments ago, by this controller or another, may not be in the cache yet, and
+//     the instance may then look idle. Nothing is started on that view: startJob reads the Runs
+//     fresh before it starts one, and starts none while one is active or while the cache is
+//     behind. Two controllers that still both start one make the same Run (its name follows from
+//     the Run before it), so the second finds it made; and the runners of two Runs would still
+//     take turns on the state Lease.
+//   - A Run that adoptJob would complete or end is read fresh before it is acted on.
 func (e *external) observeJob(ctx context.Context) (*managed.ExternalObservation, error) {
-	runs, err := e.runs.list(ctx, e.inst)
+	return e.observeRuns(ctx, e.jobs.Client)
+}
+
+// observeRuns sets latest and busy from the instance's Runs as r shows them, and adopts active
+// Runs left without a Job. While one is active, it returns the observation of a busy instance.
+func (e *external) observeRuns(ctx context.Context, r client.Reader) (*managed.ExternalObservation, error) {
+	runs, err := listRuns(ctx, r, e.inst)
 	if err != nil {
 		return nil, err
 	}
+	e.latest, e.busy = nil, false
 	if len(runs) == 0 {
 		return nil, nil
 	}
@@ -455,6 +476,14 @@ func (e *external) observeJob(ctx context.Context) (*managed.ExternalObservation
 	return &managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: true}, nil
 }
 
+// sameVersion reports whether two reads show the same version of the same Run, or both none.
+func sameVersion(a, b *v1alpha1.Run) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return a.UID == b.UID && a.ResourceVersion == b.ResourceVersion
+}
+
 // refreshJob starts a Refresh Run of an Observe-only instance unless its newest Run is a Refresh
 // that ended within RefreshEvery; the state that Run saved holds the outputs Observe publishes.
 func (e *external) refreshJob(ctx context.Context) error {
@@ -470,6 +499,16 @@ func (e *external) refreshJob(ctx context.Context) error {
 func (e *external) startJob(ctx context.Context, op v1alpha1.RunOperation) error {
 	if e.busy {
 		// Observe found a Run still active; a deleted instance is handed to Delete even then.
+		return nil
+	}
+	// Observe read the cache (see observeJob): read the Runs fresh before starting one.
+	cached := e.latest
+	if o, err := e.observeRuns(ctx, e.jobs.Reader); err != nil || o != nil {
+		return err
+	}
+	if !sameVersion(cached, e.latest) {
+		// The cache is behind: the change it does not show yet reconciles the instance again,
+		// and Observe decides from a cache that shows it.
 		return nil
 	}
 	if l := e.latest; l != nil && l.Spec.Operation == op && l.Spec.ModuleDigest == e.snap.Module.Digest &&
@@ -608,6 +647,16 @@ func (e *external) adoptJob(ctx context.Context, run *v1alpha1.Run) (bool, error
 	err := x.Client.Get(ctx, types.NamespacedName{Namespace: run.Namespace, Name: run.Name}, &batchv1.Job{})
 	if !kerrors.IsNotFound(err) {
 		return true, errors.Wrapf(err, "%s %s", errGetJob, run.Name)
+	}
+	// The Run may be the cache's, and may have ended since: act only on what the API server holds.
+	if err := x.Reader.Get(ctx, types.NamespacedName{Namespace: run.Namespace, Name: run.Name}, run); err != nil {
+		if kerrors.IsNotFound(err) {
+			return false, nil
+		}
+		return true, errors.Wrapf(err, "%s %s", errReadRun, run.Name)
+	}
+	if !active(run.Status.Phase) {
+		return false, nil
 	}
 	if run.Status.Phase == v1alpha1.PhaseRunning {
 		// Its Job was deleted under it: nothing will record the Run's end.

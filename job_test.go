@@ -1,17 +1,27 @@
 package main
 
 import (
+	"archive/tar"
+	"archive/zip"
+	"bytes"
+	"compress/gzip"
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"golang.org/x/mod/sumdb/dirhash"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -28,6 +38,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/modkind/modkind/apis/v1alpha1"
+	"github.com/modkind/modkind/artifact"
 	"github.com/modkind/modkind/reconcile"
 	"github.com/modkind/modkind/reconcile/terraform"
 	"github.com/modkind/modkind/state"
@@ -265,7 +276,10 @@ func runsOf(t *testing.T, c client.Client, u *unstructured.Unstructured) []v1alp
 func TestJobRunner(t *testing.T) {
 	g := startJobGround(t)
 	t.Setenv("TF_CLI_CONFIG_FILE", thingstest.Install(t))
-	g.startJobController(t, g.jobControllerArgs(t))
+	args := g.jobControllerArgs(t)
+	g.startJobController(t, args)
+	// The controller's artifact store: the bundles and provider archives it serves runners.
+	artifacts := filepath.Join(args[slices.Index(args, "--work-dir")+1], "artifacts")
 	watchActiveRuns(t, g.c)
 	g.tenant(t, "team-a")
 	g.tenant(t, "team-b")
@@ -458,8 +472,8 @@ func TestJobRunner(t *testing.T) {
 
 	t.Run("a resource kind of the things provider is created, updated and deleted by Jobs", func(t *testing.T) {
 		// The controller's CLI configuration (TF_CLI_CONFIG_FILE, set above) installs the provider
-		// from the test's mirror; a runner's only allows the mirror in the bundle it fetched from
-		// the controller, so a bucket made by a runner proves the provider came from there.
+		// from the test's mirror; a runner's only allows the controller's provider mirror, so a
+		// bucket made by a runner proves the provider came from there.
 		cloud := thingstest.NewCloud(t)
 		bucket := schema.GroupVersionKind{Group: "jobthings.example.org", Version: "v1alpha1", Kind: "Bucket"}
 		if err := c.Create(ctx, &v1alpha1.Module{
@@ -496,6 +510,20 @@ func TestJobRunner(t *testing.T) {
 		if len(objs) != 1 {
 			t.Fatalf("cloud holds %d buckets, want 1: %v", len(objs), objs)
 		}
+		// The bundle the Run fetched carries no provider: only the list of what its init installs
+		// from the controller's mirror.
+		runs := runsOf(t, c, b)
+		if len(runs) == 0 {
+			t.Fatal("no Run of the bucket")
+		}
+		raw, err := os.ReadFile(filepath.Join(artifacts, strings.Replace(runs[0].Spec.ArtifactDigest, ":", "-", 1)+".tar.gz"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff([]string{artifact.ManifestName}, bundleEntries(t, raw)); diff != "" {
+			t.Errorf("the bucket's bundle, -want +got:\n%s", diff)
+		}
+		t.Logf("the bucket's bundle: %d bytes", len(raw))
 		conn := &corev1.Secret{}
 		if err := c.Get(ctx, client.ObjectKey{Namespace: "team-a", Name: "bucket-logs"}, conn); err != nil {
 			t.Fatal(err)
@@ -582,6 +610,66 @@ func TestJobRunner(t *testing.T) {
 		if created := cloud.Count("things_bucket", "created"); created != 1 {
 			t.Errorf("buckets created: %d, want 1: %v", created, cloud.Log("things_bucket"))
 		}
+	})
+
+	t.Run("a mirror that serves a tampered provider archive fails init, and nothing is applied", func(t *testing.T) {
+		// As a compromised controller disk would: every archive of the things provider is replaced,
+		// and the mirror's lists advertise the replacement's hash. The lock file the controller
+		// wrote into the Run's inputs still holds the installed package's hash.
+		restore := tamperThings(t, artifacts)
+		defer restore()
+		cloud := thingstest.NewCloud(t)
+		env, dir, _ := strings.Cut(cloud.Env(), "=")
+		if err := c.Create(ctx, &v1alpha1.ProviderConfig{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "tampered"},
+			Spec:       v1alpha1.ProviderConfigSpec{Env: []v1alpha1.EnvVar{{Name: env, Value: &dir}}},
+		}); err != nil {
+			t.Fatal(err)
+		}
+		u := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{
+			"forProvider":       map[string]any{"name": "tampered"},
+			"providerConfigRef": map[string]any{"name": "tampered"},
+		}}}
+		u.SetGroupVersionKind(schema.GroupVersionKind{Group: "jobthings.example.org", Version: "v1alpha1", Kind: "Bucket"})
+		u.SetNamespace("team-a")
+		u.SetName("tampered")
+		if err := c.Create(ctx, u); err != nil {
+			t.Fatal(err)
+		}
+		var failed v1alpha1.Run
+		poll(t, "the Run to fail", 3*time.Minute, func(ctx context.Context) (bool, error) {
+			got := u.DeepCopy()
+			if err := c.Get(ctx, client.ObjectKeyFromObject(u), got); err != nil {
+				return false, nil
+			}
+			for _, r := range runsOf(t, c, got) {
+				if r.Status.Phase == v1alpha1.PhaseFailed {
+					failed = r
+					return true, nil
+				}
+			}
+			return false, nil
+		})
+		// terraform wraps its message's lines.
+		if msg := strings.Join(strings.Fields(failed.Status.Message), " "); !strings.Contains(msg, "doesn't match any of the checksums previously recorded in the dependency lock file") {
+			t.Errorf("Run %s failed with %q; want init to refuse the package the lock file does not vouch for", failed.Name, failed.Status.Message)
+		}
+		if objs := cloud.Objects("things_bucket"); len(objs) != 0 {
+			t.Errorf("a tampered provider made buckets: %v", objs)
+		}
+		ref := reconcile.StateRef("Bucket.jobthings.example.org", "team-a", "tampered")
+		if st, err := (&state.Store{Client: c}).Get(ctx, ref); err != nil || st != nil {
+			t.Errorf("state of the instance whose init failed: %v, %v; want none", st, err)
+		}
+		// With the archives the controller made, the instance is applied and then deleted.
+		restore()
+		waitInstanceReady(t, c, u)
+		if err := c.Delete(ctx, u); err != nil {
+			t.Fatal(err)
+		}
+		poll(t, "the instance to be gone", 3*time.Minute, func(ctx context.Context) (bool, error) {
+			return kerrors.IsNotFound(c.Get(ctx, client.ObjectKeyFromObject(u), u.DeepCopy())), nil
+		})
 	})
 
 	t.Run("deleting the instance destroys through a Run and removes the state", func(t *testing.T) {
@@ -705,4 +793,96 @@ func assertCreatedOnce(t *testing.T, dir string, n int) {
 			t.Errorf("%s: created %d times, want once:\n%s", p, created, b)
 		}
 	}
+}
+
+// bundleEntries are the names of the entries of a bundle (a tar.gz).
+func bundleEntries(t *testing.T, raw []byte) []string {
+	t.Helper()
+	zr, err := gzip.NewReader(bytes.NewReader(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := tar.NewReader(zr)
+	var names []string
+	for {
+		hdr, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			return names
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		names = append(names, hdr.Name)
+	}
+}
+
+// tamperThings replaces every archive of the things provider in the controller's artifact store
+// with one whose executable is another, and has the mirror advertise the replacement's hash, as a
+// mirror serving a tampered package would; it returns what puts the originals back (once).
+func tamperThings(t *testing.T, artifacts string) func() {
+	t.Helper()
+	saved := map[string][]byte{}
+	manifests, err := filepath.Glob(filepath.Join(artifacts, "sha256-*.providers.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range manifests {
+		raw, err := os.ReadFile(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ps []artifact.Provider
+		if err := json.Unmarshal(raw, &ps); err != nil {
+			t.Fatal(err)
+		}
+		for i, p := range ps {
+			if p.Type != "things" {
+				continue
+			}
+			path := filepath.Join(artifacts, strings.Replace(p.Archive, ":", "-", 1)+".zip")
+			if _, ok := saved[path]; !ok {
+				if saved[path], err = os.ReadFile(path); err != nil {
+					t.Fatal(err)
+				}
+				var buf bytes.Buffer
+				zw := zip.NewWriter(&buf)
+				hdr := &zip.FileHeader{Name: "terraform-provider-things_v" + p.Version, Method: zip.Deflate}
+				hdr.SetMode(0o755)
+				w, err := zw.CreateHeader(hdr)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if _, err := w.Write([]byte("#!/bin/sh\nexit 1\n")); err != nil {
+					t.Fatal(err)
+				}
+				if err := zw.Close(); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(path, buf.Bytes(), 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if ps[i].Hash, err = dirhash.HashZip(path, dirhash.Hash1); err != nil {
+				t.Fatal(err)
+			}
+		}
+		tampered, err := json.Marshal(ps)
+		if err != nil {
+			t.Fatal(err)
+		}
+		saved[m] = raw
+		if err := os.WriteFile(m, tampered, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(saved) == 0 {
+		t.Fatal("no archive of the things provider to tamper with")
+	}
+	return sync.OnceFunc(func() {
+		for p, b := range saved {
+			if err := os.WriteFile(p, b, 0o600); err != nil {
+				t.Error(err)
+			}
+		}
+	})
 }

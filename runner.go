@@ -71,19 +71,31 @@ func runner(args []string, out io.Writer) error {
 		return err
 	}
 	host, _ := os.Hostname()
+	// Read at each use: the kubelet rotates the token.
+	token := func() (string, error) {
+		token, err := os.ReadFile(*tokenFile)
+		if err != nil {
+			return "", fmt.Errorf("cannot read the runner's token: %w", err)
+		}
+		return strings.TrimSpace(string(token)), nil
+	}
 	x := &reconcile.RunExecutor{
 		Client: c, Binary: bin, Dir: dir, LockDuration: *lockDuration,
 		Identity: fmt.Sprintf("runner/%s/%s/%s", *namespace, *name, host),
 		Fetch: func(ctx context.Context, digest, dst string) error {
 			return fetchRetrying(ctx, *fetchFor, func(ctx context.Context) error {
-				// Read at each use: the kubelet rotates the token.
-				token, err := os.ReadFile(*tokenFile)
+				token, err := token()
 				if err != nil {
-					return fmt.Errorf("cannot read the runner's token: %w", err)
+					return err
 				}
-				return artifact.Fetch(ctx, hc, *artifacts, strings.TrimSpace(string(token)), digest, dst)
+				return artifact.Fetch(ctx, hc, *artifacts, token, digest, dst)
 			})
 		},
+		// Terraform installs the providers from the controller's mirror, trusting the certificate
+		// the runner trusts for the artifact server.
+		Mirror:   strings.TrimSuffix(*artifacts, "/") + artifact.MirrorPrefix,
+		MirrorCA: []byte(os.Getenv(envArtifactsCA)),
+		Token:    token,
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()

@@ -14,14 +14,19 @@ import (
 )
 
 // fetchServer serves a store with the real Server over TLS, with the fake reviewer and team-a
-// allowed every digest.
+// allowed every bundle the store holds.
 func fetchServer(t *testing.T, store *Store) *httptest.Server {
 	t.Helper()
 	srv := httptest.NewTLSServer(&Server{
-		Store:     store,
-		Reviewer:  fakeReviewer{},
-		Authorize: func(_ context.Context, ns, _ string) (bool, error) { return ns == "team-a", nil },
-		Log:       (&logSink{}).logger(),
+		Store:    store,
+		Reviewer: fakeReviewer{},
+		Bundles: func(_ context.Context, ns string) ([]string, error) {
+			if ns != "team-a" {
+				return nil, nil
+			}
+			return storedBundles(store)
+		},
+		Log: (&logSink{}).logger(),
 	})
 	t.Cleanup(srv.Close)
 	return srv

@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -154,4 +155,14 @@ func listDir(t *testing.T, dir string) []string {
 		names = append(names, de.Name())
 	}
 	return names
+}
+
+// storedBundles are the digests of the bundles a store holds.
+func storedBundles(s *Store) ([]string, error) {
+	names, err := filepath.Glob(filepath.Join(s.Dir, "sha256-*.tar.gz"))
+	var digests []string
+	for _, n := range names {
+		digests = append(digests, "sha256:"+strings.TrimSuffix(strings.TrimPrefix(filepath.Base(n), "sha256-"), ".tar.gz"))
+	}
+	return digests, err
 }

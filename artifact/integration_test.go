@@ -73,8 +73,11 @@ func TestRunnerFetchAgainstAPIServer(t *testing.T) {
 	srv := &Server{
 		Store:    store,
 		Reviewer: NewTokenReviewer(c, []string{"modkind"}),
-		Authorize: func(_ context.Context, ns, d string) (bool, error) {
-			return ns == "team-a" && d == digest, nil
+		Bundles: func(_ context.Context, ns string) ([]string, error) {
+			if ns != "team-a" {
+				return nil, nil
+			}
+			return []string{digest}, nil
 		},
 		Log: logs.logger(),
 	}

@@ -5,9 +5,11 @@ import (
 	"io"
 	"io/fs"
 	"net/http"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 	"github.com/go-logr/logr"
@@ -80,21 +82,29 @@ func (r *apiReviewer) Review(ctx context.Context, token string) (string, string,
 	return ns, name, nil
 }
 
-// An Authorizer decides whether a runner of a namespace may fetch the bundle of a digest.
-type Authorizer func(ctx context.Context, namespace, digest string) (bool, error)
+// A BundleLister lists the digests of the bundles runners of a namespace may read now: those an
+// active Run of the namespace names. A runner reads a bundle, and the provider packages its
+// manifest lists, only while one is listed.
+type BundleLister func(ctx context.Context, namespace string) ([]string, error)
 
-// A Server serves bundles of a Store to runners: GET PathPrefix + digest with a service-account
-// token as "Authorization: Bearer <token>".
+// A Server serves the bundles of a Store to runners, GET PathPrefix + digest, and the provider
+// packages they list as a Terraform provider network mirror under MirrorPrefix. Requests carry a
+// service-account token as "Authorization: Bearer <token>"; archive downloads, for which terraform
+// sends no credentials, carry a signature the server gave with the token-checked archive list.
 type Server struct {
-	Store     *Store
-	Reviewer  TokenReviewer
-	Authorize Authorizer
-	Log       logr.Logger
+	Store    *Store
+	Reviewer TokenReviewer
+	Bundles  BundleLister
+	Log      logr.Logger
+
+	keyOnce sync.Once
+	key     []byte
 }
 
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	digest, ok := strings.CutPrefix(r.URL.Path, PathPrefix)
-	if !ok {
+	bundle, isBundle := strings.CutPrefix(r.URL.Path, PathPrefix)
+	mirror, isMirror := strings.CutPrefix(r.URL.Path, MirrorPrefix)
+	if !isBundle && !isMirror {
 		http.NotFound(w, r)
 		return
 	}
@@ -103,46 +113,31 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
 		return
 	}
+	if isMirror {
+		s.serveMirror(w, r, mirror)
+		return
+	}
 	// The digest's form is checked before the token so that garbage costs no TokenReview.
-	if _, err := ParseDigest(digest); err != nil {
+	if _, err := ParseDigest(bundle); err != nil {
 		http.Error(w, errDigestForm, http.StatusBadRequest)
 		return
 	}
-	log := s.Log.WithValues("digest", digest, "remote", r.RemoteAddr)
-
-	token, ok := bearer(r)
+	log := s.Log.WithValues("digest", bundle, "remote", r.RemoteAddr)
+	ns, log, ok := s.authenticate(w, r, log)
 	if !ok {
-		w.Header().Set("WWW-Authenticate", `Bearer realm="modkind-artifacts"`)
-		http.Error(w, "bearer token required", http.StatusUnauthorized)
 		return
 	}
-	ns, sa, err := s.Reviewer.Review(r.Context(), token)
-	switch {
-	case errors.Is(err, ErrUnauthenticated):
-		log.V(1).Info("Refused bundle request: token not authenticated", "reason", redact(err, token).Error())
-		w.Header().Set("WWW-Authenticate", `Bearer realm="modkind-artifacts", error="invalid_token"`)
-		http.Error(w, "invalid token", http.StatusUnauthorized)
-		return
-	case err != nil:
-		log.Info("Cannot review runner token", "error", redact(err, token).Error())
-		http.Error(w, "cannot review token", http.StatusServiceUnavailable)
+	digests, ok := s.listBundles(w, r, ns, log)
+	if !ok {
 		return
 	}
-	log = log.WithValues("namespace", ns, "serviceAccount", sa)
-
-	allowed, err := s.Authorize(r.Context(), ns, digest)
-	if err != nil {
-		log.Info("Cannot authorize bundle request", "error", err.Error())
-		http.Error(w, "cannot authorize request", http.StatusInternalServerError)
-		return
-	}
-	if !allowed {
+	if !slices.Contains(digests, bundle) {
 		log.Info("Refused bundle request: no active run of the namespace names this digest")
 		http.Error(w, "forbidden", http.StatusForbidden)
 		return
 	}
 
-	f, err := s.Store.Open(digest)
+	f, err := s.Store.Open(bundle)
 	if errors.Is(err, fs.ErrNotExist) {
 		http.Error(w, "unknown digest", http.StatusNotFound)
 		return
@@ -152,23 +147,64 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "cannot open bundle", http.StatusInternalServerError)
 		return
 	}
+	serveFile(w, f, "application/gzip", log)
+}
+
+// authenticate reviews the request's bearer token and returns the namespace of its service
+// account; when it cannot, it has answered the request.
+func (s *Server) authenticate(w http.ResponseWriter, r *http.Request, log logr.Logger) (string, logr.Logger, bool) {
+	token, ok := bearer(r)
+	if !ok {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="modkind-artifacts"`)
+		http.Error(w, "bearer token required", http.StatusUnauthorized)
+		return "", log, false
+	}
+	ns, sa, err := s.Reviewer.Review(r.Context(), token)
+	switch {
+	case errors.Is(err, ErrUnauthenticated):
+		log.V(1).Info("Refused request: token not authenticated", "reason", redact(err, token).Error())
+		w.Header().Set("WWW-Authenticate", `Bearer realm="modkind-artifacts", error="invalid_token"`)
+		http.Error(w, "invalid token", http.StatusUnauthorized)
+		return "", log, false
+	case err != nil:
+		log.Info("Cannot review runner token", "error", redact(err, token).Error())
+		http.Error(w, "cannot review token", http.StatusServiceUnavailable)
+		return "", log, false
+	}
+	return ns, log.WithValues("namespace", ns, "serviceAccount", sa), true
+}
+
+// listBundles lists the bundles runners of ns may read; when it cannot, it has answered the
+// request.
+func (s *Server) listBundles(w http.ResponseWriter, r *http.Request, ns string, log logr.Logger) ([]string, bool) {
+	digests, err := s.Bundles(r.Context(), ns)
+	if err != nil {
+		log.Info("Cannot authorize request", "error", err.Error())
+		http.Error(w, "cannot authorize request", http.StatusInternalServerError)
+		return nil, false
+	}
+	return digests, true
+}
+
+// serveFile answers with the content of f, which it closes.
+func serveFile(w http.ResponseWriter, f *os.File, contentType string, log logr.Logger) {
 	defer f.Close() //nolint:errcheck // read only.
 	fi, err := f.Stat()
 	if err != nil {
-		log.Info("Cannot stat bundle", "error", err.Error())
-		http.Error(w, "cannot open bundle", http.StatusInternalServerError)
+		log.Info("Cannot stat artifact", "error", err.Error())
+		http.Error(w, "cannot open artifact", http.StatusInternalServerError)
 		return
 	}
-	w.Header().Set("Content-Type", "application/gzip")
+	w.Header().Set("Content-Type", contentType)
 	w.Header().Set("Content-Length", strconv.FormatInt(fi.Size(), 10))
 	w.Header().Set("Cache-Control", "private, no-store")
 	w.WriteHeader(http.StatusOK)
 	n, err := io.Copy(w, f)
 	if err != nil {
-		log.Info("Bundle transfer interrupted", "bytes", n, "error", err.Error())
+		log.Info("Artifact transfer interrupted", "bytes", n, "error", err.Error())
 		return
 	}
-	log.V(1).Info("Served bundle", "bytes", n)
+	log.V(1).Info("Served artifact", "bytes", n)
 }
 
 func bearer(r *http.Request) (string, bool) {

@@ -28,6 +28,7 @@ const (
 	tokenB      = "token-of-team-b-77d2aa31"
 	tokenFlaky  = "token-that-breaks-the-review-9c3e"
 	tokenForged = "forged-token-0b5d"
+	tokenC      = "token-of-team-c-5e8a71d0"
 )
 
 // fakeReviewer knows two tokens. The flaky one makes the review fail with an error that quotes the
@@ -40,6 +41,8 @@ func (fakeReviewer) Review(_ context.Context, token string) (string, string, err
 		return "team-a", "modkind-runner", nil
 	case tokenB:
 		return "team-b", "modkind-runner", nil
+	case tokenC:
+		return "team-c", "modkind-runner", nil
 	case tokenFlaky:
 		return "", "", errors.Errorf("connection reset while reviewing %s", token)
 	}
@@ -77,7 +80,6 @@ func TestServerStatus(t *testing.T) {
 		t.Fatal(err)
 	}
 	unknown := "sha256:" + strings.Repeat("e", 64)
-	broken := "sha256:" + strings.Repeat("b", 64)
 	bundle, err := os.ReadFile(store.path(strings.TrimPrefix(known, "sha256:")))
 	if err != nil {
 		t.Fatal(err)
@@ -87,11 +89,14 @@ func TestServerStatus(t *testing.T) {
 	srv := &Server{
 		Store:    store,
 		Reviewer: fakeReviewer{},
-		Authorize: func(_ context.Context, ns, digest string) (bool, error) {
-			if digest == broken {
-				return false, errors.New("cannot list Runs")
+		Bundles: func(_ context.Context, ns string) ([]string, error) {
+			switch ns {
+			case "team-a":
+				return []string{known, unknown}, nil
+			case "team-c":
+				return nil, errors.New("cannot list Runs")
 			}
-			return ns == "team-a" && (digest == known || digest == unknown), nil
+			return nil, nil
 		},
 		Log: logs.logger(),
 	}
@@ -183,8 +188,8 @@ func TestServerStatus(t *testing.T) {
 			want: want{status: http.StatusServiceUnavailable},
 		},
 		"AuthorizerFails": {
-			reason: "An authorizer error refuses the request.",
-			method: http.MethodGet, path: PathPrefix + broken, auth: "Bearer " + tokenA,
+			reason: "A namespace whose Runs cannot be listed is refused.",
+			method: http.MethodGet, path: PathPrefix + known, auth: "Bearer " + tokenC,
 			want: want{status: http.StatusInternalServerError},
 		},
 	}

@@ -1,5 +1,7 @@
-// Package artifact stores module code and provider binaries as digest-addressed bundles and serves
-// them to runner pods over TLS, to service-account tokens the API server vouches for; runners verify every digest.
+// Package artifact stores module code as digest-addressed bundles and installed providers as
+// digest-addressed zip archives, and serves them to runner pods over TLS (the archives as a
+// Terraform provider network mirror), to service-account tokens the API server vouches for;
+// runners verify every digest, and terraform every archive against the lock file.
 package artifact
 
 import (
@@ -13,6 +15,7 @@ import (
 	"path"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -69,14 +72,36 @@ type Store struct{ Dir string }
 var fixedTime = time.Unix(0, 0).UTC()
 
 // Put writes the entries as one bundle and returns its digest. The same trees give the same digest
-// whatever their timestamps and owners; putting a bundle that exists already is a no-op.
-func (s *Store) Put(entries []Entry) (string, error) {
+// whatever their timestamps and owners; putting a bundle that exists already is a no-op. The
+// providers, put with PutProvider, are what runs of the bundle may install from the provider
+// mirror: the bundle lists them in its entry ManifestName, and Providers returns them.
+func (s *Store) Put(entries []Entry, providers ...Provider) (string, error) {
+	if err := os.MkdirAll(s.Dir, 0o700); err != nil {
+		return "", errors.Wrap(err, errTempFile)
+	}
+	var list []byte
+	if len(providers) > 0 {
+		var err error
+		if list, err = manifest(providers); err != nil {
+			return "", err
+		}
+		f, err := os.CreateTemp(s.Dir, ".put-*.json")
+		if err != nil {
+			return "", errors.Wrap(err, errTempFile)
+		}
+		defer os.Remove(f.Name()) //nolint:errcheck // only the bundle keeps it.
+		if _, err := f.Write(list); err != nil {
+			_ = f.Close()
+			return "", errors.Wrap(err, errManifest)
+		}
+		if err := f.Close(); err != nil {
+			return "", errors.Wrap(err, errManifest)
+		}
+		entries = append(slices.Clone(entries), Entry{Name: ManifestName, Source: f.Name()})
+	}
 	es, err := checkEntries(entries)
 	if err != nil {
 		return "", err
-	}
-	if err := os.MkdirAll(s.Dir, 0o700); err != nil {
-		return "", errors.Wrap(err, errTempFile)
 	}
 	tmp, err := os.CreateTemp(s.Dir, ".put-*.tar.gz")
 	if err != nil {
@@ -97,6 +122,11 @@ func (s *Store) Put(entries []Entry) (string, error) {
 	}
 	hexsum := hex.EncodeToString(h.Sum(nil))
 	digest := "sha256:" + hexsum
+	if list != nil {
+		if err := s.writeManifest(hexsum, list); err != nil {
+			return "", err
+		}
+	}
 	// Rename replaces an existing bundle of the same digest with identical bytes, so concurrent Puts
 	// of the same trees are harmless and a reader never sees a partial file.
 	if err := os.Rename(tmp.Name(), s.path(hexsum)); err != nil {

@@ -4,10 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io/fs"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -61,12 +61,14 @@ const (
 // Secret with the Run's inputs and the Job that executes it (`modkind runner`), and never waits
 // for one; the instance is reconciled again when its Run changes.
 type JobExecutor struct {
+	// Client reads from the manager's cache; observeJob reads the instance's Runs with it.
 	Client client.Client
-	// Reader reads Runs fresh, never from a cache that may not show the Run just created.
+	// Reader reads Runs fresh, never from a cache that may not show the Run just created: before
+	// a Run is started or adopted, and for the artifact server's authorization.
 	Reader client.Reader
 	// Runner installs the providers of each bundle, once, into the controller's plugin cache.
 	Runner *terraform.Runner
-	// Artifacts keeps the bundles the artifact server hands to runners.
+	// Artifacts keeps the bundles and provider archives the artifact server hands to runners.
 	Artifacts *artifact.Store
 	// Modules is the module cache's root: a bundle carries the whole package a module lives in,
 	// so that its calls of sibling directories resolve.
@@ -260,18 +262,20 @@ type bundle struct {
 	sub string
 }
 
-// Authorize lets runners of namespace fetch the bundle digest while a Run there needs it.
-func (x *JobExecutor) Authorize(ctx context.Context, namespace, digest string) (bool, error) {
+// ActiveBundles lists the bundles runners of namespace may read: those its active Runs name. A
+// runner reads a bundle, and the provider packages the bundle lists, only while its Run needs them.
+func (x *JobExecutor) ActiveBundles(ctx context.Context, namespace string) ([]string, error) {
 	runs := &v1alpha1.RunList{}
 	if err := x.Reader.List(ctx, runs, client.InNamespace(namespace)); err != nil {
-		return false, errors.Wrap(err, errListRuns)
+		return nil, errors.Wrap(err, errListRuns)
 	}
+	var digests []string
 	for _, r := range runs.Items {
-		if r.Spec.ArtifactDigest == digest && active(r.Status.Phase) {
-			return true, nil
+		if d := r.Spec.ArtifactDigest; d != "" && active(r.Status.Phase) && !slices.Contains(digests, d) {
+			digests = append(digests, d)
 		}
 	}
-	return false, nil
+	return digests, nil
 }
 
 // bundleFor returns the bundle of snap's module with the providers setup configures, preparing
@@ -335,64 +339,43 @@ func (x *JobExecutor) prepare(ctx context.Context, key string, snap *Snapshot, s
 	if b.lock, err = os.ReadFile(filepath.Join(dir, module.FileLock)); err != nil && !os.IsNotExist(err) {
 		return bundle{}, err
 	}
-	providers, err := providerEntries(filepath.Join(dir, ".terraform", "providers"))
+	providers, err := x.providerPackages(filepath.Join(dir, ".terraform", "providers"))
 	if err != nil {
 		return bundle{}, err
 	}
-	entries = append(entries, providers...)
-	if b.digest, err = x.Artifacts.Put(entries); err != nil {
+	if b.digest, err = x.Artifacts.Put(entries, providers...); err != nil {
 		return bundle{}, err
 	}
 	return b, nil
 }
 
-// providerEntries lists the files of the platform directories below a .terraform/providers
-// directory (host/namespace/type/version/platform) as bundle entries, following the links init
-// made into the plugin cache and those a filesystem mirror may hold: a runner gets the files.
-func providerEntries(dir string) ([]artifact.Entry, error) {
+// providerPackages puts each provider package init installed below a .terraform/providers
+// directory (host/namespace/type/version/platform, links into the plugin cache followed) into the
+// artifact store, as the archive the provider mirror serves runners.
+func (x *JobExecutor) providerPackages(dir string) ([]artifact.Provider, error) {
 	matches, err := filepath.Glob(filepath.Join(dir, "*", "*", "*", "*", "*"))
 	if err != nil {
 		return nil, err
 	}
-	var entries []artifact.Entry
+	var out []artifact.Provider
 	for _, m := range matches {
-		real, err := filepath.EvalSymlinks(m)
-		if err != nil {
-			return nil, err
-		}
-		if st, err := os.Stat(real); err != nil || !st.IsDir() {
+		if st, err := os.Stat(m); err != nil || !st.IsDir() {
 			continue
 		}
 		rel, err := filepath.Rel(dir, m)
 		if err != nil {
 			return nil, err
 		}
-		err = filepath.WalkDir(real, func(p string, d fs.DirEntry, err error) error {
-			if err != nil || d.IsDir() {
-				return err
-			}
-			file, err := filepath.EvalSymlinks(p)
-			if err != nil {
-				return err
-			}
-			if st, err := os.Stat(file); err != nil || !st.Mode().IsRegular() {
-				return errors.Errorf("provider file %s is not a regular file", p)
-			}
-			within, err := filepath.Rel(real, p)
-			if err != nil {
-				return err
-			}
-			entries = append(entries, artifact.Entry{
-				Name:   BundleProviders + "/" + filepath.ToSlash(filepath.Join(rel, within)),
-				Source: file,
-			})
-			return nil
-		})
+		parts := strings.Split(filepath.ToSlash(rel), "/")
+		p, err := x.Artifacts.PutProvider(artifact.Provider{
+			Hostname: parts[0], Namespace: parts[1], Type: parts[2], Version: parts[3], Platform: parts[4],
+		}, m)
 		if err != nil {
 			return nil, err
 		}
+		out = append(out, p)
 	}
-	return entries, nil
+	return out, nil
 }
 
 // packageOf splits a module directory in the module cache into the package snapshot that holds
@@ -441,13 +424,32 @@ func (e *external) runnerInputs(b bundle) (*RunInputs, error) {
 	return ri, nil
 }
 
-// observeJob looks at the instance's newest Run. While one is active, the instance is left alone:
-// the Run's end reconciles it again.
+// observeJob looks at the instance's Runs as the manager's cache shows them. While one is active,
+// the instance is left alone: the Run's end reconciles it again.
+//
+// The cache serves every poll, and is safe for what Observe decides from it:
+//   - A Run's changes reach the instance through the same cache (the watch on Runs), so the
+//     reconcile a Run's end triggers sees that end; until the cache shows it, the Run looks active
+//     and the instance is left alone, which is what a fresh read would have done a moment before.
+//   - A Run created moments ago, by this controller or another, may not be in the cache yet, and
+//     the instance may then look idle. Nothing is started on that view: startJob reads the Runs
+//     fresh before it starts one, and starts none while one is active or while the cache is
+//     behind. Two controllers that still both start one make the same Run (its name follows from
+//     the Run before it), so the second finds it made; and the runners of two Runs would still
+//     take turns on the state Lease.
+//   - A Run that adoptJob would complete or end is read fresh before it is acted on.
 func (e *external) observeJob(ctx context.Context) (*managed.ExternalObservation, error) {
-	runs, err := e.runs.list(ctx, e.inst)
+	return e.observeRuns(ctx, e.jobs.Client)
+}
+
+// observeRuns sets latest and busy from the instance's Runs as r shows them, and adopts active
+// Runs left without a Job. While one is active, it returns the observation of a busy instance.
+func (e *external) observeRuns(ctx context.Context, r client.Reader) (*managed.ExternalObservation, error) {
+	runs, err := listRuns(ctx, r, e.inst)
 	if err != nil {
 		return nil, err
 	}
+	e.latest, e.busy = nil, false
 	if len(runs) == 0 {
 		return nil, nil
 	}
@@ -474,6 +476,14 @@ func (e *external) observeJob(ctx context.Context) (*managed.ExternalObservation
 	return &managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: true}, nil
 }
 
+// sameVersion reports whether two reads show the same version of the same Run, or both none.
+func sameVersion(a, b *v1alpha1.Run) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return a.UID == b.UID && a.ResourceVersion == b.ResourceVersion
+}
+
 // refreshJob starts a Refresh Run of an Observe-only instance unless its newest Run is a Refresh
 // that ended within RefreshEvery; the state that Run saved holds the outputs Observe publishes.
 func (e *external) refreshJob(ctx context.Context) error {
@@ -489,6 +499,16 @@ func (e *external) refreshJob(ctx context.Context) error {
 func (e *external) startJob(ctx context.Context, op v1alpha1.RunOperation) error {
 	if e.busy {
 		// Observe found a Run still active; a deleted instance is handed to Delete even then.
+		return nil
+	}
+	// Observe read the cache (see observeJob): read the Runs fresh before starting one.
+	cached := e.latest
+	if o, err := e.observeRuns(ctx, e.jobs.Reader); err != nil || o != nil {
+		return err
+	}
+	if !sameVersion(cached, e.latest) {
+		// The cache is behind: the change it does not show yet reconciles the instance again,
+		// and Observe decides from a cache that shows it.
 		return nil
 	}
 	if l := e.latest; l != nil && l.Spec.Operation == op && l.Spec.ModuleDigest == e.snap.Module.Digest &&
@@ -627,6 +647,16 @@ func (e *external) adoptJob(ctx context.Context, run *v1alpha1.Run) (bool, error
 	err := x.Client.Get(ctx, types.NamespacedName{Namespace: run.Namespace, Name: run.Name}, &batchv1.Job{})
 	if !kerrors.IsNotFound(err) {
 		return true, errors.Wrapf(err, "%s %s", errGetJob, run.Name)
+	}
+	// The Run may be the cache's, and may have ended since: act only on what the API server holds.
+	if err := x.Reader.Get(ctx, types.NamespacedName{Namespace: run.Namespace, Name: run.Name}, run); err != nil {
+		if kerrors.IsNotFound(err) {
+			return false, nil
+		}
+		return true, errors.Wrapf(err, "%s %s", errReadRun, run.Name)
+	}
+	if !active(run.Status.Phase) {
+		return false, nil
 	}
 	if run.Status.Phase == v1alpha1.PhaseRunning {
 		// Its Job was deleted under it: nothing will record the Run's end.

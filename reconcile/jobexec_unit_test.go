@@ -1,17 +1,23 @@
 package reconcile
 
 import (
+	"context"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	"github.com/modkind/modkind/apis/v1alpha1"
+	"github.com/modkind/modkind/module"
+	"github.com/modkind/modkind/reconcile/terraform"
 )
 
 // adoptJob ends a Running Run whose Job is gone, since nothing would ever record its end, and
@@ -70,7 +76,7 @@ func TestAdoptJobLeavesOrEnds(t *testing.T) {
 				b = b.WithObjects(job.DeepCopy())
 			}
 			c := b.Build()
-			e := &external{connector: &connector{jobs: &JobExecutor{Client: c}}}
+			e := &external{connector: &connector{jobs: &JobExecutor{Client: c, Reader: c}}}
 			r := tc.run.DeepCopy()
 			active, err := e.adoptJob(t.Context(), r)
 			if err != nil {
@@ -83,6 +89,135 @@ func TestAdoptJobLeavesOrEnds(t *testing.T) {
 			got := want{active: active, phase: stored.Status.Phase, message: stored.Status.Message}
 			if diff := cmp.Diff(tc.want, got, cmp.AllowUnexported(want{})); diff != "" {
 				t.Errorf("%s\nadoptJob: -want +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}
+
+// Observe reads an instance's Runs from the cache on every poll; a Run the cache does not show
+// yet (created moments ago, by this controller or another) is never followed by a second one, and
+// a Run the cache shows as pending but that has ended is not completed again.
+func TestObserveJobReadsTheCache(t *testing.T) {
+	s := runtime.NewScheme()
+	_ = batchv1.AddToScheme(s)
+	_ = corev1.AddToScheme(s)
+	_ = v1alpha1.AddToScheme(s)
+	run := func(name string, phase v1alpha1.RunPhase, created time.Time, message string) *v1alpha1.Run {
+		return &v1alpha1.Run{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: name, UID: types.UID("uid-" + name), ResourceVersion: "7",
+				CreationTimestamp: metav1.NewTime(created), Labels: map[string]string{v1alpha1.LabelInstanceUID: "web-uid"}},
+			Spec:   v1alpha1.RunSpec{Operation: v1alpha1.OperationApply, ModuleDigest: "module-1", InputsDigest: "inputs-1"},
+			Status: v1alpha1.RunStatus{Phase: phase, Executor: v1alpha1.ExecutorJob, Message: message},
+		}
+	}
+	old := time.Now().Add(-time.Hour)
+	ended := run("web-apply-1", v1alpha1.PhaseSucceeded, old, "")
+	refused := run("web-apply-1", v1alpha1.PhaseRefused, old, "refused: the plan destroys 1 object")
+	started := run("web-apply-2", v1alpha1.PhasePending, time.Now(), "")
+	finishedFast := run("web-apply-2", v1alpha1.PhaseSucceeded, time.Now(), "")
+	orphan := run("web-apply-3", v1alpha1.PhasePending, old, "")
+	orphanEnded := run("web-apply-3", v1alpha1.PhaseSucceeded, old, "")
+
+	type want struct {
+		busy     bool
+		startErr string
+		// apiLists is how many lists of Runs reached the API server.
+		apiLists int
+		// runs are the names and phases of the Runs the API server holds afterwards.
+		runs map[string]v1alpha1.RunPhase
+		// jobs is how many Jobs were made.
+		jobs int
+	}
+	cases := map[string]struct {
+		reason     string
+		cache, api []*v1alpha1.Run
+		// start has the instance need an Apply after Observe.
+		start bool
+		want  want
+	}{
+		"ActiveRunInTheCache": {
+			reason: "A poll that finds the active Run in the cache leaves the instance alone without asking the API server.",
+			cache:  []*v1alpha1.Run{ended, started}, api: []*v1alpha1.Run{ended, started},
+			want: want{busy: true, runs: map[string]v1alpha1.RunPhase{"web-apply-1": v1alpha1.PhaseSucceeded, "web-apply-2": v1alpha1.PhasePending}},
+		},
+		"IdleInstance": {
+			reason: "A poll of an instance that needs no Run reads only the cache.",
+			cache:  []*v1alpha1.Run{ended}, api: []*v1alpha1.Run{ended},
+			want: want{runs: map[string]v1alpha1.RunPhase{"web-apply-1": v1alpha1.PhaseSucceeded}},
+		},
+		"RunNotInTheCacheYet": {
+			reason: "A Run the cache does not show yet is found by the fresh read before a Run is started: no second one.",
+			cache:  []*v1alpha1.Run{ended}, api: []*v1alpha1.Run{ended, started}, start: true,
+			want: want{busy: true, apiLists: 1, runs: map[string]v1alpha1.RunPhase{"web-apply-1": v1alpha1.PhaseSucceeded, "web-apply-2": v1alpha1.PhasePending}},
+		},
+		"RunEndedBeforeTheCacheShowedIt": {
+			reason: "A Run that ended before the cache showed it is not followed by another now: its event reconciles the instance again.",
+			cache:  []*v1alpha1.Run{ended}, api: []*v1alpha1.Run{ended, finishedFast}, start: true,
+			want: want{apiLists: 1, runs: map[string]v1alpha1.RunPhase{"web-apply-1": v1alpha1.PhaseSucceeded, "web-apply-2": v1alpha1.PhaseSucceeded}},
+		},
+		"CacheCurrent": {
+			reason: "When the fresh read agrees with the cache, startJob goes on from the newest Run: here a refusal of the same inputs.",
+			cache:  []*v1alpha1.Run{refused}, api: []*v1alpha1.Run{refused}, start: true,
+			want: want{startErr: refused.Status.Message, apiLists: 1, runs: map[string]v1alpha1.RunPhase{"web-apply-1": v1alpha1.PhaseRefused}},
+		},
+		"PendingInTheCacheEndedSince": {
+			reason: "A Run the cache shows pending without a Job, but that ended since, gets no Job and is not failed.",
+			cache:  []*v1alpha1.Run{orphan}, api: []*v1alpha1.Run{orphanEnded},
+			want: want{runs: map[string]v1alpha1.RunPhase{"web-apply-3": v1alpha1.PhaseSucceeded}},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			build := func(runs []*v1alpha1.Run, f interceptor.Funcs) client.WithWatch {
+				b := fake.NewClientBuilder().WithScheme(s).WithInterceptorFuncs(f)
+				for _, r := range runs {
+					b = b.WithObjects(r.DeepCopy()).WithStatusSubresource(r.DeepCopy())
+				}
+				return b.Build()
+			}
+			cache := build(tc.cache, interceptor.Funcs{})
+			lists := 0
+			api := build(tc.api, interceptor.Funcs{List: func(ctx context.Context, c client.WithWatch, l client.ObjectList, opts ...client.ListOption) error {
+				lists++
+				return c.List(ctx, l, opts...)
+			}})
+			inst := &Instance{}
+			inst.SetNamespace("team-a")
+			inst.SetName("web")
+			inst.SetUID("web-uid")
+			e := &external{
+				connector: &connector{jobs: &JobExecutor{Client: cache, Reader: api}},
+				inst:      inst,
+				snap:      &Snapshot{Module: &module.Module{Digest: "module-1"}},
+				run:       &terraform.Run{Inputs: "inputs-1", Setup: &terraform.ProviderSetup{}},
+			}
+			o, err := e.observeJob(t.Context())
+			if err != nil {
+				t.Fatalf("%s\nobserveJob: %v", tc.reason, err)
+			}
+			got := want{busy: o != nil}
+			if tc.start {
+				if err := e.startJob(t.Context(), v1alpha1.OperationApply); err != nil {
+					got.startErr = err.Error()
+				}
+				got.busy = e.busy
+			}
+			l := &v1alpha1.RunList{}
+			if err := api.List(t.Context(), l); err != nil {
+				t.Fatal(err)
+			}
+			got.apiLists = lists - 1 // the list just above
+			got.runs = map[string]v1alpha1.RunPhase{}
+			for _, r := range l.Items {
+				got.runs[r.Name] = r.Status.Phase
+			}
+			jobs := &batchv1.JobList{}
+			if err := cache.List(t.Context(), jobs); err != nil {
+				t.Fatal(err)
+			}
+			got.jobs = len(jobs.Items)
+			if diff := cmp.Diff(tc.want, got, cmp.AllowUnexported(want{})); diff != "" {
+				t.Errorf("%s\n-want +got:\n%s", tc.reason, diff)
 			}
 		})
 	}

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
 	"time"
@@ -25,10 +26,10 @@ import (
 const (
 	// KeyRunInputs is the key of a Run's inputs Secret that holds its RunInputs as JSON.
 	KeyRunInputs = "run.json"
-	// BundleModule and BundleProviders are where a bundle holds the module's package and the
-	// providers its root module needs (a Terraform filesystem mirror, unpacked layout).
-	BundleModule    = "module"
-	BundleProviders = "providers"
+	// BundleModule is where a bundle holds the module's package. The providers its root module
+	// needs come from the controller's provider mirror (artifact.MirrorPrefix), as the bundle's
+	// manifest (artifact.ManifestName) lists them.
+	BundleModule = "module"
 
 	// runnerBundleDir and runnerWorkDir are the runner's directories below its work directory;
 	// the root module a Job runs calls the module at ModuleSource(runnerWorkDir, bundle module).
@@ -79,6 +80,12 @@ type RunExecutor struct {
 	Dir string
 	// Fetch brings the bundle with the given digest into dst, verified.
 	Fetch func(ctx context.Context, digest, dst string) error
+	// Mirror is the URL of the controller's provider network mirror, the only place terraform
+	// installs providers from; MirrorCA the PEM terraform's init trusts it by (none when its
+	// certificate chains to the system roots); Token the bearer token init presents to it.
+	Mirror   string
+	MirrorCA []byte
+	Token    func() (string, error)
 	// Identity names this runner in the state Lease.
 	Identity     string
 	LockDuration time.Duration
@@ -142,13 +149,17 @@ func (x *RunExecutor) execute(ctx context.Context, run *v1alpha1.Run) (*RunInput
 			return in, RunOutcome{Err: errors.Wrap(err, errFetchBundle)}
 		}
 	}
-	env, err := runnerCLIConfig(x.Dir, filepath.Join(bundle, BundleProviders))
+	token, err := x.Token()
+	if err != nil {
+		return in, RunOutcome{Err: errors.Wrap(err, errRunnerConfig)}
+	}
+	env, initEnv, err := runnerCLIConfig(x.Dir, x.Mirror, x.MirrorCA, token)
 	if err != nil {
 		return in, RunOutcome{Err: err}
 	}
 	r := terraform.NewRunner(x.Binary, &state.Store{Client: x.Client}, 1)
 	r.Locks = &state.Locker{Client: x.Client, Identity: x.Identity, Duration: x.LockDuration}
-	r.Env = env
+	r.Env, r.InitEnv = env, initEnv
 	tr := &terraform.Run{
 		Dir:              filepath.Join(x.Dir, runnerWorkDir),
 		Root:             &terraform.RootModule{Main: in.Main, Vars: in.Vars},
@@ -224,15 +235,25 @@ func inputsDigest(raw []byte) string {
 	return "sha256:" + hex.EncodeToString(sum[:])
 }
 
-// runnerCLIConfig writes the terraform CLI configuration of a runner: providers come only from
-// the bundle's mirror, never from a registry. It returns the environment that points terraform at
-// it, with a home and temporary directory of the runner's own (a runner pod's root is read-only).
-func runnerCLIConfig(dir, mirror string) (map[string]string, error) {
-	abs, err := filepath.Abs(mirror)
-	if err != nil {
-		return nil, errors.Wrap(err, errRunnerConfig)
+// runnerCLIConfig writes the terraform CLI configurations of a runner: providers come only from
+// the controller's provider mirror, never from a registry. It returns the environment of every
+// terraform call, which points at a configuration without credentials, with a home and temporary
+// directory of the runner's own (a runner pod's root is read-only), and what init alone adds: a
+// configuration that also holds the token the mirror asks for, and SSL_CERT_FILE, so that init
+// trusts the mirror's certificate. Nothing else, provider processes included, sees either: their
+// trust store is the system's, and the token stays with the one call that needs it.
+//
+// The token is read once per Run; a projected token has at least a fifth of its life (12 of 60
+// minutes) left when the kubelet has not yet replaced it, more than a Run waits before its init.
+func runnerCLIConfig(dir, mirror string, ca []byte, token string) (env, initEnv map[string]string, err error) {
+	u, err := url.Parse(mirror)
+	if err != nil || u.Scheme != "https" || u.Host == "" {
+		return nil, nil, errors.Errorf("%s: the provider mirror must be an https URL", errRunnerConfig)
 	}
-	env := map[string]string{}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, nil, errors.Wrap(err, errRunnerConfig)
+	}
+	env, initEnv = map[string]string{}, map[string]string{}
 	for k, sub := range map[string]string{"HOME": "home", "TMPDIR": "tmp"} {
 		// The pod's own, when it has one that exists: TMPDIR in particular stays short, since
 		// providers put their plugin sockets there and a socket's path is at most 108 bytes.
@@ -243,27 +264,35 @@ func runnerCLIConfig(dir, mirror string) (map[string]string, error) {
 		}
 		d, err := filepath.Abs(filepath.Join(dir, sub))
 		if err != nil {
-			return nil, errors.Wrap(err, errRunnerConfig)
+			return nil, nil, errors.Wrap(err, errRunnerConfig)
 		}
 		if err := os.MkdirAll(d, 0o700); err != nil {
-			return nil, errors.Wrap(err, errRunnerConfig)
+			return nil, nil, errors.Wrap(err, errRunnerConfig)
 		}
 		env[k] = d
 	}
-	cfg := fmt.Sprintf("provider_installation {\n  filesystem_mirror {\n    path = %q\n  }\n}\n", abs)
-	path := filepath.Join(dir, "terraform.rc")
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, errors.Wrap(err, errRunnerConfig)
+	write := func(name, content string) (string, error) {
+		p, err := filepath.Abs(filepath.Join(dir, name))
+		if err != nil {
+			return "", errors.Wrap(err, errRunnerConfig)
+		}
+		return p, errors.Wrap(os.WriteFile(p, []byte(content), 0o600), errRunnerConfig)
 	}
-	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
-		return nil, errors.Wrap(err, errRunnerConfig)
+	installation := fmt.Sprintf("provider_installation {\n  network_mirror {\n    url = %q\n  }\n}\n", mirror)
+	if env["TF_CLI_CONFIG_FILE"], err = write("terraform.rc", installation); err != nil {
+		return nil, nil, err
 	}
-	p, err := filepath.Abs(path)
-	if err != nil {
-		return nil, errors.Wrap(err, errRunnerConfig)
+	// Terraform presents the credentials of a network mirror's host to the mirror.
+	credentials := fmt.Sprintf("credentials %q {\n  token = %q\n}\n", u.Host, token)
+	if initEnv["TF_CLI_CONFIG_FILE"], err = write("init.tfrc", installation+credentials); err != nil {
+		return nil, nil, err
 	}
-	env["TF_CLI_CONFIG_FILE"] = p
-	return env, nil
+	if len(ca) > 0 {
+		if initEnv["SSL_CERT_FILE"], err = write("artifacts-ca.pem", string(ca)); err != nil {
+			return nil, nil, err
+		}
+	}
+	return env, initEnv, nil
 }
 
 // setOutcome writes how a run ended into st.

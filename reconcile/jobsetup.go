@@ -49,10 +49,10 @@ func setupJobs(mgr manager.Manager, runner *terraform.Runner, cfg Config) (*JobE
 	}
 	jobs.Job.ArtifactsCA = certPEM
 	srv := &artifact.Server{
-		Store:     jobs.Artifacts,
-		Reviewer:  artifact.NewTokenReviewer(mgr.GetClient(), []string{RunnerTokenAudience}),
-		Authorize: jobs.Authorize,
-		Log:       mgr.GetLogger().WithName("artifacts"),
+		Store:    jobs.Artifacts,
+		Reviewer: artifact.NewTokenReviewer(mgr.GetClient(), []string{RunnerTokenAudience}),
+		Bundles:  jobs.ActiveBundles,
+		Log:      mgr.GetLogger().WithName("artifacts"),
 	}
 	hs, err := artifact.NewHTTPServer(cfg.ArtifactsAddress, srv, certPEM, keyPEM)
 	if err != nil {

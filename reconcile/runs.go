@@ -328,8 +328,13 @@ func runPlan(s terraform.PlanSummary) *v1alpha1.RunPlan {
 
 // list returns the Runs of the instance, newest first.
 func (r *RunRecorder) list(ctx context.Context, inst *Instance) ([]v1alpha1.Run, error) {
+	return listRuns(ctx, r.Reader, inst)
+}
+
+// listRuns lists the Runs of inst as reader shows them, newest first.
+func listRuns(ctx context.Context, reader client.Reader, inst *Instance) ([]v1alpha1.Run, error) {
 	l := &v1alpha1.RunList{}
-	if err := r.Reader.List(ctx, l, client.InNamespace(inst.GetNamespace()),
+	if err := reader.List(ctx, l, client.InNamespace(inst.GetNamespace()),
 		client.MatchingLabels{v1alpha1.LabelInstanceUID: string(inst.GetUID())}); err != nil {
 		return nil, errors.Wrap(err, errListRuns)
 	}

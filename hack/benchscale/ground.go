@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -113,8 +114,8 @@ func startGround(ctx context.Context, env *envtest.Environment, c client.Client,
 
 // runnerWrapper is the terraform of runner pods: it logs each call's first argument to calls and
 // becomes terraform, except for init, after which it writes a record into dir: the CLI
-// configuration terraform ran with, the filesystem mirror that configuration names with a
-// sha256 of each file in it, and a sha256 of each file init put into .terraform/providers.
+// configuration terraform ran with (tokens redacted) and a sha256 of each file init put into
+// .terraform/providers.
 func runnerWrapper(calls, dir, tf string) string {
 	return fmt.Sprintf(`#!/bin/sh
 echo "$1" >> %[1]q
@@ -127,13 +128,10 @@ rec=$(mktemp %[2]q/init.XXXXXX)
   echo "dir $PWD"
   echo "args $*"
   echo "config-begin"
-  cat "$TF_CLI_CONFIG_FILE"
+  sed 's/^\([[:space:]]*token[[:space:]]*=[[:space:]]*\).*$/\1"[redacted]"/' "$TF_CLI_CONFIG_FILE"
   echo
   echo "config-end"
-  mirror=$(sed -n 's/^[[:space:]]*path[[:space:]]*=[[:space:]]*"\(.*\)"[[:space:]]*$/\1/p' "$TF_CLI_CONFIG_FILE")
-  echo "mirror $mirror"
   if [ -d .terraform/providers ]; then find -L .terraform/providers -type f -exec sha256sum {} + | sed 's/^/installed /'; fi
-  if [ -n "$mirror" ] && [ -d "$mirror" ]; then find -L "$mirror" -type f -exec sha256sum {} + | sed 's/^/mirrored /'; fi
 } > "$rec.tmp"
 mv "$rec.tmp" "$rec"
 exit $rc
@@ -184,9 +182,9 @@ type providerCheck struct {
 	installed int
 	// bundled is how many provider files the controller installed for its bundles.
 	bundled int
-	// outside is how many inits either ran with a CLI configuration that allowed anything but a
-	// filesystem mirror in the pods' directory (a registry, a network mirror, the controller's
-	// mirror) or installed a file that is not byte for byte one of the controller's bundles.
+	// outside is how many inits either ran with a CLI configuration that allowed anything but the
+	// controller's provider mirror (a registry, another mirror, a filesystem mirror) or installed
+	// a file that is not byte for byte one the controller installed for its bundles.
 	outside int
 	// why says, for the first of those, what was wrong.
 	why string
@@ -202,18 +200,20 @@ func (p providerCheck) String() string {
 }
 
 // checkProviders reads the records of the runner inits since the last check, against the
-// provider files in the controller's work directory work (its bundles' .terraform/providers).
-func (g *ground) checkProviders(ctx context.Context, work string) (providerCheck, error) {
+// controller's provider mirror URL and the provider files in the controller's work directory work
+// (its bundles' .terraform/providers, what the mirror serves).
+func (g *ground) checkProviders(ctx context.Context, work, mirror string) (providerCheck, error) {
 	bundled, err := sha256s(ctx, work, "*/.terraform/providers/*")
 	if err != nil {
 		return providerCheck{}, err
 	}
-	return g.check(bundled)
+	return g.check(mirror, bundled)
 }
 
-// check reads the records of the runner inits since the last check, against the sha256 sums of
-// the controller's bundled provider files, and moves them to done.
-func (g *ground) check(bundled map[string]bool) (providerCheck, error) {
+// check reads the records of the runner inits since the last check, against the controller's
+// provider mirror URL and the sha256 sums of the controller's installed provider files, and moves
+// them to done.
+func (g *ground) check(mirror string, bundled map[string]bool) (providerCheck, error) {
 	p := providerCheck{bundled: len(bundled)}
 	entries, err := os.ReadDir(g.inits)
 	if err != nil {
@@ -234,7 +234,7 @@ func (g *ground) check(bundled map[string]bool) (providerCheck, error) {
 			p.failed++
 		}
 		p.installed += len(rec.installed)
-		why := rec.judge(g.root, bundled)
+		why := rec.judge(mirror, bundled)
 		if why != "" {
 			p.outside++
 			if p.why == "" {
@@ -248,48 +248,37 @@ func (g *ground) check(bundled map[string]bool) (providerCheck, error) {
 	return p, nil
 }
 
-// judge says what let the init of r get a provider from outside the bundle the controller made,
-// or "" when nothing did: its CLI configuration must allow nothing but a filesystem mirror in its
-// own pod's directory under root, and each file it installed must be, byte for byte, one in that
-// mirror and one of the controller's bundled provider files.
-func (r initRecord) judge(root string, bundled map[string]bool) string {
-	want := `provider_installation{filesystem_mirror{path="` + r.mirror + `"}}`
-	switch {
-	case r.mirror == "" || strings.Join(strings.Fields(r.config), "") != want:
+// judge says what let the init of r get a provider from outside the controller, or "" when
+// nothing did: its CLI configuration must allow nothing but the controller's provider mirror (with
+// credentials for its host, the token redacted), and each file it installed must be, byte for
+// byte, one the controller installed for its bundles.
+func (r initRecord) judge(mirror string, bundled map[string]bool) string {
+	u, err := url.Parse(mirror)
+	if err != nil || mirror == "" {
+		return fmt.Sprintf("no controller mirror to judge the init in %s by", r.dir)
+	}
+	installation := `provider_installation{network_mirror{url="` + mirror + `"}}`
+	credentials := `credentials"` + u.Host + `"{token="[redacted]"}`
+	switch strings.Join(strings.Fields(r.config), "") {
+	case installation, installation + credentials:
+	default:
 		return fmt.Sprintf("init in %s ran with CLI configuration %q", r.dir, r.config)
-	case podOf(root, r.mirror) == "" || podOf(root, r.mirror) != podOf(root, r.dir):
-		return fmt.Sprintf("init in %s read providers from %s, outside its pod's directory", r.dir, r.mirror)
 	}
 	for _, h := range r.installed {
-		if !r.mirrored[h] || !bundled[h] {
-			return fmt.Sprintf("init in %s installed a file (sha256 %s) that is not in its mirror or not in the controller's bundles", r.dir, h)
+		if !bundled[h] {
+			return fmt.Sprintf("init in %s installed a file (sha256 %s) that the controller did not install", r.dir, h)
 		}
 	}
 	return ""
 }
 
-// podOf is the directory of the pod that path is in, the test node's root/namespace/name/uid, or
-// "" when path is in no pod's directory.
-func podOf(root, path string) string {
-	rel, err := filepath.Rel(root, filepath.Clean(path))
-	if err != nil {
-		return ""
-	}
-	parts := strings.Split(rel, string(filepath.Separator))
-	if len(parts) < 4 || parts[0] == ".." {
-		return ""
-	}
-	return filepath.Join(parts[:3]...)
-}
-
 type initRecord struct {
-	rc, dir, config, mirror string
-	installed               []string
-	mirrored                map[string]bool
+	rc, dir, config string
+	installed       []string
 }
 
 func parseInit(raw []byte) initRecord {
-	r := initRecord{mirrored: map[string]bool{}}
+	r := initRecord{}
 	var config []string
 	inConfig := false
 	sc := bufio.NewScanner(bytes.NewReader(raw))
@@ -311,12 +300,8 @@ func parseInit(raw []byte) initRecord {
 			r.rc = v
 		case "dir":
 			r.dir = v
-		case "mirror":
-			r.mirror = v
 		case "installed":
 			r.installed = append(r.installed, strings.Fields(v)[0])
-		case "mirrored":
-			r.mirrored[strings.Fields(v)[0]] = true
 		}
 	}
 	r.config = strings.Join(config, "\n")

@@ -9,75 +9,71 @@ import (
 )
 
 // The record the runner terraform writes after an init is judged by what the init could install
-// from and what it installed: only a filesystem mirror in its own pod, and only the bundle's files.
+// from and what it installed: only the controller's provider mirror, and only files the controller
+// installed.
 func TestRunnerInitRecord(t *testing.T) {
-	root := t.TempDir()
-	pod := filepath.Join(root, "team", "i0-apply-x", "uid")
-	other := filepath.Join(root, "team", "i1-apply-y", "uid")
-	work := filepath.Join(pod, "volumes", "work", "run")
-	mirror := filepath.Join(pod, "root", "var", "lib", "modkind", "bundle", "providers")
-	if err := os.MkdirAll(filepath.Join(mirror, "example.com", "acme", "things"), 0o755); err != nil {
-		t.Fatal(err)
+	const (
+		mirror = "https://127.0.0.1:8443/v1/providers/"
+		token  = "eyJ.runner-token.sig"
+	)
+	mirrorOnly := func(url string) string {
+		return "provider_installation {\n  network_mirror {\n    url = \"" + url + "\"\n  }\n}\n"
 	}
-	if err := os.WriteFile(filepath.Join(mirror, "example.com", "acme", "things", "terraform-provider-things"), []byte("bundled"), 0o755); err != nil {
-		t.Fatal(err)
+	withToken := func(config, host string) string {
+		return config + "credentials \"" + host + "\" {\n  token = \"" + token + "\"\n}\n"
 	}
-	// What each fake terraform init does to its work directory besides, and the CLI configuration
+	// What each fake terraform init installs into its work directory, and the CLI configuration
 	// it runs with.
-	mirrorOnly := func(path string) string {
-		return "provider_installation {\n  filesystem_mirror {\n    path = \"" + path + "\"\n  }\n}\n"
-	}
 	cases := map[string]struct {
 		reason  string
 		config  string
 		install string // content of the provider file init installs; none when empty
-		bundled bool   // whether the controller's bundles hold it
+		bundled bool   // whether the controller installed it
 		outside bool
 	}{
-		"BundleOnly": {
-			reason:  "an init whose only source is its pod's mirror and that installed the bundle's file got nothing from elsewhere",
-			config:  mirrorOnly(mirror),
+		"ControllersMirror": {
+			reason:  "an init whose only source is the controller's mirror and that installed the controller's file got nothing from elsewhere",
+			config:  withToken(mirrorOnly(mirror), "127.0.0.1:8443"),
 			install: "bundled",
 			bundled: true,
 		},
 		"NoProviders": {
-			reason: "an init that installed nothing, from its pod's mirror, got nothing from elsewhere",
+			reason: "an init that installed nothing, from the controller's mirror, got nothing from elsewhere",
 			config: mirrorOnly(mirror),
 		},
 		"Direct": {
 			reason:  "a CLI configuration that also allows direct installation from registries could reach one",
-			config:  "provider_installation {\n  filesystem_mirror {\n    path = \"" + mirror + "\"\n  }\n  direct {}\n}\n",
+			config:  "provider_installation {\n  network_mirror {\n    url = \"" + mirror + "\"\n  }\n  direct {}\n}\n",
 			install: "bundled",
 			bundled: true,
 			outside: true,
 		},
-		"NetworkMirror": {
-			reason:  "a network mirror is outside the controller",
-			config:  "provider_installation {\n  network_mirror {\n    url = \"https://mirror.example.com/\"\n  }\n}\n",
-			outside: true,
-		},
-		"OtherPod": {
-			reason:  "a mirror in another pod's directory is not this runner's bundle",
-			config:  mirrorOnly(filepath.Join(other, "root", "var", "lib", "modkind", "bundle", "providers")),
-			outside: true,
-		},
-		"ControllersMirror": {
-			reason:  "the controller's own provider mirror is outside the pods",
-			config:  mirrorOnly("/tmp/things-mirror"),
-			outside: true,
-		},
-		"NotBundled": {
-			reason:  "a file that is not among the controller's bundled providers came from elsewhere",
-			config:  mirrorOnly(mirror),
+		"OtherMirror": {
+			reason:  "a network mirror other than the controller's is outside the controller",
+			config:  mirrorOnly("https://mirror.example.com/"),
 			install: "bundled",
-			bundled: false,
+			bundled: true,
 			outside: true,
 		},
-		"NotMirrored": {
-			reason:  "a file that is not in the runner's mirror came from elsewhere",
+		"CredentialsForAnotherHost": {
+			reason:  "credentials for another host are for something other than the controller's mirror",
+			config:  withToken(mirrorOnly(mirror), "registry.example.com"),
+			install: "bundled",
+			bundled: true,
+			outside: true,
+		},
+		"FilesystemMirror": {
+			reason:  "a filesystem mirror is not the controller's mirror",
+			config:  "provider_installation {\n  filesystem_mirror {\n    path = \"/tmp/things-mirror\"\n  }\n}\n",
+			install: "bundled",
+			bundled: true,
+			outside: true,
+		},
+		"NotInstalledByController": {
+			reason:  "a file that is not one the controller installed came from elsewhere",
 			config:  mirrorOnly(mirror),
 			install: "fetched",
-			bundled: true,
+			bundled: false,
 			outside: true,
 		},
 	}
@@ -105,7 +101,7 @@ func TestRunnerInitRecord(t *testing.T) {
 			if err := os.WriteFile(cliConfig, []byte(tc.config), 0o600); err != nil {
 				t.Fatal(err)
 			}
-			wd := filepath.Join(work, name)
+			wd := filepath.Join(dir, "work", name)
 			if err := os.MkdirAll(wd, 0o755); err != nil {
 				t.Fatal(err)
 			}
@@ -122,12 +118,11 @@ func TestRunnerInitRecord(t *testing.T) {
 				}
 				bundled = sums
 			}
-			g := &ground{root: root, inits: inits, done: filepath.Join(inits, "done"), calls: calls}
+			g := &ground{inits: inits, done: filepath.Join(inits, "done"), calls: calls}
 			if err := os.MkdirAll(g.done, 0o755); err != nil {
 				t.Fatal(err)
 			}
-			// The sums of the controller's bundled provider files.
-			p, err := g.check(bundled)
+			p, err := g.check(mirror, bundled)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -140,9 +135,22 @@ func TestRunnerInitRecord(t *testing.T) {
 			if got := countLines(calls, "init"); got != 1 {
 				t.Errorf("%s\nthe calls log counts %d inits, want 1", tc.reason, got)
 			}
+			if raw, _ := os.ReadFile(filepath.Join(g.done, recordName(t, g.done))); strings.Contains(string(raw), token) {
+				t.Errorf("%s\nthe init record holds the token:\n%s", tc.reason, raw)
+			}
 			if left, _ := filepath.Glob(filepath.Join(inits, "init.*")); len(left) != 0 {
 				t.Errorf("%s\nrecords left unchecked: %s", tc.reason, strings.Join(left, ", "))
 			}
 		})
 	}
+}
+
+// recordName is the one init record in dir.
+func recordName(t *testing.T, dir string) string {
+	t.Helper()
+	names, err := filepath.Glob(filepath.Join(dir, "init.*"))
+	if err != nil || len(names) != 1 {
+		t.Fatalf("init records in %s: %v, %v; want one", dir, names, err)
+	}
+	return filepath.Base(names[0])
 }

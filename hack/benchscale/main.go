@@ -12,8 +12,8 @@
 // reaped. The runners' terraform is a wrapper on the node's PATH that counts its calls and records,
 // for each init, the CLI configuration it ran with and a sha256 of each provider file it
 // installed; an init counts as getting a provider from outside the controller unless its only
-// installation method was a filesystem mirror in its own pod and every file it installed is byte
-// for byte one of the providers in the controller's bundles.
+// installation method was the controller's provider mirror and every file it installed is byte
+// for byte one of the providers the controller installed for its bundles.
 package main
 
 import (
@@ -44,6 +44,7 @@ import (
 
 	"github.com/modkind/modkind/apis/crds"
 	"github.com/modkind/modkind/apis/v1alpha1"
+	"github.com/modkind/modkind/artifact"
 	"github.com/modkind/modkind/crd"
 	"github.com/modkind/modkind/reconcile"
 	"github.com/modkind/modkind/reconcile/terraform"
@@ -558,6 +559,7 @@ func (b *bench) modkindRun(ctx context.Context, name string, sd side, m benchMod
 	args := []string{"--kubeconfig", b.kubeconfig, "--work-dir", work,
 		"--terraform-binary", b.terraform, "--max-concurrent-runs", strconv.Itoa(b.o.parallel),
 		"--drift-interval", b.o.drift.String()}
+	mirror := ""
 	if sd.job {
 		addr, err := freeAddress()
 		if err != nil {
@@ -565,11 +567,12 @@ func (b *bench) modkindRun(ctx context.Context, name string, sd side, m benchMod
 		}
 		args = append(args, "--runner", "job", "--runner-image", runnerImage,
 			"--artifacts-bind-address", addr, "--artifacts-url", "https://"+addr)
+		mirror = "https://" + addr + artifact.MirrorPrefix
 	}
 	args = append(args, strings.Fields(b.o.modkindArgs)...)
 	cmd := exec.Command(b.modkind, append(args, sd.args...)...)
 	// The controller installs the things provider from the test's mirror; a runner's terraform
-	// gets a CLI configuration of its own that only allows the bundle's mirror.
+	// gets a CLI configuration of its own that only allows the controller's provider mirror.
 	cmd.Env = append(os.Environ(), "TF_CLI_CONFIG_FILE="+b.cliConfig)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	if err := cmd.Start(); err != nil {
@@ -682,7 +685,7 @@ func (b *bench) modkindRun(ctx context.Context, name string, sd side, m benchMod
 	r.peakRSS = peakRSS(pid)
 	r.ctrlInits = b.initCount() - inits
 	if sd.job {
-		if r.check, err = b.ground.checkProviders(ctx, work); err != nil {
+		if r.check, err = b.ground.checkProviders(ctx, work, mirror); err != nil {
 			return r, err
 		}
 		fmt.Fprintf(os.Stderr, "%s %s: %s\n", sd.label, name, r.check)

@@ -87,6 +87,7 @@ type Runner struct {
 	// Env is set for every run on top of the controller's passed environment: a runner pod's
 	// own CLI configuration.
 	Env      map[string]string
+	InitEnv  map[string]string // added to Env for init alone (see initTerraform)
 	slots    chan struct{}
 	version  versionOnce
 	installs installs
@@ -684,7 +685,11 @@ func (r *Runner) initialize(ctx context.Context, run *Run, tfs terraforms) error
 			return nil
 		}
 	}
-	if err := withoutState(run.Dir, func() error { return r.init(ctx, tfs.direct, run) }); err != nil {
+	tf, err := r.initTerraform(ctx, run, tfs.direct)
+	if err != nil {
+		return err
+	}
+	if err := withoutState(run.Dir, func() error { return r.init(ctx, tf, run) }); err != nil {
 		return err
 	}
 	return errors.Wrap(os.WriteFile(keyPath, []byte(run.InitKey), 0o600), errWorkDir)

@@ -35,6 +35,7 @@ func runner(args []string, out io.Writer) error {
 	workDir := fs.String("work-dir", reconcile.RunnerWorkDir, "scratch directory for the module, providers and terraform; relative paths are from the working directory")
 	binary := fs.String("terraform-binary", "", "terraform or tofu executable; found on PATH when empty")
 	lockDuration := fs.Duration("lock-duration", time.Minute, "how long the state lock outlives this runner's last renewal")
+	shared := fs.Bool("shared-providers", true, "the Run's terraform calls attach to provider processes started once for the Run instead of each starting every provider")
 	fetchFor := fs.Duration("fetch-timeout", 2*time.Minute, "how long to keep trying an unreachable artifact server (a controller that restarts)")
 	if err := fs.parse(args); err != nil {
 		return err
@@ -71,6 +72,10 @@ func runner(args []string, out io.Writer) error {
 		return err
 	}
 	host, _ := os.Hostname()
+	exe, err := os.Executable()
+	if err != nil {
+		return err
+	}
 	// Read at each use: the kubelet rotates the token.
 	token := func() (string, error) {
 		token, err := os.ReadFile(*tokenFile)
@@ -81,7 +86,8 @@ func runner(args []string, out io.Writer) error {
 	}
 	x := &reconcile.RunExecutor{
 		Client: c, Binary: bin, Dir: dir, LockDuration: *lockDuration,
-		Identity: fmt.Sprintf("runner/%s/%s/%s", *namespace, *name, host),
+		Identity:        fmt.Sprintf("runner/%s/%s/%s", *namespace, *name, host),
+		SharedProviders: *shared, Exe: exe,
 		Fetch: func(ctx context.Context, digest, dst string) error {
 			return fetchRetrying(ctx, *fetchFor, func(ctx context.Context) error {
 				token, err := token()

@@ -65,6 +65,9 @@ type JobOptions struct {
 	// ActiveDeadline bounds a runner pod's life; the Job fails with DeadlineExceeded after it.
 	// Not set when 0.
 	ActiveDeadline time.Duration
+	// UnsharedProviders has runners start providers in every terraform call, as the controller
+	// does with --shared-providers=false.
+	UnsharedProviders bool
 }
 
 // RunnerJob is the Job that executes run: same name and namespace, owned by the Run so that it
@@ -162,10 +165,9 @@ func RunnerJob(run *v1alpha1.Run, spec *v1alpha1.RunnerSpec, o JobOptions) *batc
 						// place in a container; a node that runs pods without a root filesystem of
 						// their own (the test node) roots the working directory at the pod's.
 						WorkingDir: "/",
-						Args: []string{"runner", "--run", run.Name, "--namespace", run.Namespace, "--artifacts", o.ArtifactsURL,
-							"--work-dir", strings.TrimPrefix(RunnerWorkDir, "/"), "--token-file", strings.TrimPrefix(RunnerTokenPath, "/")},
-						Env:       env,
-						Resources: resources,
+						Args:       runnerArgs(run, o),
+						Env:        env,
+						Resources:  resources,
 						SecurityContext: &corev1.SecurityContext{
 							RunAsNonRoot:             ptr.To(true),
 							ReadOnlyRootFilesystem:   ptr.To(true),
@@ -213,4 +215,14 @@ func templateKeys(in map[string]string) map[string]string {
 		}
 	}
 	return out
+}
+
+// runnerArgs is the command line of `modkind runner` for run.
+func runnerArgs(run *v1alpha1.Run, o JobOptions) []string {
+	args := []string{"runner", "--run", run.Name, "--namespace", run.Namespace, "--artifacts", o.ArtifactsURL,
+		"--work-dir", strings.TrimPrefix(RunnerWorkDir, "/"), "--token-file", strings.TrimPrefix(RunnerTokenPath, "/")}
+	if o.UnsharedProviders {
+		args = append(args, "--shared-providers=false")
+	}
+	return args
 }

@@ -3,6 +3,7 @@ package reconcile_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -397,5 +398,24 @@ func TestRunArtifactDigestAdmission(t *testing.T) {
 				t.Errorf("%s\nstored digest %q, want %q", tc.reason, got.Spec.ArtifactDigest, tc.digest)
 			}
 		})
+	}
+}
+
+// A controller run with --shared-providers=false has its runners start providers in every call
+// too; by default the runner shares them, and says nothing.
+func TestRunnerArgsFollowSharedProviders(t *testing.T) {
+	run := &v1alpha1.Run{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "r"}}
+	for _, tc := range []struct {
+		reason   string
+		unshared bool
+		want     bool
+	}{
+		{"shared providers are the runner's default", false, false},
+		{"a controller that does not share tells its runners", true, true},
+	} {
+		args := reconcile.RunnerJob(run, nil, reconcile.JobOptions{UnsharedProviders: tc.unshared}).Spec.Template.Spec.Containers[0].Args
+		if got := slices.Contains(args, "--shared-providers=false"); got != tc.want {
+			t.Errorf("%s: args %v", tc.reason, args)
+		}
 	}
 }

@@ -89,6 +89,10 @@ type RunExecutor struct {
 	// Identity names this runner in the state Lease.
 	Identity     string
 	LockDuration time.Duration
+	// SharedProviders has the Run's terraform calls attach to provider processes started once
+	// for the Run (terraform.ProviderPool) through Exe, this runner's own executable.
+	SharedProviders bool
+	Exe             string
 }
 
 // Execute runs Run namespace/name to its end and records how it ended. It returns an error only
@@ -160,6 +164,14 @@ func (x *RunExecutor) execute(ctx context.Context, run *v1alpha1.Run) (*RunInput
 	r := terraform.NewRunner(x.Binary, &state.Store{Client: x.Client}, 1)
 	r.Locks = &state.Locker{Client: x.Client, Identity: x.Identity, Duration: x.LockDuration}
 	r.Env, r.InitEnv = env, initEnv
+	if x.SharedProviders {
+		// A pod runs one Run: its calls (plan, apply) share one process per provider instead of
+		// each starting every provider. Where terraform puts its plugin sockets, kept short.
+		pool := terraform.NewProviderPool(x.Exe)
+		pool.Dir = env["TMPDIR"]
+		r.Providers = pool
+		defer pool.Close()
+	}
 	tr := &terraform.Run{
 		Dir:              filepath.Join(x.Dir, runnerWorkDir),
 		Root:             &terraform.RootModule{Main: in.Main, Vars: in.Vars},

@@ -42,7 +42,7 @@ func setupJobs(mgr manager.Manager, runner *terraform.Runner, cfg Config) (*JobE
 		Artifacts: &artifact.Store{Dir: filepath.Join(cfg.Dir, "artifacts")},
 		Modules:   filepath.Join(cfg.Dir, "modules"),
 		Dir:       filepath.Join(cfg.Dir, "bundles"),
-		Job:       cfg.Job,
+		Job:       jobOptions(cfg),
 		MaxActive: cfg.MaxConcurrentRuns,
 		// Crossplane reads an Observe-only resource at every poll; a Refresh Run is that read.
 		RefreshEvery: cfg.PollInterval,
@@ -157,4 +157,11 @@ func RunnerAccess(clusterRole, ns string) []client.Object {
 			Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: ns, Name: DefaultRunnerServiceAccount}},
 		},
 	}
+}
+
+// jobOptions are cfg's options of runner Jobs, with the controller's own choices that runners follow.
+func jobOptions(cfg Config) JobOptions {
+	o := cfg.Job
+	o.UnsharedProviders = !cfg.SharedProviders
+	return o
 }

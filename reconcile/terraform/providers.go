@@ -23,8 +23,8 @@ import (
 // outlive them, instead of terraform starting each provider 3 times per plan and 4 per apply:
 // one process per provider executable and identical provider configuration and credentials,
 // serving every run that has them. Each process is a providerhost, which keeps the provider
-// going for a detached terraform whose controller died, and passes one run's interruption on
-// as the cancellation of that run's calls only.
+// going for a detached terraform whose controller died, and never lets one run's interruption
+// cancel another run's calls.
 //
 // A provider process is configured by every run (ConfigureProvider), and the last configuration
 // wins for all calls it serves, so runs share one only when their configuration cannot differ:

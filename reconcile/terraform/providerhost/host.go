@@ -1,5 +1,5 @@
 // Package providerhost keeps one Terraform provider process alive for many terraform runs, and
-// stands between them and it so that one run's interruption cancels only that run's calls.
+// stands between them and it so that one run's interruption never cancels another run's calls.
 package providerhost
 
 import (

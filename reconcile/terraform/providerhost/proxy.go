@@ -7,6 +7,7 @@ import (
 	"math"
 	"net"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -20,14 +21,24 @@ import (
 
 // The proxy passes every call through to the provider as it is, without reading it, except two:
 //   - StopProvider, which terraform sends on each of its connections when it is interrupted. The
-//     provider would cancel every call it serves, other runs' too (terraform-plugin-go cancels
-//     all in-flight requests), so the proxy cancels only the calls of that connection instead.
+//     provider cancels every call it serves then (terraform-plugin-go cancels the context of all
+//     requests in flight), other runs' too. So the proxy passes it on only when no other
+//     terraform has a call in flight, holding new calls back meanwhile; otherwise it answers
+//     itself, and the interrupted run's calls go on to their end, as with a provider that cannot
+//     cancel them. Cancelling the call itself instead would lose its answer: the object a create
+//     made would never reach the state.
 //   - go-plugin's Shutdown, which would end the provider for everyone.
 const (
 	methodStop5    = "/tfplugin5.Provider/StopProvider"
 	methodStop6    = "/tfplugin6.Provider/StopProvider"
 	methodShutdown = "/plugin.GRPCController/Shutdown"
 )
+
+// providerCall reports whether method is one of the provider's own (not go-plugin's long-lived
+// broker and stdio streams, which every connection keeps open).
+func providerCall(method string) bool {
+	return strings.HasPrefix(method, "/tfplugin5.Provider/") || strings.HasPrefix(method, "/tfplugin6.Provider/")
+}
 
 // frame is one message, passed on as the bytes it came as. An empty frame is the empty message,
 // which is what StopProvider's and Shutdown's responses are when all is well.
@@ -55,10 +66,12 @@ type proxy struct {
 	upstream *grpc.ClientConn
 	server   *grpc.Server
 
+	// gate is held by a StopProvider passed on, so that no call starts while it is judged and sent.
+	gate sync.RWMutex
+
 	mu       sync.Mutex
 	nextConn connID
-	nextCall uint64
-	calls    map[connID]map[uint64]context.CancelFunc
+	calls    map[connID]int
 	open     int
 	lastOpen time.Time
 }
@@ -71,7 +84,7 @@ func newProxy(addr string) (*proxy, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &proxy{upstream: up, calls: map[connID]map[uint64]context.CancelFunc{}, lastOpen: time.Now()}
+	p := &proxy{upstream: up, calls: map[connID]int{}, lastOpen: time.Now()}
 	p.server = grpc.NewServer(grpc.UnknownServiceHandler(p.forward), grpc.ForceServerCodec(frameCodec{}),
 		grpc.MaxRecvMsgSize(math.MaxInt32), grpc.MaxSendMsgSize(math.MaxInt32))
 	return p, nil
@@ -125,33 +138,50 @@ func (p *proxy) closed() {
 	p.lastOpen = time.Now()
 }
 
-// track records a call of conn until the returned func is called.
-func (p *proxy) track(conn connID, cancel context.CancelFunc) (untrack func()) {
+// begin counts a provider call of conn in flight until the returned func is called.
+func (p *proxy) begin(conn connID) (end func()) {
+	p.gate.RLock()
+	defer p.gate.RUnlock()
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.nextCall++
-	id := p.nextCall
-	if p.calls[conn] == nil {
-		p.calls[conn] = map[uint64]context.CancelFunc{}
-	}
-	p.calls[conn][id] = cancel
+	p.calls[conn]++
 	return func() {
 		p.mu.Lock()
 		defer p.mu.Unlock()
-		delete(p.calls[conn], id)
-		if len(p.calls[conn]) == 0 {
+		if p.calls[conn]--; p.calls[conn] == 0 {
 			delete(p.calls, conn)
 		}
 	}
 }
 
-// cancelCalls cancels the calls of conn under way, as the provider would cancel all of its own.
-func (p *proxy) cancelCalls(conn connID) {
+// othersBusy reports whether a connection other than conn has a provider call in flight.
+func (p *proxy) othersBusy(conn connID) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	for _, cancel := range p.calls[conn] {
-		cancel()
+	for c, n := range p.calls {
+		if c != conn && n > 0 {
+			return true
+		}
 	}
+	return false
+}
+
+// stopProvider passes StopProvider on when conn's terraform is the only one with calls in flight.
+func (p *proxy) stopProvider(ss grpc.ServerStream, conn connID, method string) error {
+	var req frame
+	if err := ss.RecvMsg(&req); err != nil {
+		return err
+	}
+	p.gate.Lock()
+	defer p.gate.Unlock()
+	if p.othersBusy(conn) {
+		return ss.SendMsg(&frame{})
+	}
+	var resp frame
+	if err := p.upstream.Invoke(ss.Context(), method, &req, &resp); err != nil {
+		return err
+	}
+	return ss.SendMsg(&resp)
 }
 
 func (p *proxy) forward(_ any, ss grpc.ServerStream) error {
@@ -161,20 +191,20 @@ func (p *proxy) forward(_ any, ss grpc.ServerStream) error {
 	}
 	conn := connOf(ss.Context())
 	switch method {
-	case methodStop5, methodStop6, methodShutdown:
+	case methodStop5, methodStop6:
+		return p.stopProvider(ss, conn, method)
+	case methodShutdown:
 		var req frame
 		if err := ss.RecvMsg(&req); err != nil {
 			return err
 		}
-		if method != methodShutdown {
-			p.cancelCalls(conn)
-		}
 		return ss.SendMsg(&frame{})
 	}
-
+	if providerCall(method) {
+		defer p.begin(conn)()
+	}
 	ctx, cancel := context.WithCancel(ss.Context())
 	defer cancel()
-	defer p.track(conn, cancel)()
 	if md, ok := metadata.FromIncomingContext(ss.Context()); ok {
 		ctx = metadata.NewOutgoingContext(ctx, md.Copy())
 	}

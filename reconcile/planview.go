@@ -139,16 +139,19 @@ func Approve(ctx context.Context, c client.Client, gvk schema.GroupVersionKind, 
 	case want != "" && want != view.ID:
 		return nil, &ApprovalRefusedError{Reason: fmt.Sprintf("plan %s was asked for, but plan %s waits: the instance or the world changed since; review plan %s", want, view.ID, view.ID)}
 	}
-	patch := map[string]any{
-		"metadata": map[string]any{"resourceVersion": u.GetResourceVersion()},
-		"spec":     map[string]any{terraform.FieldApproval: map[string]any{terraform.FieldApprovedPlan: view.ID}},
+	// The approval holds only for the spec that was read: the patch fails if the generation
+	// moved meanwhile. The status may change (the controller observes the waiting instance
+	// again) without making the plan another: the approved id is what a run compares.
+	patch := []map[string]any{
+		{"op": "test", "path": "/metadata/generation", "value": u.GetGeneration()},
+		{"op": "add", "path": "/spec/" + terraform.FieldApproval + "/" + terraform.FieldApprovedPlan, "value": view.ID},
 	}
 	raw, err := json.Marshal(patch)
 	if err != nil {
 		return nil, errors.Wrap(err, errApprove)
 	}
-	if err := c.Patch(ctx, u, client.RawPatch(types.MergePatchType, raw)); err != nil {
-		if kerrors.IsConflict(err) {
+	if err := c.Patch(ctx, u, client.RawPatch(types.JSONPatchType, raw)); err != nil {
+		if kerrors.IsConflict(err) || kerrors.IsInvalid(err) {
 			return nil, &ApprovalRefusedError{Reason: "the instance changed while approving; show its plan again"}
 		}
 		return nil, errors.Wrap(err, errApprove)

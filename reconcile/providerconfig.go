@@ -237,8 +237,8 @@ func pathOutside(s string) bool {
 // a path (an access key may well start with "/") and may name a directory outside the run that the
 // tenant's objects legitimately live in. An absolute value is refused when it is in a protected
 // directory, or when it could name a file anywhere else but the system's temporary directory:
-// when its first segment exists on this machine (/var, /etc, /proc, ...). modkind keeps nothing
-// in the temporary directory but what its work directory holds.
+// when its first segment exists on this machine (/var, /etc, /proc, ...). In the temporary
+// directory, modkind's own entries (modkind-*) are refused too.
 func envPathOutside(v string, protected []string) bool {
 	if !strings.HasPrefix(v, "/") {
 		return pathOutside(v)
@@ -256,8 +256,11 @@ func envPathOutside(v string, protected []string) bool {
 	if first == "" || first == "." || first == ".." || strings.Contains(v, "/../") || strings.HasSuffix(v, "/..") {
 		return true
 	}
-	if tmp, _, _ := strings.Cut(strings.TrimLeft(os.TempDir(), "/"), "/"); first == tmp {
-		return false
+	if tmp := filepath.Clean(os.TempDir()); strings.HasPrefix(clean, tmp+"/") {
+		// modkind's own entries there (a git checkout's home with its credentials) are not the
+		// tenant's.
+		rest := strings.TrimPrefix(clean, tmp+"/")
+		return strings.HasPrefix(rest, "modkind")
 	}
 	_, err := os.Lstat("/" + first)
 	return err == nil

@@ -247,6 +247,11 @@ func newProviderPool(cfg Config) (*terraform.ProviderPool, error) {
 	if err := os.MkdirAll(pool.Dir, 0o700); err != nil {
 		return nil, errors.Wrap(err, errSharedProviders)
 	}
+	if err := pool.Sweep(); err != nil {
+		return nil, errors.Wrap(err, errSharedProviders)
+	}
+	// As many wait, idle, as may run at once.
+	pool.MaxIdle = max(cfg.MaxConcurrentRuns, 1)
 	pool.MaxRuns, pool.MaxRSS, pool.Idle = cfg.SharedProviderMaxRuns, cfg.SharedProviderMaxRSS, cfg.SharedProviderIdle
 	return pool, nil
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"maps"
+	"net"
 	"os"
 	"path/filepath"
 	"slices"
@@ -27,16 +28,19 @@ import (
 // cancel another run's calls.
 //
 // A provider process is configured by every run (ConfigureProvider), and the last configuration
-// wins for all calls it serves, so runs share one only when their configuration cannot differ:
-//   - a provider configured with an alias anywhere in the configuration is not shared at all:
-//     terraform would configure the one process twice;
-//   - when nothing but the instance's ProviderConfig configures providers (the root module's
-//     provider block, with no expression in it), the configuration is the ProviderConfig's: the
-//     runs of every instance of the namespace with that same ProviderConfig (environment, files,
-//     provider block) share;
-//   - when the module configures a provider itself, or the provider block has expressions, the
-//     configuration may depend on the instance's variables: only the runs of one instance share,
-//     and those never run at once.
+// wins for all calls it serves; it also opens the relative paths terraform passes it (a module's
+// files, path.module) from its own working directory. So runs share one only when neither can
+// differ between them:
+//   - a provider with more than one configuration in the configuration (an alias, or provider
+//     blocks in two modules) is not shared at all: terraform would configure the one process
+//     twice in one run;
+//   - a resource kind's root module has no module of its own, and when nothing but the
+//     instance's ProviderConfig configures its provider (the root module's provider block, with
+//     no expression in it), the configuration is the ProviderConfig's: the runs of every
+//     instance of the namespace with that same ProviderConfig (environment, files, provider
+//     block) share, in a directory that holds the ProviderConfig's files as a run's does;
+//   - otherwise (a module, or a provider block with expressions) only the runs of one instance
+//     share, in the instance's work directory, and those never run at once.
 
 const (
 	errStartProvider = "cannot start provider %s"
@@ -54,8 +58,11 @@ type ProviderPool struct {
 	MaxRSS int64
 	// Idle stops a provider process that no run has used for that long.
 	Idle time.Duration
-	// Dir is where each process gets a directory of its own (its working directory, socket and
-	// files); the system's temporary directory when empty. Unix socket paths are short: keep it so.
+	// MaxIdle is how many processes no run uses are kept at most; the longest idle goes first.
+	MaxIdle int
+	// Dir is where each process gets a directory of its own (its socket, and the files of a
+	// namespace's process); the system's temporary directory when empty. Unix socket paths are
+	// short: keep it so.
 	Dir string
 
 	exe string
@@ -69,7 +76,7 @@ type ProviderPool struct {
 // NewProviderPool returns a pool of provider processes started through exe, an executable that
 // imports providerhost (this process's own, normally).
 func NewProviderPool(exe string) *ProviderPool {
-	return &ProviderPool{MaxRuns: 200, MaxRSS: 1 << 30, Idle: 10 * time.Minute, exe: exe,
+	return &ProviderPool{MaxRuns: 200, MaxRSS: 1 << 30, Idle: 10 * time.Minute, MaxIdle: 8, exe: exe,
 		hosts: map[string]*pooledProvider{}, scopes: map[string]shareScope{}}
 }
 
@@ -82,6 +89,7 @@ type pooledProvider struct {
 	users int
 	runs  int
 	idle  *time.Timer
+	since time.Time
 }
 
 // shareScope is which runs may share a provider process.
@@ -122,7 +130,7 @@ func (p *ProviderPool) lease(ctx context.Context, run *Run, env map[string]strin
 			l.release()
 			return nil, errors.Wrap(err, errWorkDir)
 		}
-		pp, err := p.acquire(ctx, hostKey(bin, env, run, scope), bin, env, run.Setup.Files)
+		pp, err := p.acquire(ctx, hostKey(bin, env, run, scope), bin, env, run, scope)
 		if err != nil {
 			l.release()
 			return nil, errors.Wrapf(err, errStartProvider, addr)
@@ -153,7 +161,7 @@ func hostKey(bin string, env map[string]string, run *Run, scope shareScope) stri
 }
 
 // acquire returns the running process of key, starting it when there is none.
-func (p *ProviderPool) acquire(ctx context.Context, key, bin string, env map[string]string, files map[string][]byte) (*pooledProvider, error) {
+func (p *ProviderPool) acquire(ctx context.Context, key, bin string, env map[string]string, run *Run, scope shareScope) (*pooledProvider, error) {
 	p.mu.Lock()
 	if p.closed {
 		p.mu.Unlock()
@@ -177,7 +185,8 @@ func (p *ProviderPool) acquire(ctx context.Context, key, bin string, env map[str
 	p.mu.Unlock()
 
 	if starting {
-		pp.host, pp.err = p.start(ctx, bin, env, files)
+		// Not cancelled with the run that happens to start it: others may be waiting for it.
+		pp.host, pp.err = p.start(context.WithoutCancel(ctx), bin, env, run, scope)
 		close(pp.ready)
 	} else {
 		select {
@@ -212,28 +221,33 @@ func (pp *pooledProvider) ended() bool {
 	}
 }
 
-// start starts a provider host in a directory of its own, which holds the ProviderConfig's files
-// as a run's work directory does: relative paths in the configuration and environment
-// (files/creds.json) then name the same content for every run the process serves.
-func (p *ProviderPool) start(ctx context.Context, bin string, env map[string]string, files map[string][]byte) (*providerhost.Host, error) {
+// start starts a provider host in a directory of its own. A namespace's process works there, with
+// the ProviderConfig's files laid out as in a run's work directory: relative paths in the
+// configuration and environment (files/creds.json) then name the same content for every run it
+// serves. An instance's process works in the instance's work directory.
+func (p *ProviderPool) start(ctx context.Context, bin string, env map[string]string, run *Run, scope shareScope) (*providerhost.Host, error) {
 	dir, err := os.MkdirTemp(p.Dir, "p")
 	if err != nil {
 		return nil, errors.Wrap(err, errWorkDir)
 	}
-	filesDir := filepath.Join(dir, DirFiles)
-	if err := os.Mkdir(filesDir, 0o700); err != nil {
-		_ = os.RemoveAll(dir)
-		return nil, errors.Wrap(err, errWorkDir)
-	}
-	for path, b := range files {
-		if err := writeBeneath(filesDir, path, b); err != nil {
+	workDir := run.Dir
+	if scope == shareNamespace {
+		workDir = ""
+		filesDir := filepath.Join(dir, DirFiles)
+		if err := os.Mkdir(filesDir, 0o700); err != nil {
 			_ = os.RemoveAll(dir)
 			return nil, errors.Wrap(err, errWorkDir)
 		}
+		for path, b := range run.Setup.Files {
+			if err := writeBeneath(filesDir, path, b); err != nil {
+				_ = os.RemoveAll(dir)
+				return nil, errors.Wrap(err, errWorkDir)
+			}
+		}
+		env = maps.Clone(env)
+		env[EnvFilesDir] = filesDir
 	}
-	env = maps.Clone(env)
-	env[EnvFilesDir] = filesDir
-	h, err := providerhost.Start(ctx, p.exe, bin, dir, env)
+	h, err := providerhost.Start(ctx, p.exe, bin, dir, workDir, env)
 	if err != nil {
 		_ = os.RemoveAll(dir)
 		return nil, err
@@ -258,6 +272,7 @@ func (p *ProviderPool) release(pp *pooledProvider, ran bool) {
 		p.retire(pp)
 		return
 	}
+	pp.since = time.Now()
 	pp.idle = time.AfterFunc(p.Idle, func() {
 		p.mu.Lock()
 		defer p.mu.Unlock()
@@ -265,6 +280,25 @@ func (p *ProviderPool) release(pp *pooledProvider, ran bool) {
 			p.retire(pp)
 		}
 	})
+	p.trimIdle()
+}
+
+// trimIdle retires the processes idle longest while more than MaxIdle are. p.mu is held.
+func (p *ProviderPool) trimIdle() {
+	var idle []*pooledProvider
+	for _, pp := range p.hosts {
+		if pp.users == 0 && pp.host != nil {
+			idle = append(idle, pp)
+		}
+	}
+	if len(idle) <= p.MaxIdle {
+		return
+	}
+	slices.SortFunc(idle, func(a, b *pooledProvider) int { return a.since.Compare(b.since) })
+	for _, pp := range idle[:len(idle)-p.MaxIdle] {
+		pp.idle.Stop()
+		p.retire(pp)
+	}
 }
 
 // retire lets pp's process go: it ends once no terraform is connected to it. p.mu is held.
@@ -289,6 +323,30 @@ func (p *ProviderPool) Close() {
 		}
 		p.retire(pp)
 	}
+}
+
+// Sweep removes the directories of hosts that are gone (a controller killed with the pool's
+// processes' last run): they hold a ProviderConfig's files. A host still serving, for a terraform
+// that outlived its controller, answers on its socket and is left alone.
+func (p *ProviderPool) Sweep() error {
+	if p.Dir == "" {
+		return nil
+	}
+	entries, err := os.ReadDir(p.Dir)
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		dir := filepath.Join(p.Dir, e.Name())
+		if c, err := net.DialTimeout("unix", filepath.Join(dir, providerhost.FileSocket), time.Second); err == nil {
+			_ = c.Close()
+			continue
+		}
+		if err := os.RemoveAll(dir); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Processes is how many provider processes the pool keeps.
@@ -345,7 +403,7 @@ func (p *ProviderPool) scope(run *Run) (shareScope, error) {
 }
 
 // providerScope reads the provider blocks of the root module in dir and of every module init
-// installed for it.
+// installed or found for it.
 func providerScope(dir string, setup *ProviderSetup) (shareScope, error) {
 	dirs, err := moduleDirs(dir)
 	if err != nil {
@@ -356,13 +414,22 @@ func providerScope(dir string, setup *ProviderSetup) (shareScope, error) {
 	fromSetup := setup != nil && len(setup.Providers) > 0 &&
 		!bytes.Contains(setup.Providers, []byte("${")) && !bytes.Contains(setup.Providers, []byte("%{"))
 	scope := shareNamespace
+	// Counted per module call, not per directory: a module called twice configures twice.
+	configs := map[string]int{}
 	for i, d := range dirs {
 		m, diags := tfconfig.LoadModule(d)
 		if diags.HasErrors() {
 			return shareNone, diags.Err()
 		}
+		if i == 0 && len(m.ModuleCalls) > 0 {
+			// A module's code may pass the provider paths relative to the run (path.module).
+			scope = shareInstance
+		}
 		for _, pc := range m.ProviderConfigs {
 			if pc.Alias != "" {
+				return shareNone, nil
+			}
+			if configs[pc.Name]++; configs[pc.Name] > 1 {
 				return shareNone, nil
 			}
 			if i > 0 || !fromSetup {

@@ -16,25 +16,30 @@ func TestProviderScope(t *testing.T) {
 		root   string
 		mod    string
 		setup  string
+		twice  bool
 		want   shareScope
 	}{
-		"NoProviderBlock": {
-			reason: "nothing configures the provider: every instance of the namespace with the same ProviderConfig",
-			root:   `{"module":{"m":{"source":"./mod"}}}`,
-			mod:    `{"resource":{"things_bucket":{"b":{"name":"x"}}}}`,
+		"ResourceKind": {
+			reason: "a resource kind, nothing configuring the provider: every instance of the namespace with the same ProviderConfig",
+			root:   `{"resource":{"things_bucket":{"b":{"name":"x"}}}}`,
 			want:   shareNamespace,
 		},
-		"FromProviderConfig": {
+		"ResourceKindFromProviderConfig": {
 			reason: "the root's provider block is the ProviderConfig's, literal",
-			root:   `{"provider":{"things":{"directory":"files/d"}},"module":{"m":{"source":"./mod"}}}`,
-			mod:    `{"resource":{"things_bucket":{"b":{"name":"x"}}}}`,
+			root:   `{"provider":{"things":{"directory":"files/d"}},"resource":{"things_bucket":{"b":{"name":"x"}}}}`,
 			setup:  `{"things":{"directory":"files/d"}}`,
 			want:   shareNamespace,
 		},
+		"Module": {
+			reason: "a module's code may pass the provider paths relative to the run (path.module): one instance's runs only",
+			root:   `{"provider":{"things":{"directory":"files/d"}},"module":{"m":{"source":"./mod"}}}`,
+			mod:    `{"resource":{"things_bucket":{"b":{"name":"x"}}}}`,
+			setup:  `{"things":{"directory":"files/d"}}`,
+			want:   shareInstance,
+		},
 		"ClusterExpression": {
 			reason: "a ClusterProviderConfig's block with an expression may differ per instance",
-			root:   `{"variable":{"d":{}},"provider":{"things":{"directory":"${var.d}"}},"module":{"m":{"source":"./mod"}}}`,
-			mod:    `{"resource":{"things_bucket":{"b":{"name":"x"}}}}`,
+			root:   `{"variable":{"d":{}},"provider":{"things":{"directory":"${var.d}"}},"resource":{"things_bucket":{"b":{"name":"x"}}}}`,
 			setup:  `{"things":{"directory":"${var.d}"}}`,
 			want:   shareInstance,
 		},
@@ -43,16 +48,24 @@ func TestProviderScope(t *testing.T) {
 			root:   `{"variable":{"d":{}},"provider":{"things":{"directory":"${var.d}"}}}`,
 			want:   shareInstance,
 		},
-		"ModuleBlock": {
-			reason: "a module configuring its provider from its variables: one instance's runs only",
-			root:   `{"module":{"m":{"source":"./mod"}}}`,
-			mod:    `{"variable":{"d":{}},"provider":{"things":{"directory":"${var.d}"}}}`,
-			want:   shareInstance,
-		},
 		"Alias": {
 			reason: "two configurations of one provider in one run would configure one process twice",
 			root:   `{"module":{"m":{"source":"./mod"}}}`,
 			mod:    `{"provider":{"things":[{"directory":"a"},{"alias":"b","directory":"b"}]}}`,
+			want:   shareNone,
+		},
+		"TwoModulesConfigure": {
+			reason: "the root and a module each configuring the provider, without an alias, are two configurations too",
+			root:   `{"provider":{"things":{"directory":"files/d"}},"module":{"m":{"source":"./mod"}}}`,
+			mod:    `{"variable":{"d":{}},"provider":{"things":{"directory":"${var.d}"}}}`,
+			setup:  `{"things":{"directory":"files/d"}}`,
+			want:   shareNone,
+		},
+		"ModuleCalledTwice": {
+			reason: "one module configuring the provider, called twice, configures it twice",
+			root:   `{"module":{"m":{"source":"./mod"},"n":{"source":"./mod"}}}`,
+			mod:    `{"variable":{"d":{}},"provider":{"things":{"directory":"${var.d}"}}}`,
+			twice:  true,
 			want:   shareNone,
 		},
 	}
@@ -70,8 +83,11 @@ func TestProviderScope(t *testing.T) {
 			write(filepath.Join(dir, "main.tf.json"), tc.root)
 			if tc.mod != "" {
 				write(filepath.Join(dir, module, "main.tf.json"), tc.mod)
-				manifest, _ := json.Marshal(map[string]any{"Modules": []map[string]string{
-					{"Key": "", "Source": "", "Dir": "."}, {"Key": "m", "Source": "./mod", "Dir": module}}})
+				modules := []map[string]string{{"Key": "", "Source": "", "Dir": "."}, {"Key": "m", "Source": "./mod", "Dir": module}}
+				if tc.twice {
+					modules = append(modules, map[string]string{"Key": "n", "Source": "./mod", "Dir": module})
+				}
+				manifest, _ := json.Marshal(map[string]any{"Modules": modules})
 				write(filepath.Join(dir, ".terraform", "modules", "modules.json"), string(manifest))
 			}
 			got, err := providerScope(dir, &ProviderSetup{Providers: json.RawMessage(tc.setup)})

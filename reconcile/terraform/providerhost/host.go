@@ -30,6 +30,9 @@ const (
 	// EnvBinary, set in the environment of the controller's own executable, makes that process a
 	// host of the provider executable it names. The provider's environment is the host's without it.
 	EnvBinary = "MODKIND_PROVIDER_HOST"
+	// EnvWorkDir is the provider's working directory, the host's own when unset: terraform passes
+	// paths relative to a run's work directory (path.module), which the provider opens.
+	EnvWorkDir = "MODKIND_PROVIDER_WORK_DIR"
 	// FileSocket is the proxy's unix socket inside the host's directory.
 	FileSocket = "provider.sock"
 
@@ -150,8 +153,11 @@ func startProvider(binary, dir string) (*providerProcess, upstream, error) {
 	}
 	cmd := exec.Command(binary) //nolint:gosec // The provider terraform init installed, named by the controller.
 	cmd.Dir = dir
+	if wd := os.Getenv(EnvWorkDir); wd != "" {
+		cmd.Dir = wd
+	}
 	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, EnvBinary+"=") {
+		if !strings.HasPrefix(kv, EnvBinary+"=") && !strings.HasPrefix(kv, EnvWorkDir+"=") {
 			cmd.Env = append(cmd.Env, kv)
 		}
 	}

@@ -47,7 +47,7 @@ func newGround(t *testing.T) *ground {
 	}
 	t.Cleanup(func() { _ = os.RemoveAll(dir) })
 	env := map[string]string{"PATH": os.Getenv("PATH"), "HOME": t.TempDir(), "THINGS_DIR": g.cloud.Dir}
-	if g.host, err = providerhost.Start(context.Background(), exe, thingstest.Binary(t), dir, env); err != nil {
+	if g.host, err = providerhost.Start(context.Background(), exe, thingstest.Binary(t), dir, "", env); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { g.host.Stop(time.Minute) })

@@ -29,7 +29,7 @@ import (
 //     made would never reach the state.
 //   - go-plugin's Shutdown, which would end the provider for everyone.
 const (
-	methodStop5    = "/tfplugin5.Provider/StopProvider"
+	methodStop5    = "/tfplugin5.Provider/Stop"
 	methodStop6    = "/tfplugin6.Provider/StopProvider"
 	methodShutdown = "/plugin.GRPCController/Shutdown"
 )
@@ -177,8 +177,11 @@ func (p *proxy) stopProvider(ss grpc.ServerStream, conn connID, method string) e
 	if p.othersBusy(conn) {
 		return ss.SendMsg(&frame{})
 	}
+	// Bounded: every new call waits while this one holds the gate.
+	ctx, cancel := context.WithTimeout(ss.Context(), stopTimeout)
+	defer cancel()
 	var resp frame
-	if err := p.upstream.Invoke(ss.Context(), method, &req, &resp); err != nil {
+	if err := p.upstream.Invoke(ctx, method, &req, &resp); err != nil {
 		return err
 	}
 	return ss.SendMsg(&resp)

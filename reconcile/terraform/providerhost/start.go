@@ -26,16 +26,20 @@ type Host struct {
 
 // Start starts exe (this process's own executable, or any that imports this package) as the host
 // of the provider executable binary, in dir, which must exist and belong to the host alone, with
-// env as the provider's whole environment. It returns once the proxy serves.
-func Start(ctx context.Context, exe, binary, dir string, env map[string]string) (*Host, error) {
+// env as the provider's whole environment and workDir as its working directory (dir when empty).
+// It returns once the proxy serves.
+func Start(ctx context.Context, exe, binary, dir, workDir string, env map[string]string) (*Host, error) {
 	cmd := exec.Command(exe) //nolint:gosec // The controller's own executable.
 	cmd.Dir = dir
 	for k, v := range env {
-		if k != EnvBinary {
+		if k != EnvBinary && k != EnvWorkDir {
 			cmd.Env = append(cmd.Env, k+"="+v)
 		}
 	}
 	cmd.Env = append(cmd.Env, EnvBinary+"="+binary)
+	if workDir != "" {
+		cmd.Env = append(cmd.Env, EnvWorkDir+"="+workDir)
+	}
 	cmd.SysProcAttr = hostAttr()
 	in, err := cmd.StdinPipe()
 	if err != nil {

@@ -813,11 +813,46 @@ func countLines(file, word string) int {
 	return n
 }
 
-// cpuOf is the CPU time of process pid and of its children it waited for (terraform, and the
-// providers terraform waited for).
+// cpuOf is the CPU time of process pid and of all its descendants: those it waited for
+// (terraform, and the providers terraform waited for) and those still running (shared provider
+// processes, which outlive the runs they served). A descendant that ends moves its time into its
+// parent's count of waited-for children, so the sum never jumps.
 func cpuOf(pid int) time.Duration {
 	// utime, stime, cutime, cstime are fields 14-17 of stat.
-	return statTicks(pid, 14, 15, 16, 17)
+	var total time.Duration
+	for _, p := range descendantsAndSelf(pid) {
+		total += statTicks(p, 14, 15, 16, 17)
+	}
+	return total
+}
+
+// descendantsAndSelf is pid and every running process below it.
+func descendantsAndSelf(pid int) []int {
+	children := map[int][]int{}
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		p, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p))
+		if err != nil {
+			continue
+		}
+		// The parent's pid is field 4, the second after the command name.
+		f := strings.Fields(string(raw[bytes.LastIndexByte(raw, ')')+1:]))
+		if len(f) < 2 {
+			continue
+		}
+		if ppid, err := strconv.Atoi(f[1]); err == nil {
+			children[ppid] = append(children[ppid], p)
+		}
+	}
+	all := []int{pid}
+	for i := 0; i < len(all); i++ {
+		all = append(all, children[all[i]]...)
+	}
+	return all
 }
 
 // ownCPUOf is the CPU time of process pid alone: the controller's own work, without terraform's.

@@ -86,6 +86,10 @@ type controllerOptions struct {
 	LeaderElect             bool
 	LeaderElectionNamespace string
 	Zap                     zap.Options
+	// APIQPS and APIBurst bound the controller's requests to the API server; 0 follows
+	// --max-concurrent-runs (apiQPS).
+	APIQPS   float64
+	APIBurst int
 
 	namespaces, credentialsNamespaces, artifactsHosts string
 }
@@ -106,6 +110,8 @@ func controllerFlags() (*flagSet, *controllerOptions) {
 	fs.StringVar(&o.Quickstart, "quickstart", "", "apply the manifests in this directory once the controller runs, wait until they are Ready and print their outputs")
 	fs.StringVar(&o.MetricsAddr, "metrics-bind-address", "0", "address of the metrics endpoint; 0 turns it off")
 	fs.StringVar(&o.ProbeAddr, "health-probe-bind-address", "0", "address of the health probes; 0 turns them off")
+	fs.Float64Var(&o.APIQPS, "kube-api-qps", 0, "requests per second to the API server, sustained; 0 for 20 per --max-concurrent-runs, at least 50 (a run makes about ten)")
+	fs.IntVar(&o.APIBurst, "kube-api-burst", 0, "requests to the API server in a burst; 0 for twice --kube-api-qps")
 	fs.StringVar(&o.PprofAddr, "pprof-bind-address", "0", "address of Go's pprof endpoints (/debug/pprof/), to profile the controller; 0 turns them off")
 	fs.BoolVar(&o.LeaderElect, "leader-elect", false, "elect a leader so that several replicas can run")
 	fs.StringVar(&o.LeaderElectionNamespace, "leader-election-namespace", "", "namespace of the leader election Lease; the controller's own when empty")
@@ -222,8 +228,7 @@ func run(o *controllerOptions) error {
 		return err
 	}
 	defer stop()
-	// Each instance costs a few requests per poll; client-go's default of 5 QPS throttles that.
-	restCfg.QPS, restCfg.Burst = 50, 100
+	restCfg.QPS, restCfg.Burst = apiLimits(o.APIQPS, o.APIBurst, cfg.MaxConcurrentRuns)
 
 	scheme, err := reconcile.Scheme()
 	if err != nil {
@@ -325,4 +330,18 @@ func restConfig(kubeconfig, dir string) (*rest.Config, func(), error) {
 		return c, func() {}, err
 	}
 	return startLocalControlPlane(dir)
+}
+
+// apiLimits is the client's rate limit. A run makes about ten requests (its Lease, state, plan
+// and Run, status) in about a second of terraform when terraform is quick, so a fixed limit made
+// the client, not terraform, the bound on how fast instances became Ready: 20 requests a second
+// per run slot keep up; client-go's default of 5 throttles even polls.
+func apiLimits(qps float64, burst, runs int) (float32, int) {
+	if qps <= 0 {
+		qps = max(50, 20*float64(runs))
+	}
+	if burst <= 0 {
+		burst = int(2 * qps)
+	}
+	return float32(qps), burst
 }

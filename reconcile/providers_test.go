@@ -5,11 +5,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/modkind/modkind/reconcile"
 	"github.com/modkind/modkind/reconcile/terraform"
@@ -152,29 +152,14 @@ func TestSharedProviders(t *testing.T) {
 	if got := len(after) - len(before); got != 1 {
 		t.Errorf("a process that served MaxRuns runs must be replaced: started %d", got)
 	}
-	waitFor(t, "the replaced provider process to end", func() bool {
-		for _, pid := range running(before) {
-			if pid == before[0] {
-				return false
-			}
-		}
-		return true
+	eventually(t, "the replaced provider process to end", func(context.Context) (bool, error) {
+		return !slices.Contains(running(before), before[0]), nil
 	})
 
 	pool.Close()
-	waitFor(t, "every provider process to end with the pool", func() bool { return len(running(starts())) == 0 })
-}
-
-// waitFor polls cond until it holds, failing the test after a minute.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(time.Minute)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("gave up waiting for %s", what)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	eventually(t, "every provider process to end with the pool", func(context.Context) (bool, error) {
+		return len(running(starts())) == 0, nil
+	})
 }
 
 // A tenant can write its state Secret, and terraform init installs every provider a state names:

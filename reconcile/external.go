@@ -190,7 +190,7 @@ func (e *external) Observe(ctx context.Context, _ resource.Managed) (managed.Ext
 	// Shown even before anything exists: a first plan may wait for approval.
 	if n := e.notes.Get(e.inst.GetUID()); n.plan != nil || n.lockBroken != nil {
 		if n.plan != nil {
-			e.inst.SetStatusField("lastPlan", lastPlanStatus(*n.plan, e.run))
+			e.inst.SetStatusField("lastPlan", lastPlanStatus(e.inst, *n.plan, e.run))
 		}
 		if n.lockBroken != nil {
 			e.inst.SetStatusField("stateLock", lockStatus(n.lockBroken))
@@ -542,7 +542,7 @@ func (e *external) apply(ctx context.Context) (*state.Stored, error) {
 	rec.Finish(ctx, RunOutcome{Plan: summary, Stored: stored, OutputsPublished: true, Err: err})
 	if summary != nil {
 		e.notes.SetPlan(e.inst.GetUID(), *summary)
-		e.inst.SetStatusField("lastPlan", lastPlanStatus(*summary, e.run))
+		e.inst.SetStatusField("lastPlan", lastPlanStatus(e.inst, *summary, e.run))
 	}
 	if err == nil {
 		e.drift.Checked(e.inst.GetUID())

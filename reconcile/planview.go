@@ -34,9 +34,20 @@ func PlanSecretName(groupKind, namespace, name string) types.NamespacedName {
 }
 
 // lastPlanStatus is the plan as status.lastPlan shows it, with the Secret that holds its text.
-func lastPlanStatus(s terraform.PlanSummary, run *terraform.Run) map[string]any {
+// The same plan made again (each poll makes it again while it waits for approval or is refused)
+// keeps the time and duration shown when it was first made, as its Secret does: status is not
+// rewritten for a plan that did not change.
+func lastPlanStatus(inst *Instance, s terraform.PlanSummary, run *terraform.Run) map[string]any {
 	v := s.StatusValue()
 	v["secretName"] = terraform.PlanRef(run.State).Name
+	shown, _, _ := unstructured.NestedMap(inst.Object, "status", "lastPlan")
+	if s.ID != "" && shown["id"] == s.ID {
+		for _, k := range []string{"time", "duration"} {
+			if was, ok := shown[k].(string); ok {
+				v[k] = was
+			}
+		}
+	}
 	return v
 }
 

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	lua "github.com/yuin/gopher-lua"
@@ -158,6 +159,18 @@ func TestPlanViewApproval(t *testing.T) {
 
 	// Approving anything but the plan shown is refused, and writes nothing.
 	assertNotApproved(t, inst, "0123456789ab", "plan 0123456789ab was asked for, but plan "+first+" waits")
+	// Each poll makes the waiting plan again; status keeps showing when it was first made, as
+	// the plan Secret does, and is not rewritten. Times have seconds: a poll is awaited in a
+	// later second than the plan was made.
+	made, err := time.Parse(time.RFC3339, view.Time)
+	if err != nil {
+		t.Fatalf("the plan's time %q: %v", view.Time, err)
+	}
+	time.Sleep(time.Until(made.Add(time.Second)))
+	waitPolls(t, gvk, 2)
+	if shown, _, _ := unstructured.NestedString(get(t, inst).Object, "status", "lastPlan", "time"); shown != view.Time {
+		t.Errorf("status.lastPlan.time of the waiting plan: want %s, when it was made, got %s", view.Time, shown)
+	}
 	if _, err := reconcile.Approve(ctx, ground.client, gvk, client.ObjectKeyFromObject(inst), first); err != nil {
 		t.Fatalf("approving the plan shown: %v", err)
 	}

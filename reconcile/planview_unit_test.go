@@ -3,8 +3,12 @@ package reconcile
 import (
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/modkind/modkind/reconcile/terraform"
 )
 
 // The plan Secret's name is derived from the instance alone, is never a state's name, and is a
@@ -61,6 +65,46 @@ func TestPlanViewWaitingPlan(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			if got := WaitingPlan(tc.u); got != tc.want {
 				t.Errorf("%s\nWaitingPlan: want %q, got %q", tc.reason, tc.want, got)
+			}
+		})
+	}
+}
+
+// The same plan made again keeps the time and duration status showed when it was first made, so a
+// plan that waits for approval costs no status write per poll; another plan shows its own.
+func TestLastPlanStatusKeepsTheFirstTime(t *testing.T) {
+	first := time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC)
+	again := first.Add(time.Minute)
+	run := &terraform.Run{State: StateRef("Web.example.org", "team-a", "web")}
+	shown := func(id string) *Instance {
+		u := unstructured.Unstructured{Object: map[string]any{"status": map[string]any{
+			"lastPlan": map[string]any{"id": id, "time": first.Format(time.RFC3339), "duration": "80ms"},
+		}}}
+		return &Instance{Unstructured: u}
+	}
+	cases := map[string]struct {
+		reason       string
+		inst         *Instance
+		plan         terraform.PlanSummary
+		wantTime     string
+		wantDuration string
+	}{
+		"SamePlan": {reason: "a plan with the id shown is the plan shown", inst: shown("abc123"),
+			plan: terraform.PlanSummary{ID: "abc123", Add: 1, At: again, Took: 90 * time.Millisecond}, wantTime: first.Format(time.RFC3339), wantDuration: "80ms"},
+		"OtherPlan": {reason: "another plan shows when it was made", inst: shown("abc123"),
+			plan: terraform.PlanSummary{ID: "def456", Add: 2, At: again, Took: 90 * time.Millisecond}, wantTime: again.Format(time.RFC3339), wantDuration: "90ms"},
+		"NoChanges": {reason: "a plan without changes has no id to compare: it shows when it was made", inst: shown(""),
+			plan: terraform.PlanSummary{At: again, Took: 90 * time.Millisecond}, wantTime: again.Format(time.RFC3339), wantDuration: "90ms"},
+		"NothingShown": {reason: "a first plan shows when it was made", inst: &Instance{},
+			plan: terraform.PlanSummary{ID: "abc123", At: again, Took: 90 * time.Millisecond}, wantTime: again.Format(time.RFC3339), wantDuration: "90ms"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got := lastPlanStatus(tc.inst, tc.plan, run)
+			want := tc.plan.StatusValue()
+			want["time"], want["duration"], want["secretName"] = tc.wantTime, tc.wantDuration, terraform.PlanRef(run.State).Name
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("%s\nlastPlanStatus: -want +got:\n%s", tc.reason, diff)
 			}
 		})
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
+	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
@@ -20,7 +21,11 @@ const (
 	defaultRegion = "eu-west-1"
 )
 
-type bucketResource struct{ cloud *cloud }
+type bucketResource struct {
+	cloud *cloud
+	// protocol is the plugin protocol served: 5 has no nested attributes.
+	protocol int
+}
 
 type bucketModel struct {
 	ID            types.String     `tfsdk:"id"`
@@ -120,14 +125,7 @@ func (r *bucketResource) Schema(_ context.Context, _ resource.SchemaRequest, res
 				Description: "Seconds a create takes, like a slow cloud API.",
 				Validators:  []validator.Int64{int64validator.AtLeast(0)},
 			},
-			"owner": schema.SingleNestedAttribute{
-				Optional:    true,
-				Description: "Owner of the bucket.",
-				Attributes: map[string]schema.Attribute{
-					"name":  schema.StringAttribute{Required: true, Description: "Name of the owner."},
-					"email": schema.StringAttribute{Optional: true, Description: "Email address of the owner."},
-				},
-			},
+			"owner": r.ownerAttribute(),
 			"arn": schema.StringAttribute{
 				Computed:      true,
 				Description:   "Resource name of the bucket: arn:things::: followed by its name.",
@@ -162,6 +160,25 @@ func (r *bucketResource) Schema(_ context.Context, _ resource.SchemaRequest, res
 					"enabled": schema.BoolAttribute{Optional: true, Description: "Whether versioning is enabled."},
 				},
 			},
+		},
+	}
+}
+
+// ownerAttribute is the owner's schema: a nested attribute, or under protocol 5 an object.
+func (r *bucketResource) ownerAttribute() schema.Attribute {
+	if r.protocol == 5 {
+		return schema.ObjectAttribute{
+			Optional:       true,
+			Description:    "Owner of the bucket: name and email.",
+			AttributeTypes: map[string]attr.Type{"name": types.StringType, "email": types.StringType},
+		}
+	}
+	return schema.SingleNestedAttribute{
+		Optional:    true,
+		Description: "Owner of the bucket.",
+		Attributes: map[string]schema.Attribute{
+			"name":  schema.StringAttribute{Required: true, Description: "Name of the owner."},
+			"email": schema.StringAttribute{Optional: true, Description: "Email address of the owner."},
 		},
 	}
 }

@@ -41,12 +41,19 @@
 // A bucket whose name is taken cannot be created.
 //
 // Both import by id.
+//
+// # Plugin protocol
+//
+// It serves plugin protocol 6, or 5 when THINGS_PROTOCOL=5 is in its environment (for the tests of
+// code that tells the two apart). Protocol 5 has no nested attributes: there, things_bucket's
+// owner is an object attribute.
 package main
 
 import (
 	"context"
 	"flag"
 	"log"
+	"os"
 
 	"github.com/hashicorp/terraform-plugin-framework/providerserver"
 )
@@ -60,9 +67,18 @@ var version = "dev"
 func main() {
 	debug := flag.Bool("debug", false, "run with support for debuggers (prints TF_REATTACH_PROVIDERS)")
 	flag.Parse()
-	err := providerserver.Serve(context.Background(), newProvider(version), providerserver.ServeOpts{
-		Address: Address,
-		Debug:   *debug,
+	protocol := 6
+	switch p := os.Getenv("THINGS_PROTOCOL"); p {
+	case "", "6":
+	case "5":
+		protocol = 5
+	default:
+		log.Fatalf("THINGS_PROTOCOL=%q: want 5 or 6", p)
+	}
+	err := providerserver.Serve(context.Background(), newProvider(version, protocol), providerserver.ServeOpts{
+		Address:         Address,
+		Debug:           *debug,
+		ProtocolVersion: protocol,
 	})
 	if err != nil {
 		log.Fatal(err)

@@ -13,14 +13,18 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 )
 
-type thingsProvider struct{ version string }
+type thingsProvider struct {
+	version string
+	// protocol is the plugin protocol served, 5 or 6.
+	protocol int
+}
 
 type providerModel struct {
 	Directory types.String `tfsdk:"directory"`
 }
 
-func newProvider(version string) func() provider.Provider {
-	return func() provider.Provider { return &thingsProvider{version: version} }
+func newProvider(version string, protocol int) func() provider.Provider {
+	return func() provider.Provider { return &thingsProvider{version: version, protocol: protocol} }
 }
 
 func (p *thingsProvider) Metadata(_ context.Context, _ provider.MetadataRequest, resp *provider.MetadataResponse) {
@@ -66,7 +70,7 @@ func (p *thingsProvider) Configure(ctx context.Context, req provider.ConfigureRe
 func (p *thingsProvider) Resources(context.Context) []func() resource.Resource {
 	return []func() resource.Resource{
 		func() resource.Resource { return &passwordResource{} },
-		func() resource.Resource { return &bucketResource{} },
+		func() resource.Resource { return &bucketResource{protocol: p.protocol} },
 	}
 }
 

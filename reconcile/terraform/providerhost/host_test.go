@@ -26,7 +26,11 @@ type ground struct {
 	host      *providerhost.Host
 }
 
-func newGround(t *testing.T) *ground {
+// protocols are the plugin protocols the host proxies: the things provider serves either.
+var protocols = []int{5, 6}
+
+// newGround starts a host of the things provider serving plugin protocol protocol.
+func newGround(t *testing.T, protocol int) *ground {
 	t.Helper()
 	tf := os.Getenv("MODKIND_TERRAFORM")
 	if tf == "" {
@@ -46,11 +50,15 @@ func newGround(t *testing.T) *ground {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = os.RemoveAll(dir) })
-	env := map[string]string{"PATH": os.Getenv("PATH"), "HOME": t.TempDir(), "THINGS_DIR": g.cloud.Dir}
+	env := map[string]string{"PATH": os.Getenv("PATH"), "HOME": t.TempDir(), "THINGS_DIR": g.cloud.Dir,
+		"THINGS_PROTOCOL": strconv.Itoa(protocol)}
 	if g.host, err = providerhost.Start(context.Background(), exe, thingstest.Binary(t), dir, "", env); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { g.host.Stop(time.Minute) })
+	if g.host.ProtocolVersion != protocol {
+		t.Fatalf("the host says its provider speaks protocol %d, want %d", g.host.ProtocolVersion, protocol)
+	}
 	return g
 }
 
@@ -101,7 +109,13 @@ func (g *ground) creating(name string) {
 // provider itself would cancel every call it serves on StopProvider. The interrupted run's own
 // create then goes on to its end, and terraform records what it made.
 func TestInterruptCancelsNoOtherRun(t *testing.T) {
-	g := newGround(t)
+	for _, p := range protocols {
+		t.Run(fmt.Sprintf("Protocol%d", p), func(t *testing.T) { interruptCancelsNoOtherRun(t, p) })
+	}
+}
+
+func interruptCancelsNoOtherRun(t *testing.T, protocol int) {
+	g := newGround(t, protocol)
 	a, aOut := g.apply("a", 4)
 	b, bOut := g.apply("b", 4)
 	g.creating("a")
@@ -129,7 +143,13 @@ func TestInterruptCancelsNoOtherRun(t *testing.T) {
 // A run alone on its provider is interrupted as it would be with a provider of its own: its create
 // is cancelled at once rather than waited for.
 func TestInterruptAloneCancels(t *testing.T) {
-	g := newGround(t)
+	for _, p := range protocols {
+		t.Run(fmt.Sprintf("Protocol%d", p), func(t *testing.T) { interruptAloneCancels(t, p) })
+	}
+}
+
+func interruptAloneCancels(t *testing.T, protocol int) {
+	g := newGround(t, protocol)
 	cmd, out := g.apply("alone", 60)
 	g.creating("alone")
 	start := time.Now()
@@ -150,7 +170,7 @@ func TestInterruptAloneCancels(t *testing.T) {
 // A host whose controller is gone (standard input closed, as when the controller is killed)
 // serves the terraform still attached to the end, then stops the provider and ends.
 func TestHostOutlivesItsController(t *testing.T) {
-	g := newGround(t)
+	g := newGround(t, 6)
 	cmd, out := g.apply("c", 4)
 	g.creating("c")
 	g.host.Release()

@@ -156,6 +156,20 @@ func (s *Store) Has(digest string) bool {
 	return err == nil && fi.Mode().IsRegular()
 }
 
+// Touch marks the bundle of digest, and its manifest, as put now: Prune keeps it for its grace
+// period. It fails when the store does not hold the bundle.
+func (s *Store) Touch(digest string) error {
+	hexsum, err := ParseDigest(digest)
+	if err != nil {
+		return err
+	}
+	now := time.Now()
+	if err := os.Chtimes(s.manifestPath(hexsum), now, now); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return errors.Wrap(err, errOpenBundle)
+	}
+	return errors.Wrap(os.Chtimes(s.path(hexsum), now, now), errOpenBundle)
+}
+
 func (s *Store) path(hexsum string) string {
 	return filepath.Join(s.Dir, "sha256-"+hexsum+".tar.gz")
 }

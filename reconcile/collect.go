@@ -24,15 +24,22 @@ type Pruner interface {
 	Prune(inUse []string, grace time.Duration) (int, error)
 }
 
+// An ArtifactPruner removes the artifacts runners were handed that no Run needs any more.
+type ArtifactPruner interface {
+	PruneArtifacts(ctx context.Context, grace time.Duration) (int, error)
+}
+
 // A Collector removes what nothing needs any more: the work directories of instances that are
-// gone, which hold rendered values (some of them sensitive) and a state file, and the module
-// snapshots no Module is served from.
+// gone, which hold rendered values (some of them sensitive) and a state file, the module
+// snapshots no Module is served from, and the runner artifacts no Run names.
 type Collector struct {
 	Client client.Reader
 	// WorkRoot holds the instances' work directories.
 	WorkRoot string
 	Modules  Pruner
 	Engine   *Engine
+	// Artifacts is the job executor's artifact store (--runner job), nil in process mode.
+	Artifacts ArtifactPruner
 	// Interval is how often it collects; the first collection waits one interval, so that every
 	// Module has been read since the start.
 	Interval time.Duration
@@ -62,13 +69,20 @@ func (c *Collector) Start(ctx context.Context) error {
 // NeedLeaderElection is true: only the leader runs terraform, so only it may remove work.
 func (c *Collector) NeedLeaderElection() bool { return true }
 
-// Collect removes the work directories of instances that no longer exist and prunes the module
-// cache once.
+// Collect removes the work directories of instances that no longer exist and prunes the runner
+// artifacts and the module cache once.
 func (c *Collector) Collect(ctx context.Context) {
 	if n, err := c.collectWorkDirs(ctx); err != nil {
 		c.Log.Info("could not remove every leftover work directory", "error", err.Error())
 	} else if n > 0 {
 		c.Log.V(1).Info("removed work directories of instances that are gone", "count", n)
+	}
+	if c.Artifacts != nil {
+		if n, err := c.Artifacts.PruneArtifacts(ctx, c.Grace); err != nil {
+			c.Log.Info("could not prune the runner artifacts", "error", err.Error())
+		} else if n > 0 {
+			c.Log.V(1).Info("pruned runner bundles no Run names", "count", n)
+		}
 	}
 	if c.Modules == nil {
 		return

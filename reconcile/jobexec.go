@@ -73,7 +73,8 @@ type JobExecutor struct {
 	// Modules is the module cache's root: a bundle carries the whole package a module lives in,
 	// so that its calls of sibling directories resolve.
 	Modules string
-	// Dir holds one directory per bundle, where its providers were installed.
+	// Dir holds a directory per bundle being prepared, where its providers are installed before
+	// they are packed.
 	Dir string
 	// Job shapes every runner Job.
 	Job JobOptions
@@ -278,13 +279,40 @@ func (x *JobExecutor) ActiveBundles(ctx context.Context, namespace string) ([]st
 	return digests, nil
 }
 
+// PruneArtifacts removes the bundles no Run names any more, and the provider archives only they
+// listed, so that the artifact store does not grow with every module version and provider
+// configuration ever run. A bundle handed out within grace stays: its Run may not exist yet.
+func (x *JobExecutor) PruneArtifacts(ctx context.Context, grace time.Duration) (int, error) {
+	runs := &v1alpha1.RunList{}
+	if err := x.Client.List(ctx, runs); err != nil {
+		return 0, errors.Wrap(err, errListRuns)
+	}
+	var keep []string
+	for _, r := range runs.Items {
+		if d := r.Spec.ArtifactDigest; d != "" {
+			keep = append(keep, d)
+		}
+	}
+	// Puts happen under mu (bundleFor): none runs while the store is pruned.
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	removed, err := x.Artifacts.Prune(keep, grace)
+	for key, b := range x.bundles {
+		if !x.Artifacts.Has(b.digest) {
+			delete(x.bundles, key)
+		}
+	}
+	return removed, err
+}
+
 // bundleFor returns the bundle of snap's module with the providers setup configures, preparing
 // it the first time: one terraform init per module digest, provider block and lock file.
 func (x *JobExecutor) bundleFor(ctx context.Context, snap *Snapshot, setup *terraform.ProviderSetup, lock []byte) (bundle, error) {
 	key := terraform.Digest([]byte(snap.Module.Digest), setup.Providers, lock)
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	if b, ok := x.bundles[key]; ok && x.Artifacts.Has(b.digest) {
+	// Touched, the bundle is new again to PruneArtifacts until the Run naming it exists.
+	if b, ok := x.bundles[key]; ok && x.Artifacts.Touch(b.digest) == nil {
 		return b, nil
 	}
 	b, err := x.prepare(ctx, key, snap, setup, lock)
@@ -306,6 +334,8 @@ func (x *JobExecutor) prepare(ctx context.Context, key string, snap *Snapshot, s
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return bundle{}, err
 	}
+	// The bundle and the archives are what is kept; the installation was only their source.
+	defer os.RemoveAll(dir) //nolint:errcheck // a directory left is removed at the next prepare.
 	var entries []artifact.Entry
 	b := bundle{}
 	src := ""

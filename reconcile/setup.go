@@ -216,14 +216,18 @@ func Setup(mgr manager.Manager, cfg Config) (*Engine, error) {
 		return nil, err
 	}
 	fetcher := &module.CacheFetcher{Dir: filepath.Join(cfg.Dir, "modules")}
-	if err := mgr.Add(&Collector{
+	collector := &Collector{
 		Client: mgr.GetAPIReader(), WorkRoot: filepath.Join(cfg.Dir, "work"), Modules: fetcher, Engine: engine,
 		Interval: cfg.CollectInterval,
 		// A snapshot is kept while a run that was handed it may still go on, and until every
 		// Module has been read again.
 		Grace: 2*cfg.RunTimeout + cfg.ModuleRecheck,
 		Log:   mgr.GetLogger().WithName("collector"),
-	}); err != nil {
+	}
+	if jobs != nil {
+		collector.Artifacts = jobs
+	}
+	if err := mgr.Add(collector); err != nil {
 		return nil, err
 	}
 	providers := &module.ProviderInstaller{Binary: bin, Dir: filepath.Join(cfg.Dir, "providers"), Env: terraform.Environ()}

@@ -14,8 +14,10 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
 	"github.com/go-logr/logr"
+	"golang.org/x/time/rate"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
@@ -186,6 +188,7 @@ func (e *Engine) Run(ctx context.Context, gvk schema.GroupVersionKind, snap *Sna
 		SkipNameValidation:      ptr.To(true),
 		MaxConcurrentReconciles: max(e.opts.MaxReconciles, 1),
 		Logger:                  log,
+		RateLimiter:             instanceRateLimiter(),
 	})
 	if err != nil {
 		return errors.Wrap(err, errStartController)
@@ -293,4 +296,19 @@ func (o Options) ownDir() string {
 		return o.Dir
 	}
 	return filepath.Dir(o.WorkDir)
+}
+
+// MaxRetryDelay is the longest an instance whose reconcile failed (or whose plan waits for
+// approval, or was refused) waits to be tried again: a minute, as Crossplane's providers wait.
+// controller-runtime's own limit is 1000 s, so an instance that failed for ten minutes while a
+// cloud was down would be tried again only some ten minutes after it came back.
+const MaxRetryDelay = time.Minute
+
+// instanceRateLimiter spaces the retries of a failing instance exponentially from 5 ms up to
+// MaxRetryDelay, and all retries of a kind to 10 per second (bursts of 100).
+func instanceRateLimiter() workqueue.TypedRateLimiter[reconcile.Request] {
+	return workqueue.NewTypedMaxOfRateLimiter(
+		workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](5*time.Millisecond, MaxRetryDelay),
+		&workqueue.TypedBucketRateLimiter[reconcile.Request]{Limiter: rate.NewLimiter(rate.Limit(10), 100)},
+	)
 }

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
 
 func TestDriftClock(t *testing.T) {
@@ -86,5 +87,28 @@ func TestWorkDir(t *testing.T) {
 	}
 	if !strings.HasSuffix(dir, ".0c7f6ae3-5d4d-4ab9-8b0a-3f8d2c1e9b7a") {
 		t.Errorf("the work directory must end with the instance's UID, got %s", dir)
+	}
+}
+
+// A failing instance is retried at once at first, then ever later, but never later than
+// MaxRetryDelay: an instance that failed for an hour is tried again a minute after its cloud
+// is back, not a quarter of an hour after.
+func TestInstanceRetryDelay(t *testing.T) {
+	l := instanceRateLimiter()
+	req := reconcile.Request{NamespacedName: types.NamespacedName{Namespace: "team-a", Name: "db"}}
+	first := l.When(req)
+	var last time.Duration
+	for range 40 {
+		last = l.When(req)
+	}
+	if first > 10*time.Millisecond {
+		t.Errorf("the first retry waits %s; want it at once", first)
+	}
+	if last != MaxRetryDelay {
+		t.Errorf("after 40 failures the retry waits %s; want %s", last, MaxRetryDelay)
+	}
+	l.Forget(req)
+	if again := l.When(req); again > 10*time.Millisecond {
+		t.Errorf("after a success the next failure's retry waits %s; want it at once", again)
 	}
 }

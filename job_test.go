@@ -364,10 +364,12 @@ func TestJobRunner(t *testing.T) {
 		if got := pod.Containers[0].Resources.Limits[corev1.ResourceMemory]; got.String() != "512Mi" {
 			t.Errorf("memory limit from the ProviderConfig: got %s", got.String())
 		}
-		// The inputs Secret holds the tenant's values; the runner removes it when the Run ends.
-		if err := c.Get(ctx, client.ObjectKey{Namespace: "team-a", Name: r.Name}, &corev1.Secret{}); !kerrors.IsNotFound(err) {
-			t.Errorf("the Run's inputs Secret is still there after the Run ended: %v", err)
-		}
+		// The inputs Secret holds the tenant's values; the runner removes it once it recorded the
+		// Run's end, which may be a moment after the instance shows that end.
+		poll(t, "the Run's inputs Secret removed after the Run ended", time.Minute, func(ctx context.Context) (bool, error) {
+			err := c.Get(ctx, client.ObjectKey{Namespace: "team-a", Name: r.Name}, &corev1.Secret{})
+			return kerrors.IsNotFound(err), client.IgnoreNotFound(err)
+		})
 	})
 
 	t.Run("a runner's token reads its own namespace's state and no other", func(t *testing.T) {

@@ -38,6 +38,7 @@ func TestDriftDetectedAndCorrected(t *testing.T) {
 	if err := ground.client.Create(ctx, inst); err != nil {
 		t.Fatal(err)
 	}
+	deleteAtEnd(t, inst)
 	got := waitInstance(t, inst, 1)
 	if v, _, _ := unstructured.NestedFieldNoCopy(got.Object, "status", "atProvider", "value"); v != "one" {
 		t.Fatalf("status.atProvider.value: want one, got %v", v)

@@ -2,8 +2,11 @@ package reconcile_test
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	extv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -34,12 +37,6 @@ func TestDeletingModuleKeepsKindAndInstances(t *testing.T) {
 		err := ground.client.Get(ctx, types.NamespacedName{Name: "trace-modgone"}, &v1alpha1.Module{})
 		return client.IgnoreNotFound(err) == nil && err != nil, nil
 	})
-	// An instance created now is not reconciled: no controller runs for the kind any more.
-	late := newInstance(gvk, ns, "late", map[string]any{"forProvider": map[string]any{"dir": traces, "files": []any{"late"}}})
-	if err := ground.client.Create(ctx, late); err != nil {
-		t.Fatalf("the CRD must still serve the kind: %v", err)
-	}
-	// Once the controller is stopped nothing can reconcile the kind.
 	eventually(t, "the kind's controller to stop", func(context.Context) (bool, error) {
 		for _, l := range strings.Split(ground.logs.String(), "\n") {
 			if strings.Contains(l, "stopped instance controller") && strings.Contains(l, `"`+gvk.GroupKind().String()+`"`) {
@@ -48,11 +45,21 @@ func TestDeletingModuleKeepsKindAndInstances(t *testing.T) {
 		}
 		return false, nil
 	})
+	// An instance created now is not reconciled: no controller runs for the kind any more. A
+	// running one would have taken it (its finalizer first) within a few polls.
+	late := newInstance(gvk, ns, "late", map[string]any{"forProvider": map[string]any{"dir": traces, "files": []any{"late"}}})
+	if err := ground.client.Create(ctx, late); err != nil {
+		t.Fatalf("the CRD must still serve the kind: %v", err)
+	}
+	time.Sleep(3 * ground.config.PollInterval)
 	if err := ground.client.Get(ctx, client.ObjectKeyFromObject(late), late); err != nil {
 		t.Fatal(err)
 	}
-	if conds, _, _ := unstructured.NestedSlice(late.Object, "status", "conditions"); len(conds) != 0 {
-		t.Errorf("an instance of a deleted Module's kind must not be reconciled, got conditions %v", conds)
+	if conds, _, _ := unstructured.NestedSlice(late.Object, "status", "conditions"); len(conds) != 0 || len(late.GetFinalizers()) != 0 {
+		t.Errorf("an instance of a deleted Module's kind must not be reconciled, got conditions %v and finalizers %v", conds, late.GetFinalizers())
+	}
+	if _, err := os.Stat(filepath.Join(traces, "late")); err == nil {
+		t.Errorf("an instance of a deleted Module's kind must not be applied")
 	}
 	if err := ground.client.Get(ctx, types.NamespacedName{Name: "traces." + gvk.Group}, &extv1.CustomResourceDefinition{}); err != nil {
 		t.Errorf("the CRD must stay: %v", err)

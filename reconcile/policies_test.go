@@ -47,6 +47,20 @@ func waitGone(t *testing.T, u *unstructured.Unstructured) {
 	})
 }
 
+// deleteAtEnd deletes u when the test ends and waits until it is gone: an instance that is
+// drift-checked or observed every second would otherwise keep running terraform for the rest of
+// the package, beside every later test's runs.
+func deleteAtEnd(t *testing.T, u *unstructured.Unstructured) {
+	t.Helper()
+	t.Cleanup(func() {
+		if err := ground.client.Delete(context.Background(), u.DeepCopy()); client.IgnoreNotFound(err) != nil {
+			t.Errorf("deleting %s: %v", u.GetName(), err)
+			return
+		}
+		waitGone(t, u)
+	})
+}
+
 // With managementPolicies [Observe], a spec change is never applied: nothing outside changes.
 func TestObserveOnlyChangesNothing(t *testing.T) {
 	ctx := context.Background()
@@ -57,6 +71,7 @@ func TestObserveOnlyChangesNothing(t *testing.T) {
 	if err := ground.client.Create(ctx, inst); err != nil {
 		t.Fatal(err)
 	}
+	deleteAtEnd(t, inst)
 	waitInstance(t, inst, 1)
 	dir := workDir(ns, "trace."+gvk.Group, "observed")
 	applied := appliedInputs(t, stateSecret(gvk, ns, "observed"))

@@ -326,6 +326,7 @@ func TestRunsHistoryPruned(t *testing.T) {
 	if err := ground.client.Create(ctx, inst); err != nil {
 		t.Fatal(err)
 	}
+	deleteAtEnd(t, inst)
 	uid := waitInstance(t, inst, 1).GetUID()
 	created := waitRuns(t, "the create's Run", ns, uid, func(r []v1alpha1.Run) bool { return len(r) >= 1 })[0]
 

@@ -286,6 +286,7 @@ func TestObserveOnlyRefreshes(t *testing.T) {
 	if err := ground.client.Create(ctx, inst); err != nil {
 		t.Fatal(err)
 	}
+	deleteAtEnd(t, inst)
 	got := waitInstance(t, inst, 1)
 	dir := reconcile.WorkDir(ground.config.Dir+"/work", gvk, ns, "watched", got.GetUID())
 	patchSpec(t, inst, `{"managementPolicies":["Observe"]}`)

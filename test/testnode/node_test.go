@@ -12,6 +12,7 @@ import (
 	"time"
 
 	authnv1 "k8s.io/api/authentication/v1"
+	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -168,6 +169,19 @@ func (c *cluster) tenant(t *testing.T, ns string) {
 		if err := create(); err != nil {
 			t.Fatal(err)
 		}
+	}
+	// The authorizer learns of the binding through an informer: a pod started at once could
+	// be refused what the Role grants.
+	sar := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
+		User:               "system:serviceaccount:" + ns + ":runner",
+		Groups:             []string{"system:serviceaccounts", "system:serviceaccounts:" + ns, "system:authenticated"},
+		ResourceAttributes: &authorizationv1.ResourceAttributes{Namespace: ns, Verb: "list", Resource: "configmaps"},
+	}}
+	if !eventually(time.Minute, func(ctx context.Context) bool {
+		r, err := c.cs.AuthorizationV1().SubjectAccessReviews().Create(ctx, sar, metav1.CreateOptions{})
+		return err == nil && r.Status.Allowed
+	}) {
+		t.Fatalf("the runner of %s was never allowed what its Role grants", ns)
 	}
 }
 

@@ -62,8 +62,15 @@ func newGround(t *testing.T, protocol int) *ground {
 	return g
 }
 
-// apply starts terraform apply of a bucket named name whose create takes secs, attached to the host.
-func (g *ground) apply(name string, secs int) (*exec.Cmd, *bytes.Buffer) {
+// initialized is a terraform working directory of one bucket, initialized, to apply with the host.
+type initialized struct {
+	dir string
+	env []string
+}
+
+// init initializes a directory of a bucket named name whose create takes secs. Every run of a
+// test is initialized before any applies, so that a slow init cannot outlast another's create.
+func (g *ground) init(name string, secs int) initialized {
 	g.t.Helper()
 	dir := g.t.TempDir()
 	main := fmt.Sprintf(`{"terraform":{"required_providers":{"things":{"source":%q}}},
@@ -77,11 +84,17 @@ func (g *ground) apply(name string, secs int) (*exec.Cmd, *bytes.Buffer) {
 	if out, err := init.CombinedOutput(); err != nil {
 		g.t.Fatalf("init: %v\n%s", err, out)
 	}
+	return initialized{dir: dir, env: env}
+}
+
+// apply starts terraform apply in w, attached to the host.
+func (g *ground) apply(w initialized) (*exec.Cmd, *bytes.Buffer) {
+	g.t.Helper()
 	reattach, _ := json.Marshal(map[string]any{thingstest.Source: map[string]any{"Protocol": "grpc",
 		"ProtocolVersion": g.host.ProtocolVersion, "Pid": g.host.Pid, "Test": true,
 		"Addr": map[string]string{"Network": "unix", "String": g.host.Socket}}})
 	cmd := exec.Command(g.tf, "apply", "-auto-approve", "-no-color", "-input=false")
-	cmd.Dir, cmd.Env = dir, append(env, "TF_REATTACH_PROVIDERS="+string(reattach))
+	cmd.Dir, cmd.Env = w.dir, append(w.env, "TF_REATTACH_PROVIDERS="+string(reattach))
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Start(); err != nil {
@@ -116,8 +129,9 @@ func TestInterruptCancelsNoOtherRun(t *testing.T) {
 
 func interruptCancelsNoOtherRun(t *testing.T, protocol int) {
 	g := newGround(t, protocol)
-	a, aOut := g.apply("a", 4)
-	b, bOut := g.apply("b", 4)
+	wa, wb := g.init("a", 8), g.init("b", 8)
+	a, aOut := g.apply(wa)
+	b, bOut := g.apply(wb)
 	g.creating("a")
 	g.creating("b")
 	if err := a.Process.Signal(syscall.SIGINT); err != nil {
@@ -150,7 +164,7 @@ func TestInterruptAloneCancels(t *testing.T) {
 
 func interruptAloneCancels(t *testing.T, protocol int) {
 	g := newGround(t, protocol)
-	cmd, out := g.apply("alone", 60)
+	cmd, out := g.apply(g.init("alone", 60))
 	g.creating("alone")
 	start := time.Now()
 	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
@@ -171,7 +185,7 @@ func interruptAloneCancels(t *testing.T, protocol int) {
 // serves the terraform still attached to the end, then stops the provider and ends.
 func TestHostOutlivesItsController(t *testing.T) {
 	g := newGround(t, 6)
-	cmd, out := g.apply("c", 4)
+	cmd, out := g.apply(g.init("c", 4))
 	g.creating("c")
 	g.host.Release()
 	if err := cmd.Wait(); err != nil {

@@ -129,7 +129,7 @@ func controllerFlags() (*flagSet, *controllerOptions) {
 	fs.IntVar(&cfg.MaxReconciles, flagMaxReconciles, 0, "instances of one kind reconciled at once; defaults to twice --"+flagMaxRuns)
 	fs.DurationVar(&cfg.PollInterval, "poll-interval", cfg.PollInterval, "how often an instance is observed; observing an unchanged instance runs no terraform")
 	fs.DurationVar(&cfg.DriftInterval, "drift-interval", cfg.DriftInterval, "how often a refreshing plan looks for changes made outside modkind; 0 never")
-	fs.DurationVar(&cfg.CollectInterval, "collect-interval", cfg.CollectInterval, "how often work directories of deleted instances and unused module snapshots are removed; 0 never")
+	fs.DurationVar(&cfg.CollectInterval, "collect-interval", cfg.CollectInterval, "how often work directories of deleted instances, unused module snapshots and runner bundles no Run names are removed; 0 never")
 	fs.DurationVar(&cfg.MinDriftInterval, "min-drift-interval", cfg.MinDriftInterval, "the shortest drift interval an instance annotation or a Module may ask for")
 	fs.DurationVar(&cfg.ModuleRecheck, "module-recheck-interval", cfg.ModuleRecheck, "how often a Module's source is read again to notice changes")
 	fs.DurationVar(&cfg.RunTimeout, "run-timeout", cfg.RunTimeout, "how long one reconcile of an instance, terraform included, may take")

@@ -97,7 +97,9 @@ func (s *Store) Prune(keep []string, grace time.Duration) (removed int, err erro
 		ps, err := s.Providers("sha256:" + hexsum)
 		if err != nil {
 			// An unreadable manifest may list any archive: none is removed this time.
-			return removed, err
+			errs = append(errs, err)
+			archives = nil
+			continue
 		}
 		for _, p := range ps {
 			if a, err := ParseDigest(p.Archive); err == nil {
@@ -110,8 +112,5 @@ func (s *Store) Prune(keep []string, grace time.Duration) (removed int, err erro
 			remove(e.Name())
 		}
 	}
-	if len(errs) > 0 {
-		return removed, errs[0]
-	}
-	return removed, nil
+	return removed, errors.Join(errs...)
 }

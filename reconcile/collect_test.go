@@ -51,7 +51,12 @@ func TestCollectorPrunesArtifacts(t *testing.T) {
 	if err := ground.client.Create(ctx, run); err != nil {
 		t.Fatal(err)
 	}
-	jobs := &reconcile.JobExecutor{Client: ground.client, Reader: ground.client, Artifacts: store}
+	// A directory a controller stopped in while it installed a bundle's providers.
+	prepared := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(prepared, "0123abcd", ".terraform"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	jobs := &reconcile.JobExecutor{Client: ground.client, Reader: ground.client, Artifacts: store, Dir: prepared}
 	c := &reconcile.Collector{Client: ground.client, WorkRoot: t.TempDir(), Artifacts: jobs, Grace: time.Hour, Log: logr.Discard()}
 
 	c.Collect(ctx)
@@ -60,6 +65,9 @@ func TestCollectorPrunesArtifacts(t *testing.T) {
 	}
 	if store.Has(unnamed) {
 		t.Errorf("the bundle no Run names outlived the grace period")
+	}
+	if left, _ := os.ReadDir(prepared); len(left) != 0 {
+		t.Errorf("a directory left while preparing a bundle must go, found %d entries", len(left))
 	}
 
 	if err := ground.client.Delete(ctx, run); err != nil {

@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -190,7 +191,7 @@ func (e *external) Observe(ctx context.Context, _ resource.Managed) (managed.Ext
 	// Shown even before anything exists: a first plan may wait for approval.
 	if n := e.notes.Get(e.inst.GetUID()); n.plan != nil || n.lockBroken != nil {
 		if n.plan != nil {
-			e.inst.SetStatusField("lastPlan", lastPlanStatus(e.inst, *n.plan, e.run))
+			e.inst.SetStatusField("lastPlan", lastPlanStatus(*n.plan, e.run))
 		}
 		if n.lockBroken != nil {
 			e.inst.SetStatusField("stateLock", lockStatus(n.lockBroken))
@@ -497,6 +498,40 @@ func (e *external) publishOutputs(outputs map[string]state.Output) (managed.Conn
 	return details, nil
 }
 
+// planMadeFrom identifies what a plan of this reconcile is made from: the spec (its generation),
+// the rendered inputs, the module and the state.
+func (e *external) planMadeFrom() string {
+	lineage, serial := "", int64(0)
+	if e.stored != nil {
+		lineage, serial = e.stored.Lineage, e.stored.Serial
+	}
+	return terraform.Digest([]byte(strconv.FormatInt(e.inst.GetGeneration(), 10)), []byte(e.run.Inputs),
+		[]byte(e.snap.Module.Digest), []byte(lineage), []byte(strconv.FormatInt(serial, 10)))
+}
+
+// stillHeld returns how the last plan ended when it waits for approval or was refused, nothing it
+// was made from changed, it is not the plan approved now, and it is younger than the drift
+// interval: making it again would make the same plan. So an instance that waits for a person
+// runs no terraform at each retry, as a Run that waits in job mode does; the world is looked at
+// again every drift interval.
+func (e *external) stillHeld(from string) error {
+	h := e.notes.Get(e.inst.GetUID()).held
+	if h == nil || h.from != from || (e.run.ApprovalRequired && e.run.ApprovedPlan == h.id) {
+		return nil
+	}
+	if interval, err := e.driftInterval(); err != nil || (interval > 0 && time.Since(h.at) >= interval) {
+		return nil
+	}
+	return h.err
+}
+
+// isHeld says a run ended with a plan that waits for approval or was refused.
+func isHeld(err error) bool {
+	var waiting *terraform.AwaitingApprovalError
+	var refused *terraform.RefusedPlanError
+	return errors.As(err, &waiting) || errors.As(err, &refused)
+}
+
 // Create applies an instance that has no state yet. An instance of a kind with one resource that
 // already names an object (its external name) adopts that object: terraform imports it.
 func (e *external) Create(ctx context.Context, _ resource.Managed) (managed.ExternalCreation, error) {
@@ -537,13 +572,24 @@ func (e *external) apply(ctx context.Context) (*state.Stored, error) {
 	if e.jobs != nil {
 		return nil, e.startJob(ctx, v1alpha1.OperationApply)
 	}
+	from := e.planMadeFrom()
+	if err := e.stillHeld(from); err != nil {
+		return nil, err
+	}
 	rec := e.recordOnceLocked(ctx, v1alpha1.OperationApply)
 	stored, summary, err := e.runner.Apply(ctx, e.run, e.stored)
 	rec.Finish(ctx, RunOutcome{Plan: summary, Stored: stored, OutputsPublished: true, Err: err})
+	var held *heldPlan
 	if summary != nil {
-		e.notes.SetPlan(e.inst.GetUID(), *summary)
-		e.inst.SetStatusField("lastPlan", lastPlanStatus(e.inst, *summary, e.run))
+		shown := *summary
+		if isHeld(err) {
+			held = &heldPlan{from: from, id: summary.ID, err: err, at: time.Now()}
+			shown = keepShownTime(e.inst, shown)
+		}
+		e.notes.SetPlan(e.inst.GetUID(), shown)
+		e.inst.SetStatusField("lastPlan", lastPlanStatus(shown, e.run))
 	}
+	e.notes.SetHeld(e.inst.GetUID(), held)
 	if err == nil {
 		e.drift.Checked(e.inst.GetUID())
 		e.clearPendingDrift()

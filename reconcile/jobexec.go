@@ -302,6 +302,17 @@ func (x *JobExecutor) PruneArtifacts(ctx context.Context, grace time.Duration) (
 			delete(x.bundles, key)
 		}
 	}
+	// Nothing is prepared meanwhile (prepare runs under mu and removes its directory): what is
+	// there was left by a process that stopped while preparing, or by an older version.
+	left, rerr := os.ReadDir(x.Dir)
+	if rerr != nil && !os.IsNotExist(rerr) {
+		return removed, errors.Join(err, rerr)
+	}
+	for _, d := range left {
+		if rerr := os.RemoveAll(filepath.Join(x.Dir, d.Name())); rerr != nil {
+			err = errors.Join(err, rerr)
+		}
+	}
 	return removed, err
 }
 
@@ -335,7 +346,7 @@ func (x *JobExecutor) prepare(ctx context.Context, key string, snap *Snapshot, s
 		return bundle{}, err
 	}
 	// The bundle and the archives are what is kept; the installation was only their source.
-	defer os.RemoveAll(dir) //nolint:errcheck // a directory left is removed at the next prepare.
+	defer os.RemoveAll(dir) //nolint:errcheck // one left is removed by PruneArtifacts.
 	var entries []artifact.Entry
 	b := bundle{}
 	src := ""

@@ -19,6 +19,7 @@ type notebook struct {
 
 type notes struct {
 	plan       *terraform.PlanSummary
+	held       *heldPlan
 	lockBroken *state.BrokenLock
 	// applied says a run applied the instance's inputs since it was last observed.
 	applied bool
@@ -31,6 +32,27 @@ func (b *notebook) SetPlan(uid types.UID, s terraform.PlanSummary) {
 	defer b.mu.Unlock()
 	n := b.notes[uid]
 	n.plan = &s
+	b.notes[uid] = n
+}
+
+// A heldPlan is a plan that waits for approval or was refused, with what it was made from: while
+// that is unchanged, making it again would make the same plan.
+type heldPlan struct {
+	// from identifies what the plan was made from: spec generation, inputs, module and state.
+	from string
+	// id is the plan's id; err is how the run ended (waits for approval, or refused).
+	id  string
+	err error
+	// at is when it was made.
+	at time.Time
+}
+
+// SetHeld notes the plan a run left waiting or refused; nil forgets it.
+func (b *notebook) SetHeld(uid types.UID, h *heldPlan) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	n := b.notes[uid]
+	n.held = h
 	b.notes[uid] = n
 }
 

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 	corev1 "k8s.io/api/core/v1"
@@ -34,21 +35,30 @@ func PlanSecretName(groupKind, namespace, name string) types.NamespacedName {
 }
 
 // lastPlanStatus is the plan as status.lastPlan shows it, with the Secret that holds its text.
-// The same plan made again (each poll makes it again while it waits for approval or is refused)
-// keeps the time and duration shown when it was first made, as its Secret does: status is not
-// rewritten for a plan that did not change.
-func lastPlanStatus(inst *Instance, s terraform.PlanSummary, run *terraform.Run) map[string]any {
+func lastPlanStatus(s terraform.PlanSummary, run *terraform.Run) map[string]any {
 	v := s.StatusValue()
 	v["secretName"] = terraform.PlanRef(run.State).Name
-	shown, _, _ := unstructured.NestedMap(inst.Object, "status", "lastPlan")
-	if s.ID != "" && shown["id"] == s.ID {
-		for _, k := range []string{"time", "duration"} {
-			if was, ok := shown[k].(string); ok {
-				v[k] = was
-			}
-		}
-	}
 	return v
+}
+
+// keepShownTime returns s with the time and duration status shows, when status shows s: a plan
+// that waits for approval or was refused, made again, is the plan shown, made when it was first
+// made (as its Secret keeps that time). Status is then not rewritten for a plan that did not
+// change. A plan that is applied shows when it was made, even with the id of an earlier one.
+func keepShownTime(inst *Instance, s terraform.PlanSummary) terraform.PlanSummary {
+	shown, _, _ := unstructured.NestedMap(inst.Object, "status", "lastPlan")
+	if s.ID == "" || shown["id"] != s.ID {
+		return s
+	}
+	at, _ := shown["time"].(string)
+	took, _ := shown["duration"].(string)
+	t, terr := time.Parse(time.RFC3339, at)
+	d, derr := time.ParseDuration(took)
+	if terr != nil || derr != nil {
+		return s
+	}
+	s.At, s.Took = t, d
+	return s
 }
 
 // A PlanView is an instance's last plan as people read it.

@@ -133,6 +133,8 @@ func TestPlanViewApproval(t *testing.T) {
 	}
 	first := waitForApproval(t, inst)
 	view := waitPlanView(t, gvk, ns, "careful", first)
+	work := workDir(ns, "review."+gvk.Group, "careful")
+	plans := count(terraformRuns(t, work), "plan")
 	for _, want := range []string{`terraform_data.item["a"] will be created`, "Plan: 1 to add, 0 to change, 0 to destroy.", `+ leak = "(redacted)"`} {
 		if !strings.Contains(view.Text, want) {
 			t.Errorf("the readable plan lacks %q:\n%s", want, view.Text)
@@ -173,6 +175,10 @@ func TestPlanViewApproval(t *testing.T) {
 	waitPolls(t, gvk, 1)
 	if shown, _, _ := unstructured.NestedString(get(t, inst).Object, "status", "lastPlan", "time"); shown != view.Time {
 		t.Errorf("status.lastPlan.time of the waiting plan: want %s, when it was made, got %s", view.Time, shown)
+	}
+	// Nothing the plan was made from changed: it is not made again while it waits.
+	if n := count(terraformRuns(t, work), "plan"); n != plans {
+		t.Errorf("terraform planned %d more times while the plan waited and nothing changed", n-plans)
 	}
 	if _, err := reconcile.Approve(ctx, ground.client, gvk, client.ObjectKeyFromObject(inst), first); err != nil {
 		t.Fatalf("approving the plan shown: %v", err)

@@ -238,6 +238,8 @@ func TestRunsWaitForApproval(t *testing.T) {
 		"forProvider": map[string]any{"dir": t.TempDir(), "files": []any{"a"}},
 		"approval":    map[string]any{"mode": "Manual"},
 	})
+	// A waiting plan is made again once per drift interval, to notice changes made outside.
+	inst.SetAnnotations(map[string]string{"modkind.io/drift-interval": "1s"})
 	if err := ground.client.Create(ctx, inst); err != nil {
 		t.Fatal(err)
 	}
@@ -261,6 +263,11 @@ func TestRunsWaitForApproval(t *testing.T) {
 			id, w.Status.Plan, w.Status.Message, w.Status.CompletionTime)
 	}
 
+	// Once applied, no drift check may add a Run of its own.
+	off := client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"annotations":{"modkind.io/drift-interval":"0s"}}}`))
+	if err := ground.client.Patch(ctx, inst.DeepCopy(), off); err != nil {
+		t.Fatal(err)
+	}
 	patchSpec(t, inst, `{"approval":{"approvedPlan":"`+id+`"}}`)
 	waitInstance(t, inst, 2)
 	runs = waitRuns(t, "the approved Run Succeeded", ns, uid, func(r []v1alpha1.Run) bool {
@@ -272,7 +279,7 @@ func TestRunsWaitForApproval(t *testing.T) {
 }
 
 // A refused destructive plan is a Refused Run that lists what it would destroy; the same refusal
-// on later polls is recorded on that Run, not on new ones.
+// made again (every drift interval) is recorded on that Run, not on new ones.
 func TestRunsRefused(t *testing.T) {
 	ctx := context.Background()
 	gvk := schema.GroupVersionKind{Group: "runs-guard.example.org", Version: "v1alpha1", Kind: "Trace"}
@@ -280,6 +287,7 @@ func TestRunsRefused(t *testing.T) {
 	waitModuleReady(t, "trace-runs-guard")
 	ns := newNamespace(t)
 	inst := newInstance(gvk, ns, "guarded", map[string]any{"forProvider": map[string]any{"dir": t.TempDir(), "files": []any{"a", "b"}}})
+	inst.SetAnnotations(map[string]string{"modkind.io/drift-interval": "1s"})
 	if err := ground.client.Create(ctx, inst); err != nil {
 		t.Fatal(err)
 	}
@@ -303,7 +311,7 @@ func TestRunsRefused(t *testing.T) {
 		t.Errorf("a Refused Run says what was refused and is finished, got %q, completion %v", refused.Status.Message, refused.Status.CompletionTime)
 	}
 
-	// Each poll plans and is refused again.
+	// Each drift interval plans and is refused again.
 	dir := workDir(ns, "trace."+gvk.Group, inst.GetName())
 	plans := count(terraformRuns(t, dir), "plan")
 	eventually(t, "two more refusals", func(context.Context) (bool, error) {

@@ -12,6 +12,7 @@ import (
 // However many instances wait, no more than --max-concurrent-runs terraform processes run.
 func TestConcurrentRunsAreBounded(t *testing.T) {
 	ctx := context.Background()
+	since := runLogSize(t)
 	ns := newNamespace(t)
 	createModule(t, "trace-many", moduleDir(t, "trace"), "many.example.org", "Trace")
 	waitModuleReady(t, "trace-many")
@@ -29,7 +30,7 @@ func TestConcurrentRunsAreBounded(t *testing.T) {
 	for _, u := range insts {
 		waitInstance(t, u, 1)
 	}
-	if most := maxConcurrentRuns(t); most > ground.config.MaxConcurrentRuns {
+	if most := maxConcurrentRuns(t, since); most > ground.config.MaxConcurrentRuns {
 		t.Errorf("want at most %d terraform processes at once, saw %d", ground.config.MaxConcurrentRuns, most)
 	}
 }

@@ -157,19 +157,38 @@ func terraformRuns(t testing.TB, dir string) []string {
 	return out
 }
 
-// maxConcurrentRuns replays the run log and returns the most terraform processes alive at once.
-func maxConcurrentRuns(t testing.TB) int {
+// runLogSize is how far the run log is written now: maxConcurrentRuns from there replays only
+// the runs started since.
+func runLogSize(t testing.TB) int {
+	t.Helper()
+	fi, err := os.Stat(ground.runLog)
+	if os.IsNotExist(err) {
+		return 0
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return int(fi.Size())
+}
+
+// maxConcurrentRuns replays the run log from offset and returns the most terraform processes
+// alive at once among those started since. A run that an earlier test cancelled may have no
+// "end" line (its shell wrapper is interrupted with it): only what started since counts.
+func maxConcurrentRuns(t testing.TB, offset int) int {
 	t.Helper()
 	raw, err := os.ReadFile(ground.runLog)
 	if err != nil {
 		t.Fatal(err)
 	}
+	alive := map[string]int{}
 	n, most := 0, 0
-	for _, l := range strings.Split(string(raw), "\n") {
+	for _, l := range strings.Split(string(raw[min(offset, len(raw)):]), "\n") {
 		switch {
 		case strings.HasPrefix(l, "start "):
+			alive[strings.TrimPrefix(l, "start ")]++
 			n++
-		case strings.HasPrefix(l, "end "):
+		case strings.HasPrefix(l, "end ") && alive[strings.TrimPrefix(l, "end ")] > 0:
+			alive[strings.TrimPrefix(l, "end ")]--
 			n--
 		}
 		most = max(most, n)

@@ -107,6 +107,7 @@ func TestFlagsDefaults(t *testing.T) {
 	want.Dir = defaultWorkDir()
 	want.Terraform = os.Getenv("MODKIND_TERRAFORM")
 	want.CredentialsNamespaces = []string{ownNamespace()}
+	want.StateKeys.Namespace = ownNamespace()
 	if diff := cmp.Diff(want, o.Config); diff != "" {
 		t.Errorf("parseController(nil): -want, +got:\n%s", diff)
 	}

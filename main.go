@@ -27,6 +27,8 @@ import (
 	"github.com/modkind/modkind/crd"
 	"github.com/modkind/modkind/reconcile"
 	"github.com/modkind/modkind/reconcile/terraform"
+	"github.com/modkind/modkind/slots"
+	"github.com/modkind/modkind/state"
 )
 
 func main() {
@@ -91,7 +93,7 @@ type controllerOptions struct {
 	APIQPS   float64
 	APIBurst int
 
-	namespaces, credentialsNamespaces, artifactsHosts string
+	namespaces, credentialsNamespaces, artifactsHosts, stateKeys string
 }
 
 // controllerFlags registers the controller's flags on a FlagSet of their own, so that usage can
@@ -140,15 +142,20 @@ func controllerFlags() (*flagSet, *controllerOptions) {
 	fs.StringVar(&cfg.ArtifactsAddress, "artifacts-bind-address", cfg.ArtifactsAddress, "address of the artifact server that hands modules and providers to runner Jobs (--runner job)")
 	fs.StringVar(&cfg.Job.ArtifactsURL, "artifacts-url", "", "https URL runner pods reach the artifact server at (--runner job), e.g. https://modkind.modkind-system.svc:8443")
 	fs.StringVar(&o.artifactsHosts, "artifacts-hosts", "", "comma-separated DNS names and IPs of the artifact server's certificate; the host of --artifacts-url when empty")
+	fs.StringVar(&o.stateKeys, "state-keys-secret", ownNamespace()+"/"+state.DefaultKeysSecret, "namespace/name of the Secret holding the keys that sign every state the controller writes and every Run it creates; made with one key when missing")
+	fs.Int64Var(&cfg.MaxStateBytes, "max-state-bytes", cfg.MaxStateBytes, "the largest state, decompressed, the controller reads; a larger one is refused before it takes the memory")
+	fs.IntVar(&cfg.MaxStateChunks, "max-state-chunks", cfg.MaxStateChunks, "the most chunk Secrets a state may be split across")
+	fs.IntVar(&cfg.MaxRunsPerNamespace, flagMaxRunsPerNamespace, 0, "runs the instances of one namespace may hold at once; 0 for half of --"+flagMaxRuns+" (at least 1). A Namespace's annotation "+slots.AnnotationMaxRuns+" overrides it")
 	o.Zap.BindFlags(fs.FlagSet)
 	return fs, o
 }
 
 const (
-	flagMaxRuns       = "max-concurrent-runs"
-	flagMaxReconciles = "max-reconciles"
-	flagRunHistory    = "run-history"
-	flagRunner        = "runner"
+	flagMaxRuns             = "max-concurrent-runs"
+	flagMaxRunsPerNamespace = "max-concurrent-runs-per-namespace"
+	flagMaxReconciles       = "max-reconciles"
+	flagRunHistory          = "run-history"
+	flagRunner              = "runner"
 )
 
 // parseController reads the controller's command line. It takes flags only: a stray word is
@@ -172,6 +179,11 @@ func (o *controllerOptions) complete(fs *flag.FlagSet) error {
 	o.Kubeconfig = fs.Lookup(config.KubeconfigFlagName).Value.String()
 	o.Config.Namespaces = splitList(o.namespaces)
 	o.Config.CredentialsNamespaces = splitList(o.credentialsNamespaces)
+	keys, err := parseNamespacedName(o.stateKeys)
+	if err != nil {
+		return fmt.Errorf("--state-keys-secret: %w", err)
+	}
+	o.Config.StateKeys = keys
 	// Fewer workers than terraform slots leave slots unused when one kind has all the work. As
 	// many again wait for a slot with their state Lease taken and work directory written, so
 	// that a freed slot starts the next terraform at once: workers follow the run limit, twice
@@ -203,6 +215,12 @@ func (o *controllerOptions) complete(fs *flag.FlagSet) error {
 	}
 	if o.Config.MaxConcurrentRuns < 1 {
 		return fmt.Errorf("--%s must be at least 1, got %d", flagMaxRuns, o.Config.MaxConcurrentRuns)
+	}
+	if o.Config.MaxRunsPerNamespace < 0 {
+		return fmt.Errorf("--%s must be 0 (half of --%s) or more, got %d", flagMaxRunsPerNamespace, flagMaxRuns, o.Config.MaxRunsPerNamespace)
+	}
+	if o.Config.MaxStateBytes < 1 || o.Config.MaxStateChunks < 1 {
+		return fmt.Errorf("--max-state-bytes and --max-state-chunks must be at least 1")
 	}
 	if o.Config.MaxReconciles < 1 {
 		return fmt.Errorf("--%s must be at least 1, got %d", flagMaxReconciles, o.Config.MaxReconciles)

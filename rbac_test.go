@@ -46,6 +46,8 @@ const (
 	rbacNamespace = "modkind-system"
 	rbacTenant    = "team-a"
 	rbacOther     = "team-b"
+	// rbacThird is a second tenant namespace, whose instances share the run slots with team-a's.
+	rbacThird = "team-c"
 	// rbacGroup is the group of the generated kinds the chart's generatedGroups lists.
 	rbacGroup = "rbac.example.org"
 	// rbacPolicy is how the API server names the chart's CRD policy when it denies a request.
@@ -79,15 +81,15 @@ func startRBACGround(t *testing.T) *rbacGround {
 	g := &rbacGround{adminConfig: cfg}
 	g.admin = rbacClient(t, cfg)
 	ctx := context.Background()
-	for _, ns := range []string{rbacNamespace, rbacTenant, rbacOther} {
+	for _, ns := range []string{rbacNamespace, rbacTenant, rbacOther, rbacThird} {
 		if err := g.admin.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	objs, err := charts.Render(filepath.Join("charts", "modkind"), rbacRelease, rbacNamespace, map[string]any{
-		"tenantNamespaces": []any{rbacTenant},
+		"tenantNamespaces": []any{rbacTenant, rbacThird},
 		"generatedGroups":  []any{rbacGroup},
-		"runner":           map[string]any{"namespaces": []any{rbacTenant}},
+		"runner":           map[string]any{"namespaces": []any{rbacTenant, rbacThird}},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -130,6 +132,8 @@ const (
 	allowed        outcome = "allowed"
 	forbidden      outcome = "forbidden by RBAC"
 	deniedByPolicy outcome = "denied by the CRD policy"
+	// deniedByStatusPolicy is a refusal of the chart's policies on Run and instance status.
+	deniedByStatusPolicy outcome = "denied by a status policy"
 )
 
 func outcomeOf(err error) outcome {
@@ -138,6 +142,9 @@ func outcomeOf(err error) outcome {
 		return allowed
 	case kerrors.IsForbidden(err) && strings.Contains(err.Error(), rbacPolicy):
 		return deniedByPolicy
+	case kerrors.IsForbidden(err) && (strings.Contains(err.Error(), "ValidatingAdmissionPolicy '"+rbacRelease+"-run-status'") ||
+		strings.Contains(err.Error(), "ValidatingAdmissionPolicy '"+rbacRelease+"-instance-status'")):
+		return deniedByStatusPolicy
 	case kerrors.IsForbidden(err):
 		return forbidden
 	}
@@ -215,8 +222,12 @@ func TestChartRBAC(t *testing.T) {
 	t.Run("RunnerPermissions", func(t *testing.T) { testRunnerPermissions(t, g) })
 	t.Run("LeaderElection", func(t *testing.T) { testLeaderElection(t, g) })
 	t.Run("JobWatcher", func(t *testing.T) { testJobWatcher(t, g) })
+	t.Run("StatusWrites", func(t *testing.T) { testStatusWrites(t, g) })
+	t.Run("JobModeAttacks", func(t *testing.T) { testJobModeAttacks(t, g) })
 	t.Run("EndToEnd", func(t *testing.T) { testRBACEndToEnd(t, g) })
 	t.Run("TenantAttacks", func(t *testing.T) { testTenantAttacks(t, g) })
+	t.Run("StateAttacks", func(t *testing.T) { testStateAttacks(t, g) })
+	t.Run("FairRunSlots", func(t *testing.T) { testFairRunSlots(t, g) })
 }
 
 func testControllerPermissions(t *testing.T, g *rbacGround) {
@@ -804,8 +815,9 @@ func testRBACEndToEnd(t *testing.T, g *rbacGround) {
 }
 
 // startControllerAs runs modkind as the chart's service account, watching the tenant namespace
-// only, until the test ends; it returns the requests the API server refused it.
-func startControllerAs(ctx context.Context, t *testing.T, g *rbacGround) (*refusals, string) {
+// only unless options say otherwise, until the test ends; it returns the requests the API server
+// refused it and its work directory.
+func startControllerAs(ctx context.Context, t *testing.T, g *rbacGround, options ...func(*reconcile.Config)) (*refusals, string) {
 	t.Helper()
 	refused := &refusals{}
 	restCfg := rest.CopyConfig(g.controllerConfig)
@@ -829,6 +841,11 @@ func startControllerAs(ctx context.Context, t *testing.T, g *rbacGround) (*refus
 	cfg.ModuleRecheck = 2 * time.Second
 	cfg.Namespaces = []string{rbacTenant}
 	cfg.CredentialsNamespaces = []string{rbacNamespace}
+	// As the chart names it.
+	cfg.StateKeys = types.NamespacedName{Namespace: rbacNamespace, Name: rbacRelease + "-state-keys"}
+	for _, o := range options {
+		o(&cfg)
+	}
 	mk, err := reconciletest.Attach(restCfg, cfg)
 	if err != nil {
 		t.Fatalf("running modkind as the controller: %v", err)
@@ -884,6 +901,12 @@ func testRunnerPermissions(t *testing.T, g *rbacGround) {
 	rbacEventually(t, "the runner's RoleBinding", allowed, func(ctx context.Context) error {
 		return runner.Get(ctx, client.ObjectKeyFromObject(run), &v1alpha1.Run{})
 	})
+	// The controller made the Run's Job: the Run is Pending, for a runner pod of the Job.
+	run.Status = v1alpha1.RunStatus{Phase: v1alpha1.PhasePending, Executor: v1alpha1.ExecutorJob}
+	if err := g.controller.Status().Update(ctx, run); err != nil {
+		t.Fatal(err)
+	}
+	inPod := podClient(ctx, t, g, g.admin, rbacTenant, reconcile.DefaultRunnerServiceAccount, run.Name+"-x7k2p")
 
 	stateLabels := map[string]string{"modkind.io/state-chunk-of": "runner"}
 	cases := []struct {
@@ -900,7 +923,16 @@ func testRunnerPermissions(t *testing.T, g *rbacGround) {
 				}
 				return c.List(ctx, &v1alpha1.RunList{}, client.InNamespace(rbacTenant))
 			}, allowed},
-		{"RecordResult", "A runner records its Run's result in status.", runner,
+		{"RecordResultOutsideItsPod", "The runner's account alone, outside the Run's pod (impersonated, as an editor may), records nothing.", runner,
+			func(ctx context.Context, c client.Client) error {
+				got := &v1alpha1.Run{}
+				if err := c.Get(ctx, client.ObjectKeyFromObject(run), got); err != nil {
+					return err
+				}
+				got.Status.Phase = v1alpha1.PhaseRunning
+				return c.Status().Update(ctx, got)
+			}, deniedByStatusPolicy},
+		{"RecordResult", "A runner records its Run's result in status, from the Run's pod.", inPod,
 			func(ctx context.Context, c client.Client) error {
 				got := &v1alpha1.Run{}
 				if err := c.Get(ctx, client.ObjectKeyFromObject(run), got); err != nil {
@@ -912,6 +944,10 @@ func testRunnerPermissions(t *testing.T, g *rbacGround) {
 				}
 				return c.Status().Patch(ctx, got, client.RawPatch(types.MergePatchType, []byte(`{"status":{"phase":"Succeeded"}}`)))
 			}, allowed},
+		{"RewriteResult", "A Run that ended is never written again, not even from its pod.", inPod,
+			func(ctx context.Context, c client.Client) error {
+				return c.Status().Patch(ctx, run.DeepCopy(), client.RawPatch(types.MergePatchType, []byte(`{"status":{"phase":"Running"}}`)))
+			}, deniedByStatusPolicy},
 		{"ChangeRunSpec", "A Run's spec and metadata are the controller's.", runner,
 			func(ctx context.Context, c client.Client) error {
 				return mergePatch(ctx, c, run.DeepCopy(), `{"metadata":{"labels":{"x":"y"}}}`)

@@ -29,6 +29,7 @@ import (
 	"github.com/modkind/modkind/apis/v1alpha1"
 	"github.com/modkind/modkind/module"
 	"github.com/modkind/modkind/reconcile/terraform"
+	"github.com/modkind/modkind/state"
 )
 
 const errStartController = "cannot start controller for generated kind"
@@ -76,6 +77,8 @@ type Options struct {
 	RunHistory int
 	// Jobs executes Runs in Jobs; nil runs terraform in this process.
 	Jobs *JobExecutor
+	// Keys sign the Runs the controller creates (and, in process mode, the states it writes).
+	Keys state.KeySource
 }
 
 // Engine starts, updates and stops one controller per generated kind while modkind runs.
@@ -86,6 +89,9 @@ type Engine struct {
 	log    logr.Logger
 	drift  *driftClock
 	notes  *notebook
+	// waiters are the instances waiting for a run slot in process mode (the Job executor keeps
+	// its own).
+	waiters slotWaiters
 
 	// base bounds the life of every instance controller; it is the manager's, set by Start.
 	base    context.Context
@@ -144,9 +150,9 @@ func (e *Engine) Run(ctx context.Context, gvk schema.GroupVersionKind, snap *Sna
 	log := e.log.WithValues("kind", gvk.GroupKind().String())
 	name := "instances/" + strings.ToLower(gvk.GroupKind().String())
 	recorder := event.NewAPIRecorder(e.mgr.GetEventRecorderFor("modkind/" + strings.ToLower(gvk.Kind)))
-	executor := v1alpha1.ExecutorProcess
+	executor, waiters := v1alpha1.ExecutorProcess, &e.waiters
 	if e.opts.Jobs != nil {
-		executor = v1alpha1.ExecutorJob
+		executor, waiters = v1alpha1.ExecutorJob, &e.opts.Jobs.waiters
 	}
 	r := managed.NewReconciler(km, resource.ManagedKind(gvk),
 		managed.WithExternalConnector(&connector{
@@ -154,8 +160,8 @@ func (e *Engine) Run(ctx context.Context, gvk schema.GroupVersionKind, snap *Sna
 			configs:  &ProviderConfigResolver{Client: e.mgr.GetAPIReader(), CredentialsNamespaces: e.opts.CredentialsNamespaces, Protected: []string{e.opts.ownDir()}},
 			workRoot: e.opts.WorkDir, drift: e.drift, notes: e.notes, record: recorder,
 			runs: &RunRecorder{Client: e.mgr.GetClient(), Reader: e.mgr.GetAPIReader(), History: e.opts.RunHistory,
-				Executor: executor, Log: log.WithName("runs")},
-			jobs: e.opts.Jobs,
+				Executor: executor, Keys: e.opts.Keys, Log: log.WithName("runs")},
+			jobs: e.opts.Jobs, waiters: waiters,
 		}),
 		managed.WithInitializers(),
 		managed.WithFinalizer(finalizer{client: km.GetClient()}),
@@ -179,10 +185,8 @@ func (e *Engine) Run(ctx context.Context, gvk schema.GroupVersionKind, snap *Sna
 		managed.WithLogger(logging.NewLogrLogger(log)),
 		managed.WithRecorder(recorder),
 	)
-	var rec reconcile.Reconciler = r
-	if e.opts.Jobs != nil {
-		rec = e.opts.Jobs.Paced(gvk, r)
-	}
+	// An instance waiting for a run slot is tried again at a steady pace, in either executor.
+	rec := slotPacedReconciler{Reconciler: r, gvk: gvk, waiters: waiters}
 	c, err := controller.NewUnmanaged(name, controller.Options{
 		Reconciler:              rec,
 		SkipNameValidation:      ptr.To(true),

@@ -30,6 +30,7 @@ import (
 	"github.com/modkind/modkind/crd"
 	"github.com/modkind/modkind/module"
 	"github.com/modkind/modkind/reconcile/terraform"
+	"github.com/modkind/modkind/slots"
 	"github.com/modkind/modkind/state"
 )
 
@@ -77,6 +78,8 @@ type connector struct {
 	runs *RunRecorder
 	// jobs executes Runs in Jobs (--runner job); nil runs terraform in this process.
 	jobs *JobExecutor
+	// waiters are the instances waiting for a run slot, tried again at a steady pace.
+	waiters *slotWaiters
 }
 
 func (c *connector) Connect(ctx context.Context, mg resource.Managed) (managed.ExternalClient, error) {
@@ -224,6 +227,7 @@ func (e *external) Observe(ctx context.Context, _ resource.Managed) (managed.Ext
 		refreshed, err := e.runner.Refresh(ctx, e.run, stored)
 		rec.Finish(ctx, RunOutcome{Stored: refreshed, OutputsPublished: true, Err: err})
 		if err != nil {
+			e.noteSlotWait(err)
 			return managed.ExternalObservation{}, err
 		}
 		stored = refreshed
@@ -261,6 +265,7 @@ func (e *external) Observe(ctx context.Context, _ resource.Managed) (managed.Ext
 		changes, err := e.runner.Plan(ctx, e.run, stored)
 		rec.Finish(ctx, RunOutcome{Stored: stored, Note: driftNote(changes), Err: err})
 		if err != nil {
+			e.noteSlotWait(err)
 			return managed.ExternalObservation{}, err
 		}
 		upToDate = e.driftFound(changes, pending)
@@ -579,6 +584,7 @@ func (e *external) apply(ctx context.Context) (*state.Stored, error) {
 	rec := e.recordOnceLocked(ctx, v1alpha1.OperationApply)
 	stored, summary, err := e.runner.Apply(ctx, e.run, e.stored)
 	rec.Finish(ctx, RunOutcome{Plan: summary, Stored: stored, OutputsPublished: true, Err: err})
+	e.noteSlotWait(err)
 	var held *heldPlan
 	if summary != nil {
 		shown := *summary
@@ -614,6 +620,7 @@ func (e *external) Delete(ctx context.Context, _ resource.Managed) (managed.Exte
 	err := e.runner.Destroy(ctx, e.run, e.stored)
 	rec.Finish(ctx, RunOutcome{Err: err})
 	if err != nil {
+		e.noteSlotWait(err)
 		return managed.ExternalDelete{}, err
 	}
 	// The plan goes first: were the state gone and this failed, nothing would delete it later.
@@ -634,6 +641,14 @@ func (e *external) Delete(ctx context.Context, _ resource.Managed) (managed.Exte
 }
 
 func (e *external) Disconnect(context.Context) error { return nil }
+
+// noteSlotWait marks the instance as waiting for a run slot when err says it waits for one, so
+// that it is tried again in a few seconds rather than after the work queue's backoff for a failure.
+func (e *external) noteSlotWait(err error) {
+	if e.waiters != nil && slots.IsWaiting(err) {
+		e.waiters.wait(slotKey(e.kind.gvk, types.NamespacedName{Namespace: e.inst.GetNamespace(), Name: e.inst.GetName()}))
+	}
+}
 
 // recordOnceLocked records a Run of op once the run holds the instance's state Lease, never before:
 // another replica's run that holds it is then not taken for one a stopped controller left, and

@@ -3,7 +3,6 @@ package reconcile
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -34,14 +33,17 @@ import (
 	"github.com/modkind/modkind/artifact"
 	"github.com/modkind/modkind/module"
 	"github.com/modkind/modkind/reconcile/terraform"
+	"github.com/modkind/modkind/slots"
+	"github.com/modkind/modkind/state"
 )
 
 const (
-	errBundle            = "cannot prepare the module and providers for the runner"
-	errCreateJob         = "cannot create the runner Job of Run"
-	errCreateInputs      = "cannot create the inputs Secret of Run"
-	errJobClusterSecrets = "ClusterProviderConfig %s takes credentials from Secrets of the controller's credentials namespaces, which never go to a runner pod: " +
-		"give the runner's service account a cloud identity (workload identity), or use a ProviderConfig of this namespace"
+	errBundle                = "cannot prepare the module and providers for the runner"
+	errCreateJob             = "cannot create the runner Job of Run"
+	errCreateInputs          = "cannot create the inputs Secret of Run"
+	errJobClusterCredentials = "ClusterProviderConfig %s sets environment variables or files, which may hold a cluster admin's credentials (literal or from Secrets) " +
+		"and never go to a runner pod, where the namespace's tenants could read them: give the runner's service account a cloud identity " +
+		"(workload identity), or use a ProviderConfig of this namespace; a ClusterProviderConfig used by runner Jobs may set spec.providers and spec.runner only"
 
 	// retryFailedAfter is how long after a failed Run of the same inputs the next one starts.
 	retryFailedAfter = 30 * time.Second
@@ -78,9 +80,11 @@ type JobExecutor struct {
 	Dir string
 	// Job shapes every runner Job.
 	Job JobOptions
-	// MaxActive bounds the Runs active at once across the cluster (--max-concurrent-runs): a Run
-	// beyond it starts once another ended.
-	MaxActive int
+	// Slots bounds the Runs active at once across the cluster (Total, --max-concurrent-runs) and
+	// those of one namespace (its share): a Run beyond either starts once another ended.
+	Slots slots.Policy
+	// Keys sign the Runs this executor creates; only signed Runs count as active.
+	Keys state.KeySource
 	// RefreshEvery is how long after a Refresh Run of an Observe-only instance ended the next
 	// one starts.
 	RefreshEvery time.Duration
@@ -96,15 +100,6 @@ type JobExecutor struct {
 	waiters slotWaiters
 }
 
-// Paced wraps an instance controller's reconciler so that instances of gvk waiting for a free
-// run slot are retried at a steady pace.
-func (x *JobExecutor) Paced(gvk schema.GroupVersionKind, r reconcile.Reconciler) reconcile.Reconciler {
-	return slotPacedReconciler{Reconciler: r, gvk: gvk, waiters: &x.waiters}
-}
-
-// A RunSlotsFullError says a Run waits for one of the cluster's active Runs to end.
-type RunSlotsFullError struct{ Active, Max int }
-
 // slotWaiters are the instances waiting for a free run slot: hit marks, by slotKey, the reconcile
 // that found none; queue keeps the instances still waiting between their reconciles, so that a
 // slot freed by a Run's end goes to the one that has waited longest.
@@ -113,6 +108,9 @@ type slotWaiters struct {
 
 	mu    sync.Mutex
 	queue map[string]*slotWaiter
+	// turn is, per kind, the namespace whose instance was woken last: the next freed slot goes to
+	// the next namespace in turn (slots.NextTurn).
+	turn map[schema.GroupVersionKind]string
 }
 
 // A slotWaiter is an instance waiting for a run slot since a time; woken says it was sent a freed
@@ -158,22 +156,36 @@ func (w *slotWaiters) done(gvk schema.GroupVersionKind, nn types.NamespacedName)
 	delete(w.queue, slotKey(gvk, nn))
 }
 
-// next returns the instance of gvk that has waited longest and was not woken yet, and marks it
-// woken.
+// next returns the instance of gvk to wake for a freed slot, and marks it woken: of the
+// namespaces with an instance waiting that was not woken yet, the next in turn after the one woken
+// last (round robin), and of its instances the one that has waited longest.
 func (w *slotWaiters) next(gvk schema.GroupVersionKind) (types.NamespacedName, bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	var first *slotWaiter
+	oldest := map[string]*slotWaiter{}
+	var namespaces []string
 	for _, q := range w.queue {
-		if q.gvk == gvk && !q.woken && (first == nil || q.since.Before(first.since)) {
-			first = q
+		if q.gvk != gvk || q.woken {
+			continue
+		}
+		first, ok := oldest[q.name.Namespace]
+		if !ok {
+			namespaces = append(namespaces, q.name.Namespace)
+		}
+		if !ok || q.since.Before(first.since) {
+			oldest[q.name.Namespace] = q
 		}
 	}
-	if first == nil {
+	if w.turn == nil {
+		w.turn = map[schema.GroupVersionKind]string{}
+	}
+	ns, ok := slots.NextTurn(w.turn[gvk], namespaces)
+	if !ok {
 		return types.NamespacedName{}, false
 	}
-	first.woken = true
-	return first.name, true
+	w.turn[gvk] = ns
+	oldest[ns].woken = true
+	return oldest[ns].name, true
 }
 
 // A slotPacedReconciler retries an instance that waits for a free run slot at a steady pace.
@@ -226,22 +238,35 @@ func (x *JobExecutor) SlotFreed(gvk schema.GroupVersionKind) handler.EventHandle
 	}
 }
 
-func (e *RunSlotsFullError) Error() string {
-	return fmt.Sprintf("waiting for a free run slot: %d of %d Runs are active in the cluster (--max-concurrent-runs)", e.Active, e.Max)
-}
-
-// activeRuns counts the Runs that are pending or running in the cluster.
-func (x *JobExecutor) activeRuns(ctx context.Context) (int, error) {
-	runs := &v1alpha1.RunList{}
-	if err := x.Client.List(ctx, runs); err != nil {
-		return 0, errors.Wrap(err, errListRuns)
+// activeRuns counts the Runs that hold a run slot, in the cluster and per namespace: Runs the
+// controller created (signed) that are pending or running and whose Job has not ended. What a
+// Run's status says is its runner's word; a Run whose Job ended holds no slot whatever its status
+// says (the JobWatcher ends it), nor one Running without a Job once its Job had time to be made.
+func (x *JobExecutor) activeRuns(ctx context.Context) (int, map[string]int, error) {
+	list := &v1alpha1.RunList{}
+	if err := x.Client.List(ctx, list); err != nil {
+		return 0, nil, errors.Wrap(err, errListRuns)
 	}
-	n := 0
+	runs, _, err := provenRuns(ctx, x.Keys, list.Items)
+	if err != nil {
+		return 0, nil, errors.Wrap(err, errListRuns)
+	}
+	n, byNamespace := 0, map[string]int{}
 	seen := map[types.NamespacedName]bool{}
-	for _, r := range runs.Items {
-		seen[types.NamespacedName{Namespace: r.Namespace, Name: r.Name}] = true
-		if active(r.Status.Phase) {
+	for i := range list.Items {
+		seen[client.ObjectKeyFromObject(&list.Items[i])] = true
+	}
+	for i := range runs {
+		if !active(runs[i].Status.Phase) {
+			continue
+		}
+		live, err := x.holdsSlot(ctx, &runs[i])
+		if err != nil {
+			return 0, nil, err
+		}
+		if live {
 			n++
+			byNamespace[runs[i].Namespace]++
 		}
 	}
 	for key, at := range x.created {
@@ -250,9 +275,54 @@ func (x *JobExecutor) activeRuns(ctx context.Context) (int, error) {
 			delete(x.created, key)
 		default:
 			n++
+			byNamespace[key.Namespace]++
 		}
 	}
-	return n, nil
+	return n, byNamespace, nil
+}
+
+// holdsSlot reports whether an active Run's Job may still run it: it has not ended, or, with no
+// Job in the cache, the Run is young enough for its Job to be on the way, or pending (to be
+// adopted).
+func (x *JobExecutor) holdsSlot(ctx context.Context, run *v1alpha1.Run) (bool, error) {
+	job := &batchv1.Job{}
+	err := x.Client.Get(ctx, client.ObjectKeyFromObject(run), job)
+	switch {
+	case kerrors.IsNotFound(err):
+		return run.Status.Phase != v1alpha1.PhaseRunning || time.Since(runCreated(run)) < adoptAfter, nil
+	case err != nil:
+		return false, errors.Wrapf(err, "%s %s", errGetJob, run.Name)
+	}
+	if owner := metav1.GetControllerOf(job); owner == nil || owner.UID != run.UID {
+		// Not the Job the controller made for this Run.
+		return run.Status.Phase != v1alpha1.PhaseRunning || time.Since(runCreated(run)) < adoptAfter, nil
+	}
+	_, ended := jobEnd(job)
+	return !ended, nil
+}
+
+// slotFree returns nil when a Run of inst may start now, or the error that says what it waits
+// for: its namespace's share of the run slots, or a free slot at all. x.starting is held.
+func (x *JobExecutor) slotFree(ctx context.Context, inst *Instance) error {
+	total := x.Slots.Total
+	if total <= 0 {
+		return nil
+	}
+	n, byNamespace, err := x.activeRuns(ctx)
+	if err != nil {
+		return err
+	}
+	ns := inst.GetNamespace()
+	key := slotKey(inst.GroupVersionKind(), types.NamespacedName{Namespace: ns, Name: inst.GetName()})
+	if share := x.Slots.Share(ns); byNamespace[ns] >= share {
+		x.waiters.wait(key)
+		return &slots.ShareFullError{Namespace: ns, Active: byNamespace[ns], Share: share}
+	}
+	if n >= total {
+		x.waiters.wait(key)
+		return &slots.FullError{Active: n, Max: total}
+	}
+	return nil
 }
 
 // bundle is what a runner needs of a module and provider configuration besides the instance.
@@ -270,8 +340,12 @@ func (x *JobExecutor) ActiveBundles(ctx context.Context, namespace string) ([]st
 	if err := x.Reader.List(ctx, runs, client.InNamespace(namespace)); err != nil {
 		return nil, errors.Wrap(err, errListRuns)
 	}
+	proven, _, err := provenRuns(ctx, x.Keys, runs.Items)
+	if err != nil {
+		return nil, errors.Wrap(err, errListRuns)
+	}
 	var digests []string
-	for _, r := range runs.Items {
+	for _, r := range proven {
 		if d := r.Spec.ArtifactDigest; d != "" && active(r.Status.Phase) && !slices.Contains(digests, d) {
 			digests = append(digests, d)
 		}
@@ -486,7 +560,7 @@ func (e *external) observeJob(ctx context.Context) (*managed.ExternalObservation
 // observeRuns sets latest and busy from the instance's Runs as r shows them, and adopts active
 // Runs left without a Job. While one is active, it returns the observation of a busy instance.
 func (e *external) observeRuns(ctx context.Context, r client.Reader) (*managed.ExternalObservation, error) {
-	runs, err := listRuns(ctx, r, e.inst)
+	runs, err := e.runs.listFrom(ctx, r, e.inst, e.record)
 	if err != nil {
 		return nil, err
 	}
@@ -571,8 +645,8 @@ func (e *external) startJob(ctx context.Context, op v1alpha1.RunOperation) error
 			}
 		}
 	}
-	if name := e.run.Setup.ClusterSecrets; name != "" {
-		return errors.Errorf(errJobClusterSecrets, name)
+	if name := e.run.Setup.ClusterCredentials; name != "" {
+		return errors.Errorf(errJobClusterCredentials, name)
 	}
 	b, err := e.jobs.bundleFor(ctx, e.snap, e.run.Setup, e.run.Lock)
 	if err != nil {
@@ -611,15 +685,8 @@ func (e *external) startJob(ctx context.Context, op v1alpha1.RunOperation) error
 func (x *JobExecutor) start(ctx context.Context, rec *RunRecorder, op v1alpha1.RunOperation, s RunSubject, in *RunInputs, bundleDigest, prev string) error {
 	x.starting.Lock()
 	defer x.starting.Unlock()
-	if x.MaxActive > 0 {
-		n, err := x.activeRuns(ctx)
-		if err != nil {
-			return err
-		}
-		if n >= x.MaxActive {
-			x.waiters.wait(slotKey(s.Instance.GroupVersionKind(), types.NamespacedName{Namespace: s.Instance.GetNamespace(), Name: s.Instance.GetName()}))
-			return &RunSlotsFullError{Active: n, Max: x.MaxActive}
-		}
+	if err := x.slotFree(ctx, s.Instance); err != nil {
+		return err
 	}
 	raw, err := json.Marshal(in)
 	if err != nil {
@@ -630,6 +697,9 @@ func (x *JobExecutor) start(ctx context.Context, rec *RunRecorder, op v1alpha1.R
 	run.GenerateName = ""
 	run.Spec.ArtifactDigest = bundleDigest
 	run.Spec.RunInputsDigest = inputsDigest(raw)
+	if err := signRun(ctx, x.Keys, run); err != nil {
+		return err
+	}
 	if err := x.Client.Create(ctx, run); err != nil {
 		if kerrors.IsAlreadyExists(err) {
 			// Another controller started this very Run; its end reconciles the instance.
@@ -705,7 +775,10 @@ func (e *external) adoptJob(ctx context.Context, run *v1alpha1.Run) (bool, error
 	}
 	same := run.Spec.Operation == v1alpha1.OperationDestroy || run.Spec.InputsDigest == e.run.Inputs
 	var raw []byte
-	if same && e.run.Setup.ClusterSecrets == "" {
+	// A setup holding cluster credentials never goes to a runner: the Run ends, and the next
+	// one says why it does not start.
+	same = same && e.run.Setup.ClusterCredentials == ""
+	if same {
 		b, err := x.bundleFor(ctx, e.snap, e.run.Setup, e.run.Lock)
 		if err != nil {
 			return true, err

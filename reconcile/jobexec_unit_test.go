@@ -106,7 +106,8 @@ func TestObserveJobReadsTheCache(t *testing.T) {
 		return &v1alpha1.Run{
 			ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: name, UID: types.UID("uid-" + name), ResourceVersion: "7",
 				CreationTimestamp: metav1.NewTime(created), Labels: map[string]string{v1alpha1.LabelInstanceUID: "web-uid"}},
-			Spec:   v1alpha1.RunSpec{Operation: v1alpha1.OperationApply, ModuleDigest: "module-1", InputsDigest: "inputs-1"},
+			Spec: v1alpha1.RunSpec{Operation: v1alpha1.OperationApply, ModuleDigest: "module-1", InputsDigest: "inputs-1",
+				InstanceRef: v1alpha1.InstanceReference{UID: "web-uid"}},
 			Status: v1alpha1.RunStatus{Phase: phase, Executor: v1alpha1.ExecutorJob, Message: message},
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -18,6 +19,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/modkind/modkind/apis/v1alpha1"
+	"github.com/modkind/modkind/slots"
+	"github.com/modkind/modkind/state"
 )
 
 // A runner runs the inputs the controller wrote for its Run and nothing else: the inputs Secret
@@ -131,33 +134,106 @@ func TestPackageOf(t *testing.T) {
 	}
 }
 
-// Runs count against --max-concurrent-runs from the moment they are created, before the cache
-// shows them, and stop counting once they ended.
+// Runs count against --max-concurrent-runs, in the cluster and in their namespace, from the
+// moment they are created, before the cache shows them, and stop counting once they ended: by
+// their phase, or by their Job's end whatever their status says. A Run the controller did not
+// create (no valid signature) counts for nothing.
 func TestActiveRuns(t *testing.T) {
 	s, err := Scheme()
 	if err != nil {
 		t.Fatal(err)
 	}
-	mk := func(name string, p v1alpha1.RunPhase) *v1alpha1.Run {
-		return &v1alpha1.Run{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: name}, Status: v1alpha1.RunStatus{Phase: p}}
+	keys := state.StaticKeys{KeyRing: testKeyRing(t)}
+	old := metav1.NewTime(time.Now().Add(-time.Hour))
+	mk := func(ns, name string, p v1alpha1.RunPhase, signed bool) *v1alpha1.Run {
+		r := &v1alpha1.Run{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, UID: types.UID(name + "-uid"), CreationTimestamp: old},
+			Status: v1alpha1.RunStatus{Phase: p}}
+		if signed {
+			if err := signRun(context.Background(), keys, r); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return r
 	}
+	job := func(run *v1alpha1.Run, ended bool) *batchv1.Job {
+		j := RunnerJob(run, nil, JobOptions{Image: "modkind:test"})
+		if ended {
+			j.Status.Conditions = []batchv1.JobCondition{{Type: batchv1.JobFailed, Status: corev1.ConditionTrue, Reason: "DeadlineExceeded"}}
+		}
+		return j
+	}
+	running, runningB := mk("team-a", "running", v1alpha1.PhaseRunning, true), mk("team-b", "running-b", v1alpha1.PhaseRunning, true)
+	rewritten := mk("team-a", "rewritten", v1alpha1.PhaseRunning, true)
 	c := fake.NewClientBuilder().WithScheme(s).WithObjects(
-		mk("pending", v1alpha1.PhasePending), mk("running", v1alpha1.PhaseRunning), mk("done", v1alpha1.PhaseSucceeded),
-		mk("waiting", v1alpha1.PhaseWaitingForApproval)).Build()
-	x := &JobExecutor{Client: c, created: map[types.NamespacedName]time.Time{
+		mk("team-a", "pending", v1alpha1.PhasePending, true), running, runningB, mk("team-a", "done", v1alpha1.PhaseSucceeded, true),
+		mk("team-a", "waiting", v1alpha1.PhaseWaitingForApproval, true),
+		// Its status says Running; its Job ended: a runner (or a tenant as one) rewrote it.
+		rewritten, job(rewritten, true),
+		// Running, and its Job long gone.
+		mk("team-a", "jobless", v1alpha1.PhaseRunning, true),
+		// Made by someone else: however active it says it is, it holds nothing.
+		mk("team-a", "forged", v1alpha1.PhaseRunning, false), mk("team-b", "forged-pending", v1alpha1.PhasePending, false),
+		job(running, false), job(runningB, false)).Build()
+	x := &JobExecutor{Client: c, Keys: keys, created: map[types.NamespacedName]time.Time{
 		{Namespace: "team-a", Name: "running"}:   time.Now(), // seen: counted once
 		{Namespace: "team-a", Name: "just-made"}: time.Now(), // not yet seen: counted
 		{Namespace: "team-a", Name: "long-gone"}: time.Now().Add(-time.Hour),
 	}}
-	n, err := x.activeRuns(context.Background())
+	n, byNamespace, err := x.activeRuns(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n != 3 {
-		t.Errorf("active Runs: want 3 (pending, running, just made), got %d", n)
+	if diff := cmp.Diff(map[string]int{"team-a": 3, "team-b": 1}, byNamespace); diff != "" || n != 4 {
+		t.Errorf("active Runs: want 4 (team-a: pending, running, just made; team-b: running), got %d: -want +got\n%s", n, diff)
 	}
 	if _, ok := x.created[types.NamespacedName{Namespace: "team-a", Name: "long-gone"}]; ok {
 		t.Errorf("a Run created long ago that the cache never showed is still counted")
+	}
+}
+
+// A Run of a namespace that holds its share waits, and so does one when every slot is taken;
+// another namespace's Run starts while the first waits.
+func TestSlotFree(t *testing.T) {
+	s, err := Scheme()
+	if err != nil {
+		t.Fatal(err)
+	}
+	inst := func(ns string) *Instance {
+		i := &Instance{}
+		i.SetGroupVersionKind(schema.GroupVersionKind{Group: "example.org", Version: "v1alpha1", Kind: "Thing"})
+		i.SetNamespace(ns)
+		i.SetName("web")
+		return i
+	}
+	pending := func(ns, name string) *v1alpha1.Run {
+		return &v1alpha1.Run{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, CreationTimestamp: metav1.Now()},
+			Status: v1alpha1.RunStatus{Phase: v1alpha1.PhasePending}}
+	}
+	c := fake.NewClientBuilder().WithScheme(s).WithObjects(pending("team-a", "a1"), pending("team-a", "a2"), pending("team-b", "b1")).Build()
+	cases := []struct {
+		reason string
+		policy slots.Policy
+		ns     string
+		want   string
+	}{
+		{"team-a holds its share of 2 of 4 slots: its next Run waits.", slots.Policy{Total: 4}, "team-a", "namespace team-a hold 2 of the 2"},
+		{"team-c holds none: its Run starts.", slots.Policy{Total: 4}, "team-c", ""},
+		{"Every slot is taken: team-c waits too.", slots.Policy{Total: 3}, "team-c", "3 of 3 Runs are active"},
+		{"No limit at all.", slots.Policy{}, "team-a", ""},
+	}
+	for _, tc := range cases {
+		x := &JobExecutor{Client: c, Slots: tc.policy}
+		err := x.slotFree(context.Background(), inst(tc.ns))
+		got := ""
+		if err != nil {
+			got = err.Error()
+			if !slots.IsWaiting(err) {
+				t.Errorf("%s\nwant a wait, got %v", tc.reason, err)
+			}
+		}
+		if tc.want == "" && got != "" || !strings.Contains(got, tc.want) {
+			t.Errorf("%s\nwant %q, got %q", tc.reason, tc.want, got)
+		}
 	}
 }
 
@@ -197,12 +273,12 @@ func TestSlotPacedReconciler(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			x := &JobExecutor{}
-			r := x.Paced(gvk, reconcileFunc(func(context.Context, reconcile.Request) (reconcile.Result, error) {
+			r := slotPacedReconciler{gvk: gvk, waiters: &x.waiters, Reconciler: reconcileFunc(func(context.Context, reconcile.Request) (reconcile.Result, error) {
 				if tc.waiting {
 					x.waiters.wait(slotKey(gvk, req.NamespacedName))
 				}
 				return tc.inner, tc.err
-			}))
+			})}
 			got, err := r.Reconcile(context.Background(), req)
 			if !errors.Is(err, tc.err) {
 				t.Errorf("%s\nerror: got %v, want %v", tc.reason, err, tc.err)
@@ -300,4 +376,14 @@ func TestRunnerCLIConfig(t *testing.T) {
 			}
 		})
 	}
+}
+
+// testKeyRing is a key ring for tests of what the controller signs.
+func testKeyRing(t *testing.T) *state.KeyRing {
+	t.Helper()
+	k, err := state.ParseKeyRing(map[string][]byte{"k1": []byte("0123456789abcdef0123456789abcdef")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
 }

@@ -20,6 +20,8 @@ import (
 	"github.com/modkind/modkind/apis/v1alpha1"
 	"github.com/modkind/modkind/artifact"
 	"github.com/modkind/modkind/reconcile/terraform"
+	"github.com/modkind/modkind/slots"
+	"github.com/modkind/modkind/state"
 )
 
 const (
@@ -32,7 +34,7 @@ const (
 // setupJobs makes the JobExecutor of --runner job and registers what it needs with mgr: the
 // artifact server runners fetch modules and providers from, and the watcher that fails Runs whose
 // Job failed.
-func setupJobs(mgr manager.Manager, runner *terraform.Runner, cfg Config) (*JobExecutor, error) {
+func setupJobs(mgr manager.Manager, runner *terraform.Runner, cfg Config, policy slots.Policy, keys state.KeySource) (*JobExecutor, error) {
 	certPEM, keyPEM, err := servingCertificate(filepath.Join(cfg.Dir, "artifacts"), cfg.ArtifactsHosts)
 	if err != nil {
 		return nil, errors.Wrap(err, errArtifactServer)
@@ -43,7 +45,8 @@ func setupJobs(mgr manager.Manager, runner *terraform.Runner, cfg Config) (*JobE
 		Modules:   filepath.Join(cfg.Dir, "modules"),
 		Dir:       filepath.Join(cfg.Dir, "bundles"),
 		Job:       jobOptions(cfg),
-		MaxActive: cfg.MaxConcurrentRuns,
+		Slots:     policy,
+		Keys:      keys,
 		// Crossplane reads an Observe-only resource at every poll; a Refresh Run is that read.
 		RefreshEvery: cfg.PollInterval,
 	}

@@ -14,6 +14,7 @@ import (
 
 	"go.uber.org/zap/zapcore"
 	corev1 "k8s.io/api/core/v1"
+	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -105,7 +106,8 @@ func runMain(m *testing.M) int {
 	}
 	defer g.Stop()
 	ground.client = g.Client
-	if err := g.Client.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: credentialsNamespace}}); err != nil {
+	// modkind made its own namespace already, for its state signing keys.
+	if err := g.Client.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: credentialsNamespace}}); err != nil && !kerrors.IsAlreadyExists(err) {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}

@@ -107,9 +107,6 @@ func (r *ProviderConfigResolver) Resolve(ctx context.Context, namespace string, 
 			return nil, errors.Errorf("%s %q: %s", errMissingKey, sel.Key, sel.Name)
 		}
 		s.Secrets = append(s.Secrets, string(v))
-		if cluster {
-			s.ClusterSecrets = ref.Name
-		}
 		return v, nil
 	}
 	// Admission refuses all of this already; the controller checks again, since a CRD installed
@@ -144,6 +141,9 @@ func (r *ProviderConfigResolver) Resolve(ctx context.Context, namespace string, 
 			return nil, err
 		}
 		s.Files[f.Path] = v
+	}
+	if cluster && (len(spec.Env) > 0 || len(spec.Files) > 0) {
+		s.ClusterCredentials = ref.Name
 	}
 	s.Runner = spec.Runner
 	if spec.Providers != nil && len(spec.Providers.Raw) > 0 {

@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	"github.com/modkind/modkind/apis/v1alpha1"
@@ -149,5 +150,48 @@ func TestEnvPathOutside(t *testing.T) {
 				t.Errorf("%s: envPathOutside(%q) = %v, want %v", tc.reason, tc.value, got, tc.want)
 			}
 		})
+	}
+}
+
+// A setup from a ClusterProviderConfig that sets environment variables or files, literal or from
+// Secrets, carries a cluster admin's credentials, which never go to a runner pod; one that sets
+// only a provider block and the runner does not, nor does a namespace's ProviderConfig.
+func TestClusterCredentials(t *testing.T) {
+	s := runtime.NewScheme()
+	_ = corev1.AddToScheme(s)
+	_ = v1alpha1.AddToScheme(s)
+	sec := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "modkind-system", Name: "creds"}, Data: map[string][]byte{"k": []byte("v")}}
+	cluster := func(name string, spec v1alpha1.ProviderConfigSpec) *v1alpha1.ClusterProviderConfig {
+		return &v1alpha1.ClusterProviderConfig{ObjectMeta: metav1.ObjectMeta{Name: name},
+			Spec: v1alpha1.ClusterProviderConfigSpec{Namespaces: []string{"*"}, ProviderConfigSpec: spec}}
+	}
+	objs := []client.Object{sec,
+		cluster("literal", v1alpha1.ProviderConfigSpec{Env: []v1alpha1.EnvVar{{Name: "CLOUD_TOKEN", Value: ptr.To("t0ken")}}}),
+		cluster("from-secret", v1alpha1.ProviderConfigSpec{Env: []v1alpha1.EnvVar{{Name: "CLOUD_TOKEN", SecretKeyRef: &v1alpha1.SecretKeySelector{Name: "creds", Namespace: "modkind-system", Key: "k"}}}}),
+		cluster("file", v1alpha1.ProviderConfigSpec{Files: []v1alpha1.File{{Path: "sa.json", SecretKeyRef: v1alpha1.SecretKeySelector{Name: "creds", Namespace: "modkind-system", Key: "k"}}}}),
+		cluster("block", v1alpha1.ProviderConfigSpec{Providers: &runtime.RawExtension{Raw: []byte(`{"aws":{"region":"eu-west-1"}}`)},
+			Runner: &v1alpha1.RunnerSpec{ServiceAccountName: "terraform"}}),
+		&v1alpha1.ProviderConfig{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "own"},
+			Spec: v1alpha1.ProviderConfigSpec{Env: []v1alpha1.EnvVar{{Name: "CLOUD_TOKEN", Value: ptr.To("t0ken")}}}},
+	}
+	r := &ProviderConfigResolver{Client: fake.NewClientBuilder().WithScheme(s).WithObjects(objs...).Build(), CredentialsNamespaces: []string{"modkind-system"}}
+	for _, tc := range []struct {
+		reason string
+		ref    ProviderConfigRef
+		want   string
+	}{
+		{"A literal value of a cluster admin's is as much a credential as a Secret's.", ProviderConfigRef{Kind: "ClusterProviderConfig", Name: "literal"}, "literal"},
+		{"A value from a credentials namespace's Secret.", ProviderConfigRef{Kind: "ClusterProviderConfig", Name: "from-secret"}, "from-secret"},
+		{"A file.", ProviderConfigRef{Kind: "ClusterProviderConfig", Name: "file"}, "file"},
+		{"A provider block and a runner template hold no credential of the controller's.", ProviderConfigRef{Kind: "ClusterProviderConfig", Name: "block"}, ""},
+		{"A namespace's own ProviderConfig is the namespace's.", ProviderConfigRef{Name: "own"}, ""},
+	} {
+		got, err := r.Resolve(context.Background(), "team-a", &tc.ref)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.ClusterCredentials != tc.want {
+			t.Errorf("%s\nClusterCredentials: want %q, got %q", tc.reason, tc.want, got.ClusterCredentials)
+		}
 	}
 }

@@ -2,6 +2,7 @@ package reconcile
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
@@ -10,11 +11,14 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/event"
 	"github.com/go-logr/logr"
+	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	utilrand "k8s.io/apimachinery/pkg/util/rand"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/modkind/modkind/apis/v1alpha1"
 	"github.com/modkind/modkind/reconcile/terraform"
+	"github.com/modkind/modkind/slots"
 	"github.com/modkind/modkind/state"
 )
 
@@ -42,7 +46,57 @@ const (
 	// recordTimeout bounds recording the end of a run, which must happen even when the
 	// reconcile's own context has run out.
 	recordTimeout = 10 * time.Second
+
+	// AnnotationRunSignature proves that the controller created a Run: its signature, with the
+	// controller's key ring (state.KeyRing), of the Run's namespace, name and spec. Tenants cannot
+	// create Runs, but a Run made by anyone else (a role granted too widely) holds no run slot,
+	// drives no instance and authorizes no download: it is ignored and reported.
+	AnnotationRunSignature = "modkind.io/run-signature"
+	runSignaturePurpose    = "modkind.io/run v1"
+	reasonRunIgnored       = event.Reason("RunIgnored")
+	errSignRun             = "cannot sign Run"
 )
+
+// signRun signs run as the controller's, once its name is known.
+func signRun(ctx context.Context, keys state.KeySource, run *v1alpha1.Run) error {
+	if keys == nil {
+		return nil
+	}
+	ring, err := keys.Ring(ctx)
+	if err != nil {
+		return errors.Wrap(err, errSignRun)
+	}
+	if run.Annotations == nil {
+		run.Annotations = map[string]string{}
+	}
+	run.Annotations[AnnotationRunSignature] = ring.SignFields(runSignaturePurpose, runFields(run)...)
+	return nil
+}
+
+func runFields(run *v1alpha1.Run) []string {
+	spec, _ := json.Marshal(run.Spec)
+	return []string{run.Namespace, run.Name, string(spec)}
+}
+
+// provenRuns splits runs into those the controller created (their signature verifies) and the
+// rest. Without keys every Run counts as the controller's (unit tests of other decisions).
+func provenRuns(ctx context.Context, keys state.KeySource, runs []v1alpha1.Run) (proven, ignored []v1alpha1.Run, err error) {
+	if keys == nil {
+		return runs, nil, nil
+	}
+	ring, err := keys.Ring(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	for i := range runs {
+		if ring.VerifyFields(runs[i].Annotations[AnnotationRunSignature], runSignaturePurpose, runFields(&runs[i])...) {
+			proven = append(proven, runs[i])
+		} else {
+			ignored = append(ignored, runs[i])
+		}
+	}
+	return proven, ignored, nil
+}
 
 // RunRecorder records each terraform run on an instance as a Run object in the instance's
 // namespace, owned by the instance, and keeps the last History finished ones.
@@ -59,8 +113,10 @@ type RunRecorder struct {
 	History int
 	// Executor is recorded in status.executor.
 	Executor string
-	Log      logr.Logger
-	now      func() time.Time
+	// Keys sign every Run this recorder creates; Runs without a valid signature are ignored.
+	Keys state.KeySource
+	Log  logr.Logger
+	now  func() time.Time
 }
 
 // RunSubject is what a Run is recorded for: the instance and the terraform working set.
@@ -122,7 +178,7 @@ func (r *RunRecorder) Begin(ctx context.Context, op v1alpha1.RunOperation, s Run
 		return nil
 	}
 	rec := &RunRecord{r: r, s: s}
-	existing, err := r.list(ctx, s.Instance)
+	existing, err := r.listFrom(ctx, r.Reader, s.Instance, s.Events)
 	if err != nil {
 		r.lost(s, err)
 		return nil
@@ -177,13 +233,31 @@ func (r *RunRecorder) Begin(ctx context.Context, op v1alpha1.RunOperation, s Run
 	}
 	rec.obj = r.newRun(op, s)
 	rec.others, rec.listed = existing, true
-	if err := r.Client.Create(ctx, rec.obj); err != nil {
+	if err := r.create(ctx, rec.obj); err != nil {
 		r.lost(s, errors.Wrap(err, errCreateRun))
 		return nil
 	}
 	// No phase until the run holds a run slot (Started): a status write less for every run.
 	rec.start = true
 	return rec
+}
+
+// create creates run under its GenerateName with a random suffix, signed: the signature covers
+// the name, which must therefore be chosen here rather than by the API server.
+func (r *RunRecorder) create(ctx context.Context, run *v1alpha1.Run) error {
+	prefix := run.GenerateName
+	run.GenerateName = ""
+	var err error
+	for range 3 {
+		run.Name = prefix + utilrand.String(5)
+		if err = signRun(ctx, r.Keys, run); err != nil {
+			return err
+		}
+		if err = r.Client.Create(ctx, run); !kerrors.IsAlreadyExists(err) {
+			return err
+		}
+	}
+	return err
 }
 
 // Started records that the run's terraform starts. Until then the Run has no phase: it waits for
@@ -275,6 +349,16 @@ func (rec *RunRecord) Finish(ctx context.Context, o RunOutcome) {
 	r := rec.r
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
 	defer cancel()
+	if slots.IsWaiting(o.Err) {
+		// The run never started: it waits for a slot of its namespace's share and is tried again.
+		// A Run it made is no record of anything; one it continued stays as it was.
+		if rec.listed {
+			if err := r.Client.Delete(ctx, rec.obj); client.IgnoreNotFound(err) != nil {
+				r.lost(rec.s, errors.Wrapf(err, "%s %s", errDeleteRun, rec.obj.Name))
+			}
+		}
+		return
+	}
 	st := &rec.obj.Status
 	st.Executor = r.executor()
 	if o.OutputsPublished && o.Err == nil {
@@ -326,20 +410,44 @@ func runPlan(s terraform.PlanSummary) *v1alpha1.RunPlan {
 	return p
 }
 
-// list returns the Runs of the instance, newest first.
+// list returns the Runs of the instance that the controller created, newest first.
 func (r *RunRecorder) list(ctx context.Context, inst *Instance) ([]v1alpha1.Run, error) {
-	return listRuns(ctx, r.Reader, inst)
+	return r.listFrom(ctx, r.Reader, inst, nil)
 }
 
-// listRuns lists the Runs of inst as reader shows them, newest first.
-func listRuns(ctx context.Context, reader client.Reader, inst *Instance) ([]v1alpha1.Run, error) {
+// listFrom lists the Runs of inst as reader shows them, newest first: only those the controller
+// created and that are the instance's. Any other is reported on the instance and ignored. A nil
+// recorder has no keys and takes every Run as the controller's.
+func (r *RunRecorder) listFrom(ctx context.Context, reader client.Reader, inst *Instance, events event.Recorder) ([]v1alpha1.Run, error) {
 	l := &v1alpha1.RunList{}
 	if err := reader.List(ctx, l, client.InNamespace(inst.GetNamespace()),
 		client.MatchingLabels{v1alpha1.LabelInstanceUID: string(inst.GetUID())}); err != nil {
 		return nil, errors.Wrap(err, errListRuns)
 	}
-	sortRuns(l.Items)
-	return l.Items, nil
+	var keys state.KeySource
+	log := logr.Discard()
+	if r != nil {
+		keys, log = r.Keys, r.Log
+	}
+	runs, ignored, err := provenRuns(ctx, keys, l.Items)
+	if err != nil {
+		return nil, errors.Wrap(err, errListRuns)
+	}
+	for _, run := range ignored {
+		log.Info("ignoring a Run the controller did not create", "namespace", run.Namespace, "run", run.Name)
+		if events != nil {
+			events.Event(inst, event.Warning(reasonRunIgnored, errors.Errorf(
+				"Run %s was not created by modkind (no valid %s): it is ignored, holds no run slot and changes nothing", run.Name, AnnotationRunSignature)))
+		}
+	}
+	mine := runs[:0:0]
+	for _, run := range runs {
+		if run.Spec.InstanceRef.UID == string(inst.GetUID()) {
+			mine = append(mine, run)
+		}
+	}
+	sortRuns(mine)
+	return mine, nil
 }
 
 // sortRuns sorts runs newest first.

@@ -17,6 +17,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/modkind/modkind/apis/v1alpha1"
+	"github.com/modkind/modkind/reconcile"
+	"github.com/modkind/modkind/state"
 )
 
 // runsOf lists the Runs of the instance with the given UID, oldest first.
@@ -150,17 +152,27 @@ func TestRunsRecordApplyUpdateDestroy(t *testing.T) {
 
 	// A controller that died while running terraform left its Run Running; the next run of the
 	// instance ends it.
-	orphan := first.DeepCopy()
-	orphan.ObjectMeta = metav1.ObjectMeta{Namespace: ns, GenerateName: "recorded-apply-", Labels: first.Labels,
-		Annotations: first.Annotations, OwnerReferences: first.OwnerReferences}
-	orphan.Status = v1alpha1.RunStatus{}
-	if err := ground.client.Create(ctx, orphan); err != nil {
-		t.Fatal(err)
+	plant := func(name string, signed bool) *v1alpha1.Run {
+		r := first.DeepCopy()
+		r.ObjectMeta = metav1.ObjectMeta{Namespace: ns, Name: name, Labels: first.Labels,
+			Annotations: map[string]string{reconcile.AnnotationCreated: first.Annotations[reconcile.AnnotationCreated]}, OwnerReferences: first.OwnerReferences}
+		r.Status = v1alpha1.RunStatus{}
+		if signed {
+			signAsController(t, r)
+		}
+		if err := ground.client.Create(ctx, r); err != nil {
+			t.Fatal(err)
+		}
+		r.Status = v1alpha1.RunStatus{Phase: v1alpha1.PhaseRunning, Executor: v1alpha1.ExecutorProcess, StartTime: first.Status.CompletionTime}
+		if err := ground.client.Status().Update(ctx, r); err != nil {
+			t.Fatal(err)
+		}
+		return r
 	}
-	orphan.Status = v1alpha1.RunStatus{Phase: v1alpha1.PhaseRunning, Executor: v1alpha1.ExecutorProcess, StartTime: first.Status.CompletionTime}
-	if err := ground.client.Status().Update(ctx, orphan); err != nil {
-		t.Fatal(err)
-	}
+	orphan := plant("recorded-apply-orphan", true)
+	// A Run the controller did not make (no valid signature), which says it runs: it is ignored,
+	// and reported on the instance.
+	forged := plant("recorded-apply-forged", false)
 
 	patchSpec(t, inst, `{"forProvider":{"files":["a","b"]}}`)
 	waitInstance(t, inst, 2)
@@ -176,17 +188,24 @@ func TestRunsRecordApplyUpdateDestroy(t *testing.T) {
 	var second v1alpha1.Run
 	runs = waitRuns(t, "a second Run for the update", ns, uid, func(r []v1alpha1.Run) bool {
 		for _, x := range r {
-			if x.Name != first.Name && x.Name != orphan.Name {
+			if x.Name != first.Name && x.Name != orphan.Name && x.Name != forged.Name {
 				second = x
 			}
 		}
-		return len(r) == 3 && second.Status.Phase == v1alpha1.PhaseSucceeded
+		return len(r) == 4 && second.Status.Phase == v1alpha1.PhaseSucceeded
 	})
 	if o := byName(runs, orphan.Name); o == nil || o.Status.Phase != v1alpha1.PhaseFailed || o.Status.CompletionTime == nil ||
 		!strings.Contains(o.Status.Message, "controller that ran it stopped") {
 		t.Errorf("a Run left Running by a controller that stopped is Failed by the next run, got%s", describeRuns(runs))
 	}
 	if err := ground.client.Delete(ctx, orphan); err != nil {
+		t.Fatal(err)
+	}
+	if err := ground.client.Get(ctx, client.ObjectKeyFromObject(forged), forged); err != nil || forged.Status.Phase != v1alpha1.PhaseRunning {
+		t.Errorf("a Run the controller did not create must be left alone, got %+v, %v", forged.Status, err)
+	}
+	assertInstanceEvent(t, inst, corev1.EventTypeWarning, "Run "+forged.Name+" was not created by modkind")
+	if err := ground.client.Delete(ctx, forged); err != nil {
 		t.Fatal(err)
 	}
 	if second.Spec.Operation != v1alpha1.OperationApply || second.Status.Plan == nil || second.Status.Plan.Summary != "+1 ~0 -0" {
@@ -361,5 +380,18 @@ func TestRunsHistoryPruned(t *testing.T) {
 		case r.Status.Phase == v1alpha1.PhaseSucceeded && !strings.Contains(r.Status.Message, "no changes"):
 			t.Errorf("a drift check that found nothing says so, got %q", r.Status.Message)
 		}
+	}
+}
+
+// signAsController signs run as the controller of the test ground does, with the key ring it
+// made in its namespace.
+func signAsController(t testing.TB, run *v1alpha1.Run) {
+	t.Helper()
+	ring, err := state.LoadKeys(context.Background(), ground.client, reconcile.DefaultConfig().StateKeys, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := reconcile.SignRun(context.Background(), state.StaticKeys{KeyRing: ring}, run); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -11,7 +11,9 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	extv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -24,6 +26,7 @@ import (
 	"github.com/modkind/modkind/crd"
 	"github.com/modkind/modkind/module"
 	"github.com/modkind/modkind/reconcile/terraform"
+	"github.com/modkind/modkind/slots"
 	"github.com/modkind/modkind/state"
 )
 
@@ -80,6 +83,18 @@ type Config struct {
 	// names and IPs its certificate is for.
 	ArtifactsAddress string
 	ArtifactsHosts   []string
+	// StateKeys is the Secret, in the controller's own namespace, of the key ring that signs every
+	// state the controller writes and every Run it creates (state.KeyRing); made with one key when
+	// missing.
+	StateKeys types.NamespacedName
+	// MaxStateBytes bounds a state's size once decompressed, and MaxStateChunks the chunk Secrets
+	// it may be split across: a state beyond either is not read.
+	MaxStateBytes  int64
+	MaxStateChunks int
+	// MaxRunsPerNamespace is how many of MaxConcurrentRuns the instances of one namespace may hold
+	// at once, unless the namespace's annotation modkind.io/max-concurrent-runs (which only
+	// cluster admins can write) says otherwise; half of MaxConcurrentRuns, at least 1, when < 1.
+	MaxRunsPerNamespace int
 }
 
 const errSharedProviders = "cannot share provider processes"
@@ -108,6 +123,9 @@ func DefaultConfig() Config {
 		RunHistory:        DefaultRunHistory,
 		Runner:            RunnerModeProcess,
 		ArtifactsAddress:  ":8443",
+		StateKeys:         types.NamespacedName{Namespace: DefaultNamespace, Name: state.DefaultKeysSecret},
+		MaxStateBytes:     state.DefaultMaxBytes,
+		MaxStateChunks:    state.DefaultMaxChunks,
 
 		SharedProviders:       true,
 		SharedProviderMaxRuns: 200,
@@ -115,6 +133,9 @@ func DefaultConfig() Config {
 		SharedProviderIdle:    10 * time.Minute,
 	}
 }
+
+// DefaultNamespace is the controller's own namespace when nothing says which it is.
+const DefaultNamespace = "modkind-system"
 
 // DefaultIdentity names this process: host, pid and a random suffix, so that a restarted process
 // never mistakes its predecessor's locks for its own.
@@ -175,7 +196,24 @@ func Setup(mgr manager.Manager, cfg Config) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	runner := terraform.NewRunner(bin, &state.Store{Client: mgr.GetClient()}, cfg.MaxConcurrentRuns)
+	if cfg.StateKeys.Name == "" {
+		cfg.StateKeys = DefaultConfig().StateKeys
+	}
+	keys, err := stateKeys(mgr.GetAPIReader(), mgr.GetClient(), cfg.StateKeys)
+	if err != nil {
+		return nil, err
+	}
+	store := &state.Store{Client: mgr.GetClient(), MaxBytes: cfg.MaxStateBytes, MaxChunks: cfg.MaxStateChunks}
+	if cfg.Runner != RunnerModeJob {
+		// The controller runs terraform with its own identity: only states it signed. In job
+		// mode the tenant's runner writes states with the tenant's identity, and the controller
+		// only publishes their outputs, which are the tenant's anyway.
+		store.Keys = keys
+	}
+	runner := terraform.NewRunner(bin, store, cfg.MaxConcurrentRuns)
+	policy := slots.Policy{Total: cfg.MaxConcurrentRuns, PerNamespace: cfg.MaxRunsPerNamespace,
+		Override: namespaceAnnotations(mgr.GetClient())}
+	runner.Slots = slots.NewPool(policy)
 	if cfg.Identity == "" {
 		cfg.Identity = DefaultIdentity()
 	}
@@ -195,7 +233,7 @@ func Setup(mgr manager.Manager, cfg Config) (*Engine, error) {
 	runner.Locks = &state.Locker{Client: mgr.GetClient(), Identity: cfg.Identity, Duration: cfg.LockDuration}
 	var jobs *JobExecutor
 	if cfg.Runner == RunnerModeJob {
-		if jobs, err = setupJobs(mgr, runner, cfg); err != nil {
+		if jobs, err = setupJobs(mgr, runner, cfg, policy, keys); err != nil {
 			return nil, err
 		}
 	}
@@ -211,6 +249,7 @@ func Setup(mgr manager.Manager, cfg Config) (*Engine, error) {
 		MinDriftInterval:      cfg.MinDriftInterval,
 		RunHistory:            cfg.RunHistory,
 		Jobs:                  jobs,
+		Keys:                  keys,
 	})
 	if err := mgr.Add(engine); err != nil {
 		return nil, err
@@ -235,6 +274,41 @@ func Setup(mgr manager.Manager, cfg Config) (*Engine, error) {
 		return nil, err
 	}
 	return engine, nil
+}
+
+// namespaceAnnotations reads a namespace's annotations from the manager's cache, where a cluster
+// admin's modkind.io/max-concurrent-runs overrides the namespace's share of the run slots.
+func namespaceAnnotations(c client.Reader) func(string) map[string]string {
+	return func(name string) map[string]string {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		ns := &corev1.Namespace{}
+		if err := c.Get(ctx, types.NamespacedName{Name: name}, ns); err != nil {
+			return nil
+		}
+		return ns.Annotations
+	}
+}
+
+// stateKeys returns the key ring of the Secret at ref, read once now so that a controller that
+// cannot read or make it says so at start. The Secret's namespace is made when missing and the
+// controller may (a local control plane); in a cluster it is the controller's own.
+func stateKeys(r client.Reader, c client.Client, ref types.NamespacedName) (*state.SecretKeys, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	ns := &corev1.Namespace{}
+	// Read fresh: the manager's cache has not started yet.
+	if err := r.Get(ctx, types.NamespacedName{Name: ref.Namespace}, ns); kerrors.IsNotFound(err) {
+		ns.Name = ref.Namespace
+		if err := c.Create(ctx, ns); err != nil && !kerrors.IsAlreadyExists(err) {
+			return nil, errors.Wrapf(err, "namespace %s of the state signing keys does not exist, and cannot be made", ref.Namespace)
+		}
+	}
+	keys := &state.SecretKeys{Client: c, Secret: ref}
+	if _, err := keys.Ring(ctx); err != nil {
+		return nil, err
+	}
+	return keys, nil
 }
 
 // newProviderPool returns the pool of shared provider processes cfg asks for, started through

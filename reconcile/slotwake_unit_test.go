@@ -24,12 +24,12 @@ func TestSlotFreedWakesLongestWaiter(t *testing.T) {
 	full := map[string]bool{}
 	reconcileAs := func(gvk schema.GroupVersionKind, name string) {
 		nn := types.NamespacedName{Namespace: "team-a", Name: name}
-		r := x.Paced(gvk, reconcileFunc(func(context.Context, reconcile.Request) (reconcile.Result, error) {
+		r := slotPacedReconciler{gvk: gvk, waiters: &x.waiters, Reconciler: reconcileFunc(func(context.Context, reconcile.Request) (reconcile.Result, error) {
 			if full[name] {
 				x.waiters.wait(slotKey(gvk, nn))
 			}
 			return reconcile.Result{}, nil
-		}))
+		})}
 		if _, err := r.Reconcile(context.Background(), reconcile.Request{NamespacedName: nn}); err != nil {
 			t.Fatal(err)
 		}

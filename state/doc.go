@@ -1,3 +1,8 @@
 // Package state keeps Terraform state in a gzip-compressed Secret beside the instance it belongs
-// to, and refuses any write that would move it backwards (another lineage, a lower serial).
+// to (split across chunk Secrets when large), and refuses any write that would move it backwards
+// (another lineage, a lower serial) or overwrite a version written meanwhile. A state lives in its
+// tenant's namespace, so what is read is checked before it is trusted: a store with keys signs
+// every state it writes and refuses any other (KeyRing, keys in the controller's namespace), and
+// every read is bounded (MaxBytes decompressed, MaxChunks chunk Secrets, chunk lists only as the
+// writer makes them). Locker holds one Lease per state so that one run at a time uses it.
 package state

@@ -3,6 +3,7 @@ package state
 import (
 	"bytes"
 	"compress/gzip"
+	"encoding/binary"
 	"encoding/json"
 	"io"
 
@@ -77,13 +78,41 @@ func compress(raw []byte) ([]byte, error) {
 	return b.Bytes(), nil
 }
 
-func decompress(gz []byte) ([]byte, error) {
+// errTooLarge says a state decompresses to more than its reader allows; errSizeMismatch that it
+// decompresses to another size than its gzip trailer says.
+var (
+	errTooLarge     = errors.New("state too large")
+	errSizeMismatch = errors.New("state size differs from its gzip trailer")
+)
+
+// decompress inflates gz, refusing to hold more than max bytes: a gzip stream of a few hundred KiB
+// inflates to hundreds of MiB. The size gzip records in its trailer (modulo 4 GiB; a state is one
+// gzip member, as compress writes it) is taken as the truth: one larger than max is refused before
+// anything is inflated, and a stream that inflates to more than it says is refused as soon as it
+// does, so a read never holds more than the size the trailer declared.
+func decompress(gz []byte, max int64) ([]byte, error) {
+	if len(gz) < 18 || gz[0] != 0x1f || gz[1] != 0x8b {
+		return nil, errors.New(errDecompress + ": not gzip")
+	}
+	size := int64(binary.LittleEndian.Uint32(gz[len(gz)-4:]))
+	if size > max {
+		return nil, errTooLarge
+	}
 	r, err := gzip.NewReader(bytes.NewReader(gz))
 	if err != nil {
 		return nil, errors.Wrap(err, errDecompress)
 	}
-	raw, err := io.ReadAll(r)
-	if err != nil {
+	r.Multistream(false)
+	raw := make([]byte, size)
+	if _, err := io.ReadFull(r, raw); err != nil {
+		return nil, errors.Wrap(err, errDecompress)
+	}
+	// Nothing may follow: a byte more is a stream that lied about its size.
+	var extra [1]byte
+	if n, _ := r.Read(extra[:]); n > 0 {
+		return nil, errSizeMismatch
+	}
+	if _, err := io.Copy(io.Discard, r); err != nil {
 		return nil, errors.Wrap(err, errDecompress)
 	}
 	return raw, nil

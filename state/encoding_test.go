@@ -220,14 +220,14 @@ func TestCompressRoundTrip(t *testing.T) {
 	if len(gz) >= len(tfstate) {
 		t.Errorf("\nA state file should shrink when compressed: %d bytes became %d", len(tfstate), len(gz))
 	}
-	raw, err := decompress(gz)
+	raw, err := decompress(gz, DefaultMaxBytes)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if diff := cmp.Diff(tfstate, string(raw)); diff != "" {
 		t.Errorf("\nDecompressing should give back the state file: -want, +got:\n%s", diff)
 	}
-	if _, err := decompress([]byte(tfstate)); err == nil {
+	if _, err := decompress([]byte(tfstate), DefaultMaxBytes); err == nil {
 		t.Errorf("\nDecompressing data that is not gzip should fail")
 	}
 }

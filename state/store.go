@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -49,6 +50,13 @@ const (
 	errWriteChunk   = "cannot write state chunk Secret"
 	errListChunks   = "cannot list state chunk Secrets"
 	errDigest       = "state chunks do not add up to the recorded state"
+
+	// DefaultMaxBytes is the largest state, decompressed, that is read: well above real states
+	// (a large one is tens of MB), far below what a small Secret can inflate to (a 254 KiB gzip
+	// stream of zeros is 250 MiB).
+	DefaultMaxBytes = 128 << 20
+	// DefaultMaxChunks is the most chunk Secrets a state may be split across: 64 MB compressed.
+	DefaultMaxChunks = 160
 )
 
 // Ref locates a state Secret and says what to label it with. The labels are modkind's own, never
@@ -111,6 +119,15 @@ type Store struct {
 	// InlineLimit is the largest compressed state kept in the state Secret itself, and the size of
 	// each chunk of a larger one; DefaultInlineLimit when zero. A Secret holds at most 1 MiB.
 	InlineLimit int
+	// Keys, when set, sign every state this store writes and refuse every state it reads whose
+	// signature does not verify (*UnauthenticatedError). The controller's store has them when it
+	// runs terraform itself; a runner pod's, which acts as the tenant, has none.
+	Keys KeySource
+	// MaxBytes bounds a state's size once decompressed, DefaultMaxBytes when zero; MaxChunks the
+	// number of chunk Secrets it may list, DefaultMaxChunks when zero. A state beyond either is
+	// refused (*TooLargeError) before it is decompressed.
+	MaxBytes  int64
+	MaxChunks int
 }
 
 // DefaultInlineLimit leaves room under the 1 MiB Secret limit for the previous version.
@@ -123,18 +140,51 @@ func (s *Store) limit() int {
 	return DefaultInlineLimit
 }
 
-// Get returns the stored state, or nil when there is none.
+func (s *Store) maxBytes() int64 {
+	if s.MaxBytes > 0 {
+		return s.MaxBytes
+	}
+	return DefaultMaxBytes
+}
+
+func (s *Store) maxChunks() int {
+	if s.MaxChunks > 0 {
+		return s.MaxChunks
+	}
+	return DefaultMaxChunks
+}
+
+// Get returns the stored state, or nil when there is none. A state signed with a key older than
+// the key ring's newest is signed again with the newest, so that a key can be retired once every
+// state was read since it was replaced.
 func (s *Store) Get(ctx context.Context, ref Ref) (*Stored, error) {
 	sec, legacy, err := s.secret(ctx, ref)
 	if err != nil || sec == nil {
 		return nil, err
 	}
-	st, err := s.decode(ctx, sec)
+	st, ring, keyID, err := s.decode(ctx, sec)
 	if err != nil {
 		return nil, err
 	}
 	st.legacy = legacy
+	if ring != nil && keyID != ring.Current() {
+		s.resign(ctx, st, ring)
+	}
 	return st, nil
+}
+
+// resign signs st's Secret again with ring's newest key. A failure changes nothing: the old key
+// still verifies, and the next read tries again.
+func (s *Store) resign(ctx context.Context, st *Stored, ring *KeyRing) {
+	sec := st.secret.DeepCopy()
+	digest, err := s.digest(sec)
+	if err != nil {
+		return
+	}
+	sec.Annotations[AnnotationMAC] = ring.Sign(types.NamespacedName{Namespace: sec.Namespace, Name: sec.Name}, st.AppliedInputs, digest)
+	if err := s.Client.Update(ctx, sec); err == nil {
+		st.secret, st.Version = sec, sec.ResourceVersion
+	}
 }
 
 // secret reads the state Secret of ref: the one named ref.Name, else the legacy one when it
@@ -167,73 +217,189 @@ func (s *Store) secret(ctx context.Context, ref Ref) (*corev1.Secret, bool, erro
 }
 
 // Previous returns the version stored before the current one, or nil when none is kept. It is
-// how a state written by mistake is recovered.
+// how a state written by mistake is recovered; it is never signed, and the controller never runs
+// with it.
 func (s *Store) Previous(ctx context.Context, ref Ref) (*State, error) {
 	sec := &corev1.Secret{}
 	if err := s.Client.Get(ctx, ref.NamespacedName, sec); err != nil {
 		return nil, errors.Wrap(client.IgnoreNotFound(err), errGetSecret)
 	}
 	var gz []byte
-	switch {
+	switch names := splitNames(sec.Annotations[AnnotationPreviousChunks]); {
 	case len(sec.Data[KeyPrevious]) > 0:
 		gz = sec.Data[KeyPrevious]
-	case sec.Annotations[AnnotationPreviousChunks] != "":
-		var err error
-		if gz, err = s.readChunks(ctx, sec.Namespace, splitNames(sec.Annotations[AnnotationPreviousChunks])); err != nil {
+	case len(names) > 0:
+		// The previous version's digest is not recorded, but its chunks are named after it.
+		prefix := ""
+		if parts := strings.Split(strings.TrimPrefix(names[0], chunkPrefix(sec.Name)), "."); len(parts) == 2 {
+			prefix = parts[0]
+		}
+		if err := s.checkChunkNames(sec, names, prefix); err != nil {
 			return nil, err
+		}
+		var err error
+		if gz, err = s.readChunks(ctx, sec, names); err != nil {
+			return nil, err
+		}
+		if sha(gz)[:len(prefix)] != prefix {
+			return nil, &MalformedError{Secret: sec.Name, Reason: errDigest}
 		}
 	default:
 		return nil, nil
 	}
-	raw, err := decompress(gz)
+	raw, err := s.inflate(sec, gz)
 	if err != nil {
 		return nil, err
 	}
 	return Parse(raw)
 }
 
-func (s *Store) decode(ctx context.Context, sec *corev1.Secret) (*Stored, error) {
+// decode reads the state a state Secret holds: its compressed bytes, checked against their
+// signature when the store has keys, then decompressed within MaxBytes. It returns the key ring
+// and the id of the key that signed it, or neither without keys.
+func (s *Store) decode(ctx context.Context, sec *corev1.Secret) (*Stored, *KeyRing, string, error) {
+	digest, err := s.digest(sec)
+	if err != nil {
+		return nil, nil, "", err
+	}
+	applied := sec.Annotations[AnnotationApplied]
+	var (
+		ring  *KeyRing
+		keyID string
+	)
+	if s.Keys != nil {
+		// Checked before a chunk is read or the state decompressed, let alone parsed: bytes the
+		// controller did not write cost it nothing.
+		if ring, err = s.Keys.Ring(ctx); err != nil {
+			return nil, nil, "", err
+		}
+		if keyID, err = ring.Verify(types.NamespacedName{Namespace: sec.Namespace, Name: sec.Name}, applied, digest, sec.Annotations[AnnotationMAC]); err != nil {
+			return nil, nil, "", err
+		}
+	}
 	gz, err := s.compressed(ctx, sec)
 	if err != nil {
-		return nil, err
+		return nil, nil, "", err
 	}
-	raw, err := decompress(gz)
+	raw, err := s.inflate(sec, gz)
 	if err != nil {
-		return nil, err
+		return nil, nil, "", err
 	}
 	st, err := Parse(raw)
 	if err != nil {
-		return nil, err
+		return nil, nil, "", err
 	}
-	return &Stored{State: st, AppliedInputs: sec.Annotations[AnnotationApplied], Version: sec.ResourceVersion, secret: sec}, nil
+	return &Stored{State: st, AppliedInputs: applied, Version: sec.ResourceVersion, secret: sec}, ring, keyID, nil
 }
 
-// compressed returns the current compressed state a state Secret holds or lists.
+// inflate decompresses a state Secret's state, refusing one larger than MaxBytes before it takes
+// the memory.
+func (s *Store) inflate(sec *corev1.Secret, gz []byte) ([]byte, error) {
+	raw, err := decompress(gz, s.maxBytes())
+	switch {
+	case errors.Is(err, errTooLarge):
+		return nil, &TooLargeError{Secret: sec.Name, Limit: s.maxBytes()}
+	case errors.Is(err, errSizeMismatch):
+		return nil, &MalformedError{Secret: sec.Name, Reason: "its state inflates to more than its gzip trailer says"}
+	}
+	return raw, err
+}
+
+// digest is the SHA-256 of the compressed state a state Secret holds, or, when it lists chunks,
+// says it holds: compressed checks the chunks against it.
+func (s *Store) digest(sec *corev1.Secret) (string, error) {
+	names := splitNames(sec.Annotations[AnnotationChunks])
+	if len(names) == 0 {
+		return sha(sec.Data[KeyState]), nil
+	}
+	digest := sec.Annotations[AnnotationDigest]
+	if !hexDigest.MatchString(digest) {
+		return "", &MalformedError{Secret: sec.Name, Reason: "it lists chunks without the SHA-256 of their content (" + AnnotationDigest + ")"}
+	}
+	return digest, s.checkChunkNames(sec, names, digest[:chunkDigestLen])
+}
+
+// compressed returns the current compressed state a state Secret holds or lists. A chunk list is
+// taken only as the state's writer makes it: named after the state Secret and the digest it
+// records, in order, no more than MaxChunks, each chunk labelled as the state's; and the chunks
+// must add up to that digest.
 func (s *Store) compressed(ctx context.Context, sec *corev1.Secret) ([]byte, error) {
 	names := splitNames(sec.Annotations[AnnotationChunks])
 	if len(names) == 0 {
 		return sec.Data[KeyState], nil
 	}
-	gz, err := s.readChunks(ctx, sec.Namespace, names)
+	digest, err := s.digest(sec)
 	if err != nil {
 		return nil, err
 	}
-	if want := sec.Annotations[AnnotationDigest]; want != "" && want != sha(gz) {
-		return nil, errors.New(errDigest)
+	gz, err := s.readChunks(ctx, sec, names)
+	if err != nil {
+		return nil, err
+	}
+	if sha(gz) != digest {
+		return nil, &MalformedError{Secret: sec.Name, Reason: errDigest}
 	}
 	return gz, nil
 }
 
-func (s *Store) readChunks(ctx context.Context, namespace string, names []string) ([]byte, error) {
+// checkChunkNames refuses a chunk list that is not the one the state's writer makes for a state
+// whose digest starts with prefix: a list may not name another Secret, name one twice, or be
+// longer than MaxChunks.
+func (s *Store) checkChunkNames(sec *corev1.Secret, names []string, prefix string) error {
+	if len(names) > s.maxChunks() {
+		return &TooLargeError{Secret: sec.Name, Chunks: len(names), MaxChunks: s.maxChunks()}
+	}
+	if !hexPrefix.MatchString(prefix) {
+		return &MalformedError{Secret: sec.Name, Reason: "its chunks are not named after its digest"}
+	}
+	for i, n := range names {
+		if want := chunkName(sec.Name, prefix, i); n != want {
+			return &MalformedError{Secret: sec.Name, Reason: fmt.Sprintf("chunk %d is %q where its writer names it %q", i, n, want)}
+		}
+	}
+	return nil
+}
+
+// readChunks reads the chunk Secrets names of the state Secret sec, each of which must be labelled
+// as one of its chunks.
+func (s *Store) readChunks(ctx context.Context, sec *corev1.Secret, names []string) ([]byte, error) {
 	var gz []byte
 	for _, n := range names {
 		c := &corev1.Secret{}
-		if err := s.Client.Get(ctx, types.NamespacedName{Namespace: namespace, Name: n}, c); err != nil {
+		if err := s.Client.Get(ctx, types.NamespacedName{Namespace: sec.Namespace, Name: n}, c); err != nil {
 			return nil, errors.Wrapf(err, "%s %s", errGetChunk, n)
+		}
+		if c.Type != SecretType || c.Labels[LabelChunkOf] != chunkOf(sec.Name) {
+			return nil, &MalformedError{Secret: sec.Name, Reason: fmt.Sprintf("Secret %s is not one of its chunks (type %s, label %s)", n, SecretType, LabelChunkOf)}
 		}
 		gz = append(gz, c.Data[KeyChunk]...)
 	}
 	return gz, nil
+}
+
+// A TooLargeError refuses a state larger than the controller reads: decompressed beyond
+// MaxBytes, or split across more than MaxChunks Secrets.
+type TooLargeError struct {
+	Secret    string
+	Limit     int64
+	Chunks    int
+	MaxChunks int
+}
+
+func (e *TooLargeError) Error() string {
+	if e.MaxChunks > 0 {
+		return fmt.Sprintf("state Secret %s lists %d chunk Secrets, more than the %d this controller reads (--max-state-chunks): not read", e.Secret, e.Chunks, e.MaxChunks)
+	}
+	return fmt.Sprintf("state Secret %s holds a state larger than %d bytes once decompressed, the most this controller reads (--max-state-bytes): not read", e.Secret, e.Limit)
+}
+
+// A MalformedError refuses a state Secret that is not as its writer makes them.
+type MalformedError struct {
+	Secret, Reason string
+}
+
+func (e *MalformedError) Error() string {
+	return fmt.Sprintf("state Secret %s is malformed: %s; not read", e.Secret, e.Reason)
 }
 
 // Put stores st, recording appliedInputs beside it. It refuses a state of another lineage or a
@@ -294,7 +460,7 @@ func (s *Store) put(ctx context.Context, ref Ref, base *Stored, checkBase bool, 
 		if oldGz, err = s.compressed(ctx, legacySecret); err != nil {
 			return nil, err
 		}
-		raw, err := decompress(oldGz)
+		raw, err := s.inflate(legacySecret, oldGz)
 		if err != nil {
 			return nil, err
 		}
@@ -326,6 +492,9 @@ func (s *Store) put(ctx context.Context, ref Ref, base *Stored, checkBase bool, 
 	}
 	sec.Annotations[AnnotationApplied] = appliedInputs
 	sec.Annotations[AnnotationDigest] = sha(gz)
+	if err := s.sign(ctx, sec, ref.NamespacedName, appliedInputs, gz); err != nil {
+		return nil, err
+	}
 	sec.Annotations[AnnotationSerial] = strconv.FormatInt(st.Serial, 10)
 	sec.Annotations[AnnotationLineage] = st.Lineage
 	setNames(sec.Annotations, AnnotationChunks, chunks)
@@ -389,14 +558,11 @@ func (s *Store) dropLegacy(ctx context.Context, ref Ref, sec *corev1.Secret) {
 // writeChunks stores gz across chunk Secrets named after its digest, so that writing the same
 // state twice reuses them.
 func (s *Store) writeChunks(ctx context.Context, ref Ref, gz []byte) ([]string, error) {
-	digest := sha(gz)[:12]
+	digest := sha(gz)[:chunkDigestLen]
 	var names []string
 	for i := 0; i*s.limit() < len(gz); i++ {
 		part := gz[i*s.limit() : min((i+1)*s.limit(), len(gz))]
-		name := fmt.Sprintf("%s.%s.%d", ref.Name, digest, i)
-		if len(name) > 253 {
-			name = fmt.Sprintf("tfstate.%s.%s.%d", sha([]byte(ref.Name))[:16], digest, i)
-		}
+		name := chunkName(ref.Name, digest, i)
 		labels := map[string]string{LabelChunkOf: chunkOf(ref.Name)}
 		for k, v := range ref.Labels {
 			labels[k] = v
@@ -446,6 +612,81 @@ func (s *Store) Delete(ctx context.Context, ref Ref) error {
 		s.dropLegacy(ctx, ref, old)
 	}
 	return s.pruneChunks(ctx, ref, nil)
+}
+
+// sign writes the signature of the state Secret sec (named secret, holding gz applied from
+// appliedInputs), or, without keys, removes one that would no longer match.
+func (s *Store) sign(ctx context.Context, sec *corev1.Secret, secret types.NamespacedName, appliedInputs string, gz []byte) error {
+	if s.Keys == nil {
+		delete(sec.Annotations, AnnotationMAC)
+		return nil
+	}
+	ring, err := s.Keys.Ring(ctx)
+	if err != nil {
+		return err
+	}
+	sec.Annotations[AnnotationMAC] = ring.Sign(secret, appliedInputs, sha(gz))
+	return nil
+}
+
+// Accept signs the state stored for ref as it is, once a cluster admin has reviewed it: the
+// controller then runs with it. The state must be well formed and within the read limits; it is
+// returned as accepted.
+func (s *Store) Accept(ctx context.Context, ref Ref) (*Stored, error) {
+	if s.Keys == nil {
+		return nil, errors.New("cannot accept a state without the state signing keys")
+	}
+	sec, _, err := s.secret(ctx, ref)
+	if err != nil {
+		return nil, err
+	}
+	if sec == nil {
+		return nil, errors.Errorf("there is no state Secret %s in namespace %s", ref.Name, ref.Namespace)
+	}
+	unsigned := *s
+	unsigned.Keys = nil
+	st, _, _, err := unsigned.decode(ctx, sec)
+	if err != nil {
+		return nil, err
+	}
+	gz, err := s.compressed(ctx, sec)
+	if err != nil {
+		return nil, err
+	}
+	if sec.Annotations == nil {
+		sec.Annotations = map[string]string{}
+	}
+	if err := s.sign(ctx, sec, types.NamespacedName{Namespace: sec.Namespace, Name: sec.Name}, st.AppliedInputs, gz); err != nil {
+		return nil, err
+	}
+	// The update carries the resourceVersion the state was read at: a change made while it was
+	// reviewed is refused, not signed.
+	if err := s.Client.Update(ctx, sec); err != nil {
+		return nil, errors.Wrap(err, errUpdateSecret)
+	}
+	st.Version, st.secret = sec.ResourceVersion, sec
+	return st, nil
+}
+
+// chunkDigestLen is how much of a state's digest its chunks' names carry.
+const chunkDigestLen = 12
+
+var (
+	hexDigest = regexp.MustCompile(`^[0-9a-f]{64}$`)
+	hexPrefix = regexp.MustCompile(`^[0-9a-f]{12}$`)
+)
+
+// chunkPrefix is what the names of state Secret name's chunks start with.
+func chunkPrefix(name string) string {
+	if len(name)+len(".")+chunkDigestLen+len(".000") > 253 {
+		return "tfstate." + sha([]byte(name))[:16] + "."
+	}
+	return name + "."
+}
+
+// chunkName is the name of chunk i of state Secret name's state whose digest starts with digest.
+func chunkName(name, digest string, i int) string {
+	return fmt.Sprintf("%s%s.%d", chunkPrefix(name), digest, i)
 }
 
 func sha(b []byte) string {

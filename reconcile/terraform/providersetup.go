@@ -19,9 +19,11 @@ type ProviderSetup struct {
 	Providers json.RawMessage
 	// Secrets are the values taken from Secrets, to be redacted from anything modkind reports.
 	Secrets []string
-	// ClusterSecrets names the ClusterProviderConfig whose Secrets the setup holds values of, ""
-	// when none: cluster credentials stay with the controller and never go to a runner pod.
-	ClusterSecrets string
+	// ClusterCredentials names the ClusterProviderConfig whose environment or files the setup
+	// holds, "" when none. A cluster admin's credentials, whether read from Secrets or written as
+	// values, stay with the controller and never go to a runner pod, where the tenant could read
+	// them.
+	ClusterCredentials string
 	// Runner shapes the Jobs that execute the instance's Runs (--runner job); nil for defaults.
 	Runner *v1alpha1.RunnerSpec
 }

@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
@@ -18,6 +17,7 @@ import (
 	"github.com/modkind/modkind/apis/v1alpha1"
 	"github.com/modkind/modkind/module"
 	"github.com/modkind/modkind/reconcile/terraform/detached"
+	"github.com/modkind/modkind/slots"
 	"github.com/modkind/modkind/state"
 )
 
@@ -86,19 +86,18 @@ type Runner struct {
 	Providers *ProviderPool
 	// Env is set for every run on top of the controller's passed environment: a runner pod's
 	// own CLI configuration.
-	Env      map[string]string
-	InitEnv  map[string]string // added to Env for init alone (see initTerraform)
-	slots    chan struct{}
+	Env     map[string]string
+	InitEnv map[string]string // added to Env for init alone (see initTerraform)
+	// Slots bounds the terraform runs at once, shared fairly among namespaces.
+	Slots    *slots.Pool
 	version  versionOnce
 	installs installs
 }
 
-// NewRunner returns a Runner that runs at most maxRuns terraform processes at once.
+// NewRunner returns a Runner that runs at most maxRuns terraform processes at once, whatever
+// their namespaces; the controller sets Slots to share them fairly among namespaces.
 func NewRunner(binary string, states *state.Store, maxRuns int) *Runner {
-	if maxRuns < 1 {
-		maxRuns = 1
-	}
-	return &Runner{Binary: binary, States: states, slots: make(chan struct{}, maxRuns)}
+	return &Runner{Binary: binary, States: states, Slots: slots.NewPool(slots.Policy{Total: maxRuns, PerNamespace: maxRuns})}
 }
 
 // Run is one instance's terraform working set.
@@ -396,7 +395,15 @@ func (r *Runner) Destroy(ctx context.Context, run *Run, stored *state.Stored) er
 // directory) is done before the slot is taken, so that a slot freed by one run starts the next
 // run's terraform at once instead of that run's calls to the API server.
 func (r *Runner) withTerraform(ctx context.Context, op string, run *Run, stored *state.Stored, fn func(*session, *state.Stored) error) (err error) {
-	defer func() { metricRuns.WithLabelValues(op, runResult(errors.Cause(err))).Inc() }()
+	// A namespace at its share of the slots waits before it takes anything (its Lease, its Run).
+	if err := r.Slots.Admit(run.State.Namespace); err != nil {
+		return err
+	}
+	defer func() {
+		if !slots.IsWaiting(err) {
+			metricRuns.WithLabelValues(op, runResult(errors.Cause(err))).Inc()
+		}
+	}()
 	if r.Locks != nil {
 		unlock, lost, broken, err := r.Locks.Lock(ctx, run.State)
 		if err != nil {
@@ -437,17 +444,19 @@ func (r *Runner) withTerraform(ctx context.Context, op string, run *Run, stored 
 	}
 
 	// The slot bounds terraform processes: it is given back as soon as the run's last one has
-	// ended (session.done), not after the state and plan are written to the API server.
+	// ended (session.done), not after the state and plan are written to the API server. A run
+	// whose namespace holds its whole share is refused at once (*slots.ShareFullError), and its
+	// instance is tried again shortly.
 	metricRunsWaiting.Inc()
-	free := sync.OnceFunc(func() { <-r.slots })
-	select {
-	case r.slots <- struct{}{}:
-		metricRunsWaiting.Dec()
-		defer free()
-	case <-ctx.Done():
-		metricRunsWaiting.Dec()
-		return errors.Wrap(ctx.Err(), errWaitForRun)
+	free, err := r.Slots.Acquire(ctx, run.State.Namespace)
+	metricRunsWaiting.Dec()
+	if err != nil {
+		if slots.IsWaiting(err) {
+			return err
+		}
+		return errors.Wrap(err, errWaitForRun)
 	}
+	defer free()
 	metricRunsInFlight.Inc()
 	start := time.Now()
 	defer func() {

@@ -1,0 +1,148 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/modkind/modkind/reconcile"
+	"github.com/modkind/modkind/state"
+)
+
+// stateUsage is the synopsis of modkind state.
+const stateUsage = `modkind state show <kind>/<name> [-n namespace]     print the state an instance's Secret holds
+modkind state accept <kind>/<name> [-n namespace]   sign that state, once reviewed: the controller runs with it again
+modkind state rotate-key                            add a new key to the state signing keys
+
+Flags of every subcommand: --kubeconfig file, --keys namespace/name (the key ring's Secret,
+` + reconcile.DefaultNamespace + "/" + state.DefaultKeysSecret + ` by default)`
+
+// stateCommand reads and signs the states the controller keeps, as a cluster admin: it needs
+// to read the state signing keys in the controller's namespace.
+func stateCommand(args []string, out io.Writer) error {
+	fs := newCommandFlags("state", stateUsage)
+	if len(args) == 0 {
+		return fs.fail("want a subcommand: show, accept or rotate-key")
+	}
+	sub, args := args[0], args[1:]
+	fs = newCommandFlags("state", stateUsage)
+	var cf clusterFlags
+	cf.register(fs)
+	keysAt := fs.String("keys", reconcile.DefaultNamespace+"/"+state.DefaultKeysSecret, "namespace/name of the Secret holding the state signing keys (the controller's --state-keys-secret)")
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
+		return err
+	}
+	keys, err := parseNamespacedName(*keysAt)
+	if err != nil {
+		return fs.fail("--keys: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	switch sub {
+	case "rotate-key":
+		if len(pos) != 0 {
+			return fs.fail("rotate-key takes no arguments")
+		}
+		c, err := cf.client()
+		if err != nil {
+			return err
+		}
+		id, err := state.AddKey(ctx, c, keys, time.Now())
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintf(out, "Added key %s to %s: the controller signs with it within a minute, and signs each state again with it when it next reads it (every --poll-interval).\n"+
+			"Older keys still verify; remove one from the Secret once every instance was observed since.\n", id, keys)
+		return err
+	case "show", "accept":
+	default:
+		return fs.fail("unknown subcommand %q: want show, accept or rotate-key", sub)
+	}
+	if len(pos) != 1 {
+		return fs.fail("want one instance as <kind>/<name>, got %d arguments", len(pos))
+	}
+	ref, err := cf.resolve(fs, pos[0])
+	if err != nil {
+		return err
+	}
+	sref := reconcile.StateRef(ref.gvk.GroupKind().String(), ref.key.Namespace, ref.key.Name)
+	store := &state.Store{Client: ref.client}
+	if sub == "show" {
+		st, err := store.Get(ctx, sref)
+		if err != nil {
+			return err
+		}
+		if st == nil {
+			return fmt.Errorf("%s has no state Secret %s", ref, sref.Name)
+		}
+		_, err = out.Write(st.Raw)
+		return err
+	}
+	ring, err := state.LoadKeys(ctx, ref.client, keys, false)
+	if err != nil {
+		return err
+	}
+	store.Keys = state.StaticKeys{KeyRing: ring}
+	st, err := store.Accept(ctx, sref)
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(out, "Accepted state Secret %s of %s: lineage %s, serial %d, %s. Signed with key %s; modkind runs with it from its next poll.\n",
+		sref.Name, ref, st.Lineage, st.Serial, describeState(st.State), ring.Current())
+	return err
+}
+
+// describeState says what a state tracks, for the admin who accepts it.
+func describeState(st *state.State) string {
+	var body struct {
+		Resources []struct {
+			Module string `json:"module"`
+			Mode   string `json:"mode"`
+			Type   string `json:"type"`
+			Name   string `json:"name"`
+		} `json:"resources"`
+	}
+	if err := json.Unmarshal(st.Raw, &body); err != nil || len(body.Resources) == 0 {
+		return "no resources"
+	}
+	var addrs []string
+	for _, r := range body.Resources {
+		a := r.Type + "." + r.Name
+		if r.Mode == "data" {
+			a = "data." + a
+		}
+		if r.Module != "" {
+			a = r.Module + "." + a
+		}
+		addrs = append(addrs, a)
+	}
+	return fmt.Sprintf("%d resources (%s)", len(addrs), strings.Join(addrs, ", "))
+}
+
+// client connects to the cluster the flags name, for commands that name no instance.
+func (c *clusterFlags) client() (client.Client, error) {
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	rules.ExplicitPath = c.kubeconfig
+	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{}).ClientConfig()
+	if err != nil {
+		return nil, err
+	}
+	return client.New(cfg, client.Options{})
+}
+
+// parseNamespacedName reads namespace/name.
+func parseNamespacedName(s string) (types.NamespacedName, error) {
+	ns, name, ok := strings.Cut(s, "/")
+	if !ok || ns == "" || name == "" || strings.Contains(name, "/") {
+		return types.NamespacedName{}, fmt.Errorf("want namespace/name, got %q", s)
+	}
+	return types.NamespacedName{Namespace: ns, Name: name}, nil
+}

@@ -169,16 +169,9 @@ func checkDst(dst string) error {
 // are the ones the controller made, not that they are harmless. All writes go through an os.Root,
 // so that even a check missed here cannot write outside dst.
 func extract(r io.Reader, dst string, o fetchOptions) (err error) {
-	created := false
-	switch err := os.Mkdir(dst, 0o755); {
-	case err == nil:
-		created = true
-	case errors.Is(err, fs.ErrExist):
-		if err := checkDst(dst); err != nil {
-			return err
-		}
-	default:
-		return errors.Wrap(err, errDst)
+	created, err := makeDst(dst)
+	if err != nil {
+		return err
 	}
 	defer func() {
 		if err != nil {
@@ -195,77 +188,139 @@ func extract(r io.Reader, dst string, o fetchOptions) (err error) {
 	if err != nil {
 		return errors.Wrap(err, errGzip)
 	}
-	tr := tar.NewReader(zr)
-	var (
-		total    int64
-		count    int
-		seen     = map[string]bool{}
-		symlinks = map[string]bool{}
-		dirModes = map[string]fs.FileMode{}
-	)
+	x := &extractor{root: root, o: o, seen: map[string]bool{}, symlinks: map[string]bool{}, dirModes: map[string]fs.FileMode{}}
+	if err := x.entries(tar.NewReader(zr)); err != nil {
+		return err
+	}
+	return x.setDirModes()
+}
+
+// makeDst makes the directory dst, or checks that the one there is empty. It reports whether it
+// made dst, so that a failed extraction removes dst rather than only its content.
+func makeDst(dst string) (bool, error) {
+	switch err := os.Mkdir(dst, 0o755); {
+	case err == nil:
+		return true, nil
+	case errors.Is(err, fs.ErrExist):
+		return false, checkDst(dst)
+	default:
+		return false, errors.Wrap(err, errDst)
+	}
+}
+
+// An extractor writes the entries of one bundle into root, and keeps what the checks of the
+// entries that follow need: how many entries and how many file bytes there were so far, the names
+// seen, and the symlinks made.
+type extractor struct {
+	root     *os.Root
+	o        fetchOptions
+	total    int64
+	count    int
+	seen     map[string]bool
+	symlinks map[string]bool
+	// dirModes are the modes of the directories extracted, set once every entry is out.
+	dirModes map[string]fs.FileMode
+}
+
+// entries extracts every entry of tr, stopping at the first one refused.
+func (x *extractor) entries(tr *tar.Reader) error {
 	for {
 		hdr, err := tr.Next()
 		if errors.Is(err, io.EOF) {
-			break
+			return nil
 		}
 		if err != nil {
 			return errors.Wrap(err, errTar)
 		}
-		count++
-		if count > o.maxEntries {
-			return errors.Errorf("%s (%d)", errTooMany, o.maxEntries)
+		name, err := x.admit(hdr)
+		if err != nil {
+			return err
 		}
-		name := strings.TrimSuffix(hdr.Name, "/")
-		if !localName(name) {
-			return errors.Errorf("%s: %q", errEscape, hdr.Name)
-		}
-		if seen[name] {
-			return errors.Errorf("%s: %q", errDupEntry, name)
-		}
-		seen[name] = true
-		for p := path.Dir(name); p != "."; p = path.Dir(p) {
-			if symlinks[p] {
-				return errors.Errorf("%s: %q is below %q", errBelowSymlink, name, p)
-			}
-		}
-		mode := fs.FileMode(hdr.Mode).Perm() //nolint:gosec // masked to permission bits.
-		switch hdr.Typeflag {
-		case tar.TypeDir:
-			if err := root.MkdirAll(name, 0o755); err != nil {
-				return errors.Wrapf(err, "%s %q", errExtract, name)
-			}
-			dirModes[name] = mode
-		case tar.TypeReg:
-			if hdr.Size < 0 || hdr.Size > o.maxBytes-total {
-				return errors.Errorf("%s (files add up to more than %d bytes at %q)", errTooLarge, o.maxBytes, name)
-			}
-			total += hdr.Size
-			if err := writeFile(root, name, mode, tr); err != nil {
-				return err
-			}
-		case tar.TypeSymlink:
-			if err := checkSymlink(name, hdr.Linkname, "."); err != nil {
-				return errors.Wrap(err, "refusing bundle entry")
-			}
-			if err := mkParent(root, name); err != nil {
-				return err
-			}
-			if err := root.Symlink(hdr.Linkname, name); err != nil {
-				return errors.Wrapf(err, "%s %q", errExtract, name)
-			}
-			symlinks[name] = true
-		case tar.TypeLink:
-			return errors.Errorf("%s: %q -> %q", errHardLink, name, hdr.Linkname)
-		case tar.TypeChar, tar.TypeBlock, tar.TypeFifo:
-			return errors.Errorf("%s: %q", errDevice, name)
-		default:
-			return errors.Errorf("%s %q: %q", errEntryType, string(hdr.Typeflag), name)
+		if err := x.entry(hdr, name, tr); err != nil {
+			return err
 		}
 	}
-	// Directory modes last, so that a read-only directory does not stop its own extraction; the
-	// owner keeps full access so that the runner can remove what it fetched.
-	for name, mode := range dirModes {
-		if err := root.Chmod(name, mode|0o700); err != nil {
+}
+
+// admit checks where an entry goes before anything of it is written, and returns its name: within
+// the entry limit, inside dst, not twice, and not below a symlink of the bundle, which would be
+// written through.
+func (x *extractor) admit(hdr *tar.Header) (string, error) {
+	x.count++
+	if x.count > x.o.maxEntries {
+		return "", errors.Errorf("%s (%d)", errTooMany, x.o.maxEntries)
+	}
+	name := strings.TrimSuffix(hdr.Name, "/")
+	if !localName(name) {
+		return "", errors.Errorf("%s: %q", errEscape, hdr.Name)
+	}
+	if x.seen[name] {
+		return "", errors.Errorf("%s: %q", errDupEntry, name)
+	}
+	x.seen[name] = true
+	for p := path.Dir(name); p != "."; p = path.Dir(p) {
+		if x.symlinks[p] {
+			return "", errors.Errorf("%s: %q is below %q", errBelowSymlink, name, p)
+		}
+	}
+	return name, nil
+}
+
+// entry extracts the admitted entry hdr, named name, whose content r reads: a directory, a regular
+// file or a symlink. Any other type is refused.
+func (x *extractor) entry(hdr *tar.Header, name string, r io.Reader) error {
+	mode := fs.FileMode(hdr.Mode).Perm() //nolint:gosec // masked to permission bits.
+	switch hdr.Typeflag {
+	case tar.TypeDir:
+		if err := x.root.MkdirAll(name, 0o755); err != nil {
+			return errors.Wrapf(err, "%s %q", errExtract, name)
+		}
+		x.dirModes[name] = mode
+		return nil
+	case tar.TypeReg:
+		return x.regular(name, hdr.Size, mode, r)
+	case tar.TypeSymlink:
+		return x.symlink(name, hdr.Linkname)
+	case tar.TypeLink:
+		return errors.Errorf("%s: %q -> %q", errHardLink, name, hdr.Linkname)
+	case tar.TypeChar, tar.TypeBlock, tar.TypeFifo:
+		return errors.Errorf("%s: %q", errDevice, name)
+	default:
+		return errors.Errorf("%s %q: %q", errEntryType, string(hdr.Typeflag), name)
+	}
+}
+
+// regular writes a regular file of size bytes, refusing it when the files would add up to more
+// than the size limit.
+func (x *extractor) regular(name string, size int64, mode fs.FileMode, r io.Reader) error {
+	if size < 0 || size > x.o.maxBytes-x.total {
+		return errors.Errorf("%s (files add up to more than %d bytes at %q)", errTooLarge, x.o.maxBytes, name)
+	}
+	x.total += size
+	return writeFile(x.root, name, mode, r)
+}
+
+// symlink makes a symlink to target, refusing one that leads out of dst.
+func (x *extractor) symlink(name, target string) error {
+	if err := checkSymlink(name, target, "."); err != nil {
+		return errors.Wrap(err, "refusing bundle entry")
+	}
+	if err := mkParent(x.root, name); err != nil {
+		return err
+	}
+	if err := x.root.Symlink(target, name); err != nil {
+		return errors.Wrapf(err, "%s %q", errExtract, name)
+	}
+	x.symlinks[name] = true
+	return nil
+}
+
+// setDirModes sets the modes of the directories extracted. It runs last, so that a read-only
+// directory does not stop its own extraction; the owner keeps full access so that the runner can
+// remove what it fetched.
+func (x *extractor) setDirModes() error {
+	for name, mode := range x.dirModes {
+		if err := x.root.Chmod(name, mode|0o700); err != nil {
 			return errors.Wrapf(err, "%s %q", errExtract, name)
 		}
 	}

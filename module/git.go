@@ -35,13 +35,12 @@ type gitSession struct {
 	credKey string
 }
 
+// newGit starts a git session for a fetch from u with the credentials c. The cleanup it returns
+// removes the session's home directory, with the keys and configuration written there.
 func (f *CacheFetcher) newGit(u *url.URL, c Credentials) (*gitSession, func(), error) {
-	bin := f.Git
-	if bin == "" {
-		bin = "git"
-	}
-	if _, err := exec.LookPath(bin); err != nil {
-		return nil, nil, fmt.Errorf("git sources need git on PATH: %v", err)
+	bin, err := f.gitBinary()
+	if err != nil {
+		return nil, nil, err
 	}
 	home, err := os.MkdirTemp("", "modkind-git-")
 	if err != nil {
@@ -50,6 +49,45 @@ func (f *CacheFetcher) newGit(u *url.URL, c Credentials) (*gitSession, func(), e
 	cleanup := func() { os.RemoveAll(home) }
 
 	g := &gitSession{bin: bin, home: home, credKey: "none"}
+	env := sessionEnv(home, u)
+	config := sessionConfig()
+	if header, credKey := httpAuthHeader(u, c); header != "" {
+		g.credKey = credKey
+		config = append(config, httpHeaderConfig(u, header)...)
+	}
+	// ssh is set up for every fetch, as a submodule may be reached over ssh whatever the
+	// repository's own scheme: never with the controller's own keys or agent, trusting only the
+	// known hosts given, and with the key given only for the ssh host of the repository itself.
+	sshCommand, err := f.sshCommand(home, u, c)
+	if err != nil {
+		cleanup()
+		return nil, nil, err
+	}
+	env = append(env, "GIT_SSH_COMMAND="+sshCommand, "GIT_SSH_VARIANT=ssh")
+	if u.Scheme == "ssh" {
+		g.credKey = credentialKey("ssh", string(c.GitSSHPrivateKey), string(c.GitSSHKnownHosts))
+	}
+	g.env = append(env, configEnv(config)...)
+	return g, cleanup, nil
+}
+
+// gitBinary is the git that sessions run, f.Git or else git, found on PATH now so that a missing
+// git fails the fetch with a message saying so.
+func (f *CacheFetcher) gitBinary() (string, error) {
+	bin := f.Git
+	if bin == "" {
+		bin = "git"
+	}
+	if _, err := exec.LookPath(bin); err != nil {
+		return "", fmt.Errorf("git sources need git on PATH: %v", err)
+	}
+	return bin, nil
+}
+
+// sessionEnv is the environment of a git session in home, before its ssh command and
+// configuration: no system or global configuration and no prompts, only the protocols u can need
+// (file only for a file address), and of the controller's own variables only passedEnv.
+func sessionEnv(home string, u *url.URL) []string {
 	protocols := "https:http:ssh:git"
 	if u.Scheme == "file" {
 		protocols += ":file"
@@ -69,50 +107,65 @@ func (f *CacheFetcher) newGit(u *url.URL, c Credentials) (*gitSession, func(), e
 			env = append(env, name+"="+v)
 		}
 	}
-	config := [][2]string{
+	return env
+}
+
+// sessionConfig is the git configuration every session starts with, in place of the system's and
+// the user's: no credential helper, so that only the caller's credentials are used, and no hooks.
+func sessionConfig() [][2]string {
+	return [][2]string{
 		{"init.defaultBranch", "main"},
 		{"advice.detachedHead", "false"},
 		{"credential.helper", ""},
 		{"core.hooksPath", "/dev/null"},
 	}
+}
 
-	if u.Scheme == "http" || u.Scheme == "https" {
-		var header string
-		switch {
-		case c.GitBearerToken != "":
-			header = "Authorization: Bearer " + c.GitBearerToken
-			g.credKey = credentialKey("bearer", c.GitBearerToken)
-		case c.GitToken != "":
-			user := c.GitUsername
-			if user == "" {
-				user = "x-access-token"
-			}
-			header = "Authorization: Basic " + base64.StdEncoding.EncodeToString([]byte(user+":"+c.GitToken))
-			g.credKey = credentialKey("basic", user, c.GitToken)
-		}
-		if header != "" {
-			// Only to the repository's own scheme, host and port, submodules included; git reads
-			// this from its environment, so it shows in no command line.
-			prefix := (&url.URL{Scheme: u.Scheme, Host: u.Host, Path: "/"}).String()
-			config = append(config,
-				[2]string{"http." + prefix + ".extraHeader", header},
-				// git sends the header to wherever a redirect of its first request leads, for
-				// the rest of the fetch: it follows none.
-				[2]string{"http.followRedirects", "false"})
-		}
+// httpAuthHeader is the Authorization header that carries c's credentials to the http(s) remote
+// u, and the cache key of those credentials: a bearer token, else a token with its user name
+// (x-access-token when none is given). Both are empty when u is not http(s) or c has neither.
+func httpAuthHeader(u *url.URL, c Credentials) (header, credKey string) {
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return "", ""
 	}
-	// ssh is set up for every fetch, as a submodule may be reached over ssh whatever the
-	// repository's own scheme: never with the controller's own keys or agent, trusting only the
-	// known hosts given, and with the key given only for the ssh host of the repository itself.
+	switch {
+	case c.GitBearerToken != "":
+		return "Authorization: Bearer " + c.GitBearerToken, credentialKey("bearer", c.GitBearerToken)
+	case c.GitToken != "":
+		user := c.GitUsername
+		if user == "" {
+			user = "x-access-token"
+		}
+		return "Authorization: Basic " + base64.StdEncoding.EncodeToString([]byte(user+":"+c.GitToken)),
+			credentialKey("basic", user, c.GitToken)
+	}
+	return "", ""
+}
+
+// httpHeaderConfig is the git configuration that sends header with the requests of a fetch from u.
+func httpHeaderConfig(u *url.URL, header string) [][2]string {
+	// Only to the repository's own scheme, host and port, submodules included; git reads
+	// this from its environment, so it shows in no command line.
+	prefix := (&url.URL{Scheme: u.Scheme, Host: u.Host, Path: "/"}).String()
+	return [][2]string{
+		{"http." + prefix + ".extraHeader", header},
+		// git sends the header to wherever a redirect of its first request leads, for
+		// the rest of the fetch: it follows none.
+		{"http.followRedirects", "false"},
+	}
+}
+
+// sshCommand writes the ssh configuration (see writeSSHConfig) and the known hosts of a git
+// session into home, and returns the GIT_SSH_COMMAND that runs ssh with them and nothing else:
+// in batch mode, checking host keys strictly, with no agent and only the identities configured.
+func (f *CacheFetcher) sshCommand(home string, u *url.URL, c Credentials) (string, error) {
 	sshConfig, err := writeSSHConfig(home, u, c.GitSSHPrivateKey)
 	if err != nil {
-		cleanup()
-		return nil, nil, err
+		return "", err
 	}
 	knownHosts := filepath.Join(home, "known_hosts")
 	if err := os.WriteFile(knownHosts, c.GitSSHKnownHosts, 0o600); err != nil {
-		cleanup()
-		return nil, nil, err
+		return "", err
 	}
 	ssh := f.ssh
 	if ssh == "" {
@@ -126,16 +179,17 @@ func (f *CacheFetcher) newGit(u *url.URL, c Credentials) (*gitSession, func(), e
 		"-o", "IdentityAgent=none",
 		"-o", "IdentitiesOnly=yes",
 	}
-	env = append(env, "GIT_SSH_COMMAND="+strings.Join(cmd, " "), "GIT_SSH_VARIANT=ssh")
-	if u.Scheme == "ssh" {
-		g.credKey = credentialKey("ssh", string(c.GitSSHPrivateKey), string(c.GitSSHKnownHosts))
-	}
-	env = append(env, fmt.Sprintf("GIT_CONFIG_COUNT=%d", len(config)))
+	return strings.Join(cmd, " "), nil
+}
+
+// configEnv passes config to git in its environment (GIT_CONFIG_COUNT, GIT_CONFIG_KEY_<n> and
+// GIT_CONFIG_VALUE_<n>), where no command line shows it.
+func configEnv(config [][2]string) []string {
+	env := []string{fmt.Sprintf("GIT_CONFIG_COUNT=%d", len(config))}
 	for i, kv := range config {
 		env = append(env, fmt.Sprintf("GIT_CONFIG_KEY_%d=%s", i, kv[0]), fmt.Sprintf("GIT_CONFIG_VALUE_%d=%s", i, kv[1]))
 	}
-	g.env = env
-	return g, cleanup, nil
+	return env
 }
 
 // sshHost is what an ssh_config Host pattern can name exactly: no wildcards, negations or lists.

@@ -416,60 +416,32 @@ func (s *Store) PutFrom(ctx context.Context, ref Ref, base *Stored, st *State, a
 	return s.put(ctx, ref, base, true, st, appliedInputs)
 }
 
+// put stores st for Put and PutFrom; checkBase, PutFrom's, refuses a write whose base is stale.
 func (s *Store) put(ctx context.Context, ref Ref, base *Stored, checkBase bool, st *State, appliedInputs string) (*Stored, error) {
 	gz, err := compress(st.Raw)
 	if err != nil {
 		return nil, err
 	}
-	var (
-		sec    *corev1.Secret
-		legacy bool
-	)
-	if checkBase && base != nil && base.secret != nil && !base.legacy {
-		// The Secret as the writer read it: the update below carries its resourceVersion, so a
-		// Secret changed or deleted since is refused by the API server (a StaleBaseError).
-		sec = base.secret.DeepCopy()
-	} else if sec, legacy, err = s.secret(ctx, ref); err != nil {
+	sec, legacy, err := s.currentSecret(ctx, ref, base, checkBase)
+	if err != nil {
 		return nil, err
 	}
 	exists := sec != nil
-	if checkBase {
-		switch {
-		case base == nil && exists, base != nil && !exists,
-			base != nil && (base.Version != sec.ResourceVersion || base.legacy != legacy):
-			return nil, &StaleBaseError{Ref: ref.NamespacedName}
-		}
+	if checkBase && staleBase(base, sec, legacy) {
+		return nil, &StaleBaseError{Ref: ref.NamespacedName}
 	}
 	legacySecret := sec
 	if !exists || legacy {
-		fresh := &corev1.Secret{
-			ObjectMeta: metav1.ObjectMeta{Namespace: ref.Namespace, Name: ref.Name},
-			Type:       SecretType,
-		}
-		if legacy {
-			// The previous version stays readable only when inline: the legacy chunks go.
-			fresh.Data = map[string][]byte{KeyPrevious: sec.Data[KeyPrevious]}
-			fresh.Annotations = map[string]string{}
-		}
-		sec = fresh
+		sec = freshSecret(ref, sec, legacy)
 	}
-	var oldGz []byte
-	oldChunks := splitNames(sec.Annotations[AnnotationChunks])
-	previousChunks := splitNames(sec.Annotations[AnnotationPreviousChunks])
+	old := replaced{
+		exists:         exists,
+		chunks:         splitNames(sec.Annotations[AnnotationChunks]),
+		previousChunks: splitNames(sec.Annotations[AnnotationPreviousChunks]),
+	}
 	if exists {
-		if oldGz, err = s.compressed(ctx, legacySecret); err != nil {
+		if old.gz, err = s.checkForward(ctx, legacySecret, st); err != nil {
 			return nil, err
-		}
-		raw, err := s.inflate(legacySecret, oldGz)
-		if err != nil {
-			return nil, err
-		}
-		old, err := Parse(raw)
-		if err != nil {
-			return nil, err
-		}
-		if old.Lineage != "" && (old.Lineage != st.Lineage || st.Serial < old.Serial) {
-			return nil, &BackwardsError{Stored: old, Offered: st}
 		}
 	}
 
@@ -480,7 +452,102 @@ func (s *Store) put(ctx context.Context, ref Ref, base *Stored, checkBase bool, 
 			return nil, err
 		}
 	}
+	if err := s.describe(ctx, sec, ref, st, appliedInputs, gz, chunks); err != nil {
+		return nil, err
+	}
+	keep := s.setData(sec, gz, chunks, old)
+	if err := s.save(ctx, sec, ref.NamespacedName, exists && !legacy, checkBase); err != nil {
+		return nil, err
+	}
+	if legacy {
+		// The state now lives under its new name; the legacy Secret and its chunks go.
+		s.dropLegacy(ctx, ref, legacySecret)
+	}
+	stored := &Stored{State: st, AppliedInputs: appliedInputs, Version: sec.ResourceVersion, secret: sec}
+	if len(chunks) == 0 && len(keep) == 0 && len(old.chunks) == 0 && len(old.previousChunks) == 0 {
+		// No version of this state was ever chunked, so there is nothing to prune, and the list
+		// would scan every Secret of the namespace on every save. Chunks that a crash left
+		// between writing them and this update belong to a state too large to be inline: the
+		// next save of such a state, or Delete, removes them.
+		return stored, nil
+	}
+	return stored, s.pruneChunks(ctx, ref, append(chunks, keep...))
+}
 
+// currentSecret returns the state Secret a write replaces, and whether it is the one under ref's
+// Legacy name; nil when there is none.
+func (s *Store) currentSecret(ctx context.Context, ref Ref, base *Stored, checkBase bool) (*corev1.Secret, bool, error) {
+	if checkBase && base != nil && base.secret != nil && !base.legacy {
+		// The Secret as the writer read it: the update that put makes carries its resourceVersion,
+		// so a Secret changed or deleted since is refused by the API server (a StaleBaseError).
+		return base.secret.DeepCopy(), false, nil
+	}
+	return s.secret(ctx, ref)
+}
+
+// staleBase reports whether the stored state is no longer base, the state a writer read (nil:
+// there was none), given sec, the state Secret stored now (nil: there is none), and legacy,
+// whether sec is the one under the legacy name.
+func staleBase(base *Stored, sec *corev1.Secret, legacy bool) bool {
+	exists := sec != nil
+	switch {
+	case base == nil && exists, base != nil && !exists,
+		base != nil && (base.Version != sec.ResourceVersion || base.legacy != legacy):
+		return true
+	}
+	return false
+}
+
+// freshSecret is the state Secret a write creates under ref's name, when there is none there: for
+// a state that moves from the legacy Secret old, with old's previous version.
+func freshSecret(ref Ref, old *corev1.Secret, legacy bool) *corev1.Secret {
+	fresh := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ref.Namespace, Name: ref.Name},
+		Type:       SecretType,
+	}
+	if legacy {
+		// The previous version stays readable only when inline: the legacy chunks go.
+		fresh.Data = map[string][]byte{KeyPrevious: old.Data[KeyPrevious]}
+		fresh.Annotations = map[string]string{}
+	}
+	return fresh
+}
+
+// replaced is what a write replaces: the version stored, if any, and the chunks it and the version
+// before it list.
+type replaced struct {
+	exists bool
+	// gz is the compressed state of the version stored.
+	gz                     []byte
+	chunks, previousChunks []string
+}
+
+// checkForward reads the state the state Secret sec holds and refuses to replace it with st when
+// st is of another lineage or has a lower serial (*BackwardsError). It returns the compressed
+// state read.
+func (s *Store) checkForward(ctx context.Context, sec *corev1.Secret, st *State) ([]byte, error) {
+	gz, err := s.compressed(ctx, sec)
+	if err != nil {
+		return nil, err
+	}
+	raw, err := s.inflate(sec, gz)
+	if err != nil {
+		return nil, err
+	}
+	old, err := Parse(raw)
+	if err != nil {
+		return nil, err
+	}
+	if old.Lineage != "" && (old.Lineage != st.Lineage || st.Serial < old.Serial) {
+		return nil, &BackwardsError{Stored: old, Offered: st}
+	}
+	return gz, nil
+}
+
+// describe sets the labels and annotations of the state Secret sec that is to hold st, compressed
+// to gz and split across chunks (none when inline), as applied from appliedInputs, signed when the
+// store has keys.
+func (s *Store) describe(ctx context.Context, sec *corev1.Secret, ref Ref, st *State, appliedInputs string, gz []byte, chunks []string) error {
 	if sec.Annotations == nil {
 		sec.Annotations = map[string]string{}
 	}
@@ -493,11 +560,18 @@ func (s *Store) put(ctx context.Context, ref Ref, base *Stored, checkBase bool, 
 	sec.Annotations[AnnotationApplied] = appliedInputs
 	sec.Annotations[AnnotationDigest] = sha(gz)
 	if err := s.sign(ctx, sec, ref.NamespacedName, appliedInputs, gz); err != nil {
-		return nil, err
+		return err
 	}
 	sec.Annotations[AnnotationSerial] = strconv.FormatInt(st.Serial, 10)
 	sec.Annotations[AnnotationLineage] = st.Lineage
 	setNames(sec.Annotations, AnnotationChunks, chunks)
+	return nil
+}
+
+// setData replaces the data of the state Secret sec with gz, unless gz is split across chunks, and
+// keeps old, the version it replaces, recoverable. It returns the chunks of the previous version
+// that sec now lists.
+func (s *Store) setData(sec *corev1.Secret, gz []byte, chunks []string, old replaced) []string {
 	data := map[string][]byte{}
 	if len(chunks) == 0 {
 		data[KeyState] = gz
@@ -505,47 +579,42 @@ func (s *Store) put(ctx context.Context, ref Ref, base *Stored, checkBase bool, 
 	// The version being replaced stays recoverable: inline when small, else by its chunks.
 	var keep []string
 	switch {
-	case !exists || sha(oldGz) == sha(gz):
-		keep = previousChunks
+	case !old.exists || sha(old.gz) == sha(gz):
+		keep = old.previousChunks
 		if p := sec.Data[KeyPrevious]; len(p) > 0 && len(p)+len(data[KeyState]) <= s.limit()*2 {
 			data[KeyPrevious] = p
 		}
-	case len(oldChunks) == 0 && len(oldGz)+len(data[KeyState]) <= s.limit()*2:
-		data[KeyPrevious] = oldGz
-	case len(oldChunks) > 0:
-		keep = oldChunks
+	case len(old.chunks) == 0 && len(old.gz)+len(data[KeyState]) <= s.limit()*2:
+		data[KeyPrevious] = old.gz
+	case len(old.chunks) > 0:
+		keep = old.chunks
 	}
 	setNames(sec.Annotations, AnnotationPreviousChunks, keep)
 	sec.Data = data
+	return keep
+}
 
-	if exists && !legacy {
-		// The resourceVersion read above makes a concurrent writer's update fail instead of
+// save updates the state Secret sec when update says it exists under its name, else creates it.
+// With checkBase, a Secret changed, deleted or created meanwhile is a *StaleBaseError.
+func (s *Store) save(ctx context.Context, sec *corev1.Secret, ref types.NamespacedName, update, checkBase bool) error {
+	if update {
+		// The resourceVersion sec was read at makes a concurrent writer's update fail instead of
 		// being lost.
 		if err := s.Client.Update(ctx, sec); err != nil {
 			if checkBase && (kerrors.IsConflict(err) || kerrors.IsNotFound(err)) {
-				return nil, &StaleBaseError{Ref: ref.NamespacedName}
+				return &StaleBaseError{Ref: ref}
 			}
-			return nil, errors.Wrap(err, errUpdateSecret)
+			return errors.Wrap(err, errUpdateSecret)
 		}
-	} else if err := s.Client.Create(ctx, sec); err != nil {
+		return nil
+	}
+	if err := s.Client.Create(ctx, sec); err != nil {
 		if checkBase && kerrors.IsAlreadyExists(err) {
-			return nil, &StaleBaseError{Ref: ref.NamespacedName}
+			return &StaleBaseError{Ref: ref}
 		}
-		return nil, errors.Wrap(err, errCreateSecret)
+		return errors.Wrap(err, errCreateSecret)
 	}
-	if legacy {
-		// The state now lives under its new name; the legacy Secret and its chunks go.
-		s.dropLegacy(ctx, ref, legacySecret)
-	}
-	stored := &Stored{State: st, AppliedInputs: appliedInputs, Version: sec.ResourceVersion, secret: sec}
-	if len(chunks) == 0 && len(keep) == 0 && len(oldChunks) == 0 && len(previousChunks) == 0 {
-		// No version of this state was ever chunked, so there is nothing to prune, and the list
-		// would scan every Secret of the namespace on every save. Chunks that a crash left
-		// between writing them and this update belong to a state too large to be inline: the
-		// next save of such a state, or Delete, removes them.
-		return stored, nil
-	}
-	return stored, s.pruneChunks(ctx, ref, append(chunks, keep...))
+	return nil
 }
 
 // dropLegacy deletes the legacy state Secret sec and its chunks, once the state lives under its

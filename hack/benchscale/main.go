@@ -39,6 +39,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
@@ -135,35 +136,17 @@ func run(ctx context.Context, o options) error {
 	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
 		return errors.New("KUBEBUILDER_ASSETS is not set: run it with `make bench-scale`")
 	}
-	var sides []side
-	job := false
-	for _, r := range strings.Split(o.runners, ",") {
-		switch strings.TrimSpace(r) {
-		case "process":
-			if o.shared {
-				sides = append(sides, side{label: "modkind --shared-providers=false", args: []string{"--shared-providers=false"}})
-			}
-			sides = append(sides, side{label: "modkind", variant: "shared"})
-		case "job":
-			job = true
-			sides = append(sides, side{label: "modkind --runner job", variant: "job", job: true})
-		default:
-			return fmt.Errorf("-runners: %q is neither process nor job", r)
-		}
-	}
-	if len(sides) == 0 {
-		return errors.New("-runners names no runner")
+	sides, job, err := parseSides(o)
+	if err != nil {
+		return err
 	}
 	tf, err := terraform.Binary(o.terraform)
 	if err != nil {
 		return err
 	}
-	modkind, err := filepath.Abs(o.modkind)
+	modkind, err := modkindBinary(o.modkind)
 	if err != nil {
 		return err
-	}
-	if _, err := os.Stat(modkind); err != nil {
-		return fmt.Errorf("the modkind binary: %w (make build)", err)
 	}
 	scratch, err := os.MkdirTemp("", "modkind-benchscale-")
 	if err != nil {
@@ -186,49 +169,123 @@ func run(ctx context.Context, o options) error {
 		return fmt.Errorf("cannot start the API server: %w", err)
 	}
 	defer env.Stop() //nolint:errcheck // Nothing to do about it.
-	kubeconfig, err := adminKubeconfig(env, scratch, "benchscale")
+	b, err := newBench(ctx, o, env, cfg, scratch, modkind, tf)
 	if err != nil {
 		return err
 	}
+	if job {
+		fmt.Fprintln(os.Stderr, "== starting the job ground: kube-controller-manager and the test node")
+		if b.ground, err = startGround(ctx, env, b.c, scratch, modkind, tf, o.testnode); err != nil {
+			return fmt.Errorf("job ground: %w", err)
+		}
+		defer b.ground.stop()
+	}
+	return b.table(ctx, tf, sides)
+}
+
+// parseSides returns the columns of modkind figures that -runners and -shared-providers ask for,
+// and whether one of them is of --runner job, which needs the job ground.
+func parseSides(o options) ([]side, bool, error) {
+	var sides []side
+	job := false
+	for _, r := range strings.Split(o.runners, ",") {
+		switch strings.TrimSpace(r) {
+		case "process":
+			if o.shared {
+				sides = append(sides, side{label: "modkind --shared-providers=false", args: []string{"--shared-providers=false"}})
+			}
+			sides = append(sides, side{label: "modkind", variant: "shared"})
+		case "job":
+			job = true
+			sides = append(sides, side{label: "modkind --runner job", variant: "job", job: true})
+		default:
+			return nil, false, fmt.Errorf("-runners: %q is neither process nor job", r)
+		}
+	}
+	if len(sides) == 0 {
+		return nil, false, errors.New("-runners names no runner")
+	}
+	return sides, job, nil
+}
+
+// modkindBinary is the absolute path of the modkind binary at path, checked to exist so that a
+// missing build fails before anything starts.
+func modkindBinary(path string) (string, error) {
+	modkind, err := filepath.Abs(path)
+	if err != nil {
+		return "", err
+	}
+	if _, err := os.Stat(modkind); err != nil {
+		return "", fmt.Errorf("the modkind binary: %w (make build)", err)
+	}
+	return modkind, nil
+}
+
+// newBench prepares the API server at cfg for the measures, with modkind's CRDs and namespace, and
+// the scratch directory: a kubeconfig for it, the terraform wrapper that counts calls, and the
+// things provider's mirror.
+func newBench(ctx context.Context, o options, env *envtest.Environment, cfg *rest.Config, scratch, modkind, tf string) (*bench, error) {
+	kubeconfig, err := adminKubeconfig(env, scratch, "benchscale")
+	if err != nil {
+		return nil, err
+	}
+	c, err := setUpAPIServer(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	wrapper, calls, err := writeWrapper(scratch, tf)
+	if err != nil {
+		return nil, err
+	}
+	cliConfig, err := thingstest.InstallIn(filepath.Join(scratch, "things"))
+	if err != nil {
+		return nil, err
+	}
+	return &bench{o: o, c: c, scratch: scratch, kubeconfig: kubeconfig, terraform: wrapper, calls: calls, cliConfig: cliConfig, modkind: modkind, tfName: filepath.Base(tf)}, nil
+}
+
+// setUpAPIServer installs modkind's CRDs and makes its namespace on the API server at cfg, and
+// returns a client of it.
+func setUpAPIServer(ctx context.Context, cfg *rest.Config) (client.WithWatch, error) {
 	s, err := reconcile.Scheme()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	c, err := client.NewWithWatch(cfg, client.Options{Scheme: s})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	own, err := crds.CRDs()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if err := crd.Install(ctx, c, own...); err != nil {
-		return err
+		return nil, err
 	}
 	if err := createNamespace(ctx, c, "modkind-system"); err != nil {
-		return err
+		return nil, err
 	}
+	return c, nil
+}
+
+// writeWrapper writes the terraform that either side runs, tf wrapped, into scratch, and returns
+// it and the file that logs its calls, one first argument a line.
+func writeWrapper(scratch, tf string) (string, string, error) {
 	// Every terraform process either side starts goes through this, which records it and becomes
 	// terraform (exec), so that both sides pay the same for being counted.
 	calls := filepath.Join(scratch, "calls.log")
 	wrapper := filepath.Join(scratch, "terraform")
 	if err := os.WriteFile(wrapper, []byte(fmt.Sprintf("#!/bin/sh\necho \"$1\" >> %q\nexec %q \"$@\"\n", calls, tf)), 0o755); err != nil {
-		return err
+		return "", "", err
 	}
-	cliConfig, err := thingstest.InstallIn(filepath.Join(scratch, "things"))
-	if err != nil {
-		return err
-	}
-	b := &bench{o: o, c: c, scratch: scratch, kubeconfig: kubeconfig, terraform: wrapper, calls: calls, cliConfig: cliConfig, modkind: modkind, tfName: filepath.Base(tf)}
-	if job {
-		fmt.Fprintln(os.Stderr, "== starting the job ground: kube-controller-manager and the test node")
-		if b.ground, err = startGround(ctx, env, c, scratch, modkind, tf, o.testnode); err != nil {
-			return fmt.Errorf("job ground: %w", err)
-		}
-		defer b.ground.stop()
-	}
+	return wrapper, calls, nil
+}
 
-	fmt.Printf("N=%d, %d runs at once, idle window %s, modkind --drift-interval %s, %s\n\n", o.n, o.parallel, o.idle, o.drift, tf)
+// table measures each module of -modules, on the floor and on each side, and prints the figures
+// as a table: a row per measure, with a column for the floor and, for each side, a column and one
+// of its ratio to the floor.
+func (b *bench) table(ctx context.Context, tf string, sides []side) error {
+	fmt.Printf("N=%d, %d runs at once, idle window %s, modkind --drift-interval %s, %s\n\n", b.o.n, b.o.parallel, b.o.idle, b.o.drift, tf)
 	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 1, ' ', 0)
 	head := fmt.Sprintf("| module\t| measure\t| floor (raw %s)\t|", b.tfName)
 	rule := "|---\t|---\t|---\t|"
@@ -238,91 +295,144 @@ func run(ctx context.Context, o options) error {
 	}
 	fmt.Fprintln(tw, head)
 	fmt.Fprintln(tw, rule)
-	for _, name := range strings.Split(o.modules, ",") {
+	for _, name := range strings.Split(b.o.modules, ",") {
 		m, ok := modules[name]
 		if !ok {
 			return fmt.Errorf("no module %q: there are terraform_data and things", name)
 		}
-		var floor result
-		if o.floor {
-			fmt.Fprintf(os.Stderr, "== %s: raw terraform\n", name)
-			if floor, err = b.floor(ctx, name, m); err != nil {
-				return fmt.Errorf("%s, raw terraform: %w", name, err)
-			}
-			fmt.Fprintf(os.Stderr, "raw %s %s: create %ss wall, %s CPU-s; update %ss wall, %s CPU-s\n", b.tfName, name,
-				secs(floor.createWall), secs(floor.createCPU), secs(floor.updateWall), secs(floor.updateCPU))
+		floor, results, err := b.measure(ctx, name, m, sides)
+		if err != nil {
+			return err
 		}
-		var results []result
-		for _, sd := range sides {
-			fmt.Fprintf(os.Stderr, "== %s: %s\n", name, sd.label)
-			r, err := b.modkindRun(ctx, name, sd, m)
-			if err != nil {
-				return fmt.Errorf("%s, %s: %w", name, sd.label, err)
-			}
-			// Printed now too, so that a run stopped later still shows it.
-			fmt.Fprintf(os.Stderr, "%s %s: create %ss wall, %s+%s CPU-s (controller+runners); update %ss wall, %s+%s CPU-s\n", sd.label, name,
-				secs(r.createWall), secs(r.createCPU), secs(r.createRunnerCPU), secs(r.updateWall), secs(r.updateCPU), secs(r.updateRunnerCPU))
-			results = append(results, r)
-		}
-		row := func(what, f string, cell func(r result) (string, string)) {
-			if !o.floor && f != "-" {
-				f = "not run"
-			}
-			line := fmt.Sprintf("| %s\t| %s\t| %s\t|", name, what, f)
-			for _, r := range results {
-				v, ratio := cell(r)
-				line += fmt.Sprintf(" %s\t| %s\t|", v, ratio)
-			}
-			fmt.Fprintln(tw, line)
-		}
-		dur := func(f time.Duration, get func(r result) time.Duration) func(r result) (string, string) {
-			return func(r result) (string, string) { return secs(get(r)), ratio(get(r), f) }
-		}
-		count := func(get func(r result) int) func(r result) (string, string) {
-			return func(r result) (string, string) { return perInstance(get(r), o.n), "" }
-		}
-		// jobOnly shows a figure of job mode, and "-" in a process column.
-		jobOnly := func(get func(r result) string) func(r result) (string, string) {
-			return func(r result) (string, string) {
-				if !r.job {
-					return "-", ""
-				}
-				return get(r), ""
-			}
-		}
-		total := func(f time.Duration, get func(r result) time.Duration) func(r result) (string, string) {
-			return func(r result) (string, string) { return secs(get(r)), ratio(get(r), f) }
-		}
-		row("create → all Ready, wall s", secs(floor.createWall), dur(floor.createWall, func(r result) time.Duration { return r.createWall }))
-		row("create, controller CPU-s (with its children)", secs(floor.createCPU), dur(floor.createCPU, func(r result) time.Duration { return r.createCPU }))
-		row("create, controller's own CPU-s", "-", func(r result) (string, string) { return secs(r.createOwn), "" })
-		row("create, runner pods CPU-s", "-", jobOnly(func(r result) string { return secs(r.createRunnerCPU) }))
-		row("create, controller + runners CPU-s", secs(floor.createCPU), total(floor.createCPU, func(r result) time.Duration { return r.createCPU + r.createRunnerCPU }))
-		row("create, API server + etcd CPU-s", secs(floor.createAPI), dur(floor.createAPI, func(r result) time.Duration { return r.createAPI }))
-		row("create, terraform calls/instance (controller)", perInstance(floor.createCalls, o.n), count(func(r result) int { return r.createCalls }))
-		row("create, terraform calls/instance (runners)", "-", jobOnly(func(r result) string { return perInstance(r.createRunnerCalls, o.n) }))
-		row("update all → applied, wall s", secs(floor.updateWall), dur(floor.updateWall, func(r result) time.Duration { return r.updateWall }))
-		row("update, controller CPU-s (with its children)", secs(floor.updateCPU), dur(floor.updateCPU, func(r result) time.Duration { return r.updateCPU }))
-		row("update, controller's own CPU-s", "-", func(r result) (string, string) { return secs(r.updateOwn), "" })
-		row("update, runner pods CPU-s", "-", jobOnly(func(r result) string { return secs(r.updateRunnerCPU) }))
-		row("update, controller + runners CPU-s", secs(floor.updateCPU), total(floor.updateCPU, func(r result) time.Duration { return r.updateCPU + r.updateRunnerCPU }))
-		row("update, API server + etcd CPU-s", secs(floor.updateAPI), dur(floor.updateAPI, func(r result) time.Duration { return r.updateAPI }))
-		row("update, terraform calls/instance (controller)", perInstance(floor.updateCalls, o.n), count(func(r result) int { return r.updateCalls }))
-		row("update, terraform calls/instance (runners)", "-", jobOnly(func(r result) string { return perInstance(r.updateRunnerCalls, o.n) }))
-		row("idle, CPU % of one core (controller + runners)", "0", func(r result) (string, string) {
-			return fmt.Sprintf("%.2f", 100*(r.idleCPU+r.idleRunnerCPU).Seconds()/o.idle.Seconds()), ""
-		})
-		row("idle, terraform processes", "0", func(r result) (string, string) { return strconv.Itoa(r.idleCalls + r.idleRunnerCalls), "" })
-		row("controller peak RSS, MiB", "-", func(r result) (string, string) { return fmt.Sprintf("%.0f", float64(r.peakRSS)/1024), "" })
-		row("controller terraform inits", "-", func(r result) (string, string) { return strconv.Itoa(r.ctrlInits), "" })
-		row("runner inits / providers they installed", "-", jobOnly(func(r result) string {
-			return fmt.Sprintf("%d / %d", r.check.inits, r.check.installed)
-		}))
-		row("runner inits that could or did get a provider elsewhere", "-", jobOnly(func(r result) string {
-			return strconv.Itoa(r.check.outside)
-		}))
+		rows := moduleRows{tw: tw, o: b.o, module: name, floor: floor, results: results}
+		rows.create()
+		rows.update()
+		rows.idle()
+		rows.footprint()
 	}
 	return tw.Flush()
+}
+
+// measure measures module name on the floor, unless -floor=false, then on each side, printing
+// each one's main figures as it has them.
+func (b *bench) measure(ctx context.Context, name string, m benchModule, sides []side) (result, []result, error) {
+	var floor result
+	if b.o.floor {
+		fmt.Fprintf(os.Stderr, "== %s: raw terraform\n", name)
+		var err error
+		if floor, err = b.floor(ctx, name, m); err != nil {
+			return floor, nil, fmt.Errorf("%s, raw terraform: %w", name, err)
+		}
+		fmt.Fprintf(os.Stderr, "raw %s %s: create %ss wall, %s CPU-s; update %ss wall, %s CPU-s\n", b.tfName, name,
+			secs(floor.createWall), secs(floor.createCPU), secs(floor.updateWall), secs(floor.updateCPU))
+	}
+	var results []result
+	for _, sd := range sides {
+		fmt.Fprintf(os.Stderr, "== %s: %s\n", name, sd.label)
+		r, err := b.modkindRun(ctx, name, sd, m)
+		if err != nil {
+			return floor, nil, fmt.Errorf("%s, %s: %w", name, sd.label, err)
+		}
+		// Printed now too, so that a run stopped later still shows it.
+		fmt.Fprintf(os.Stderr, "%s %s: create %ss wall, %s+%s CPU-s (controller+runners); update %ss wall, %s+%s CPU-s\n", sd.label, name,
+			secs(r.createWall), secs(r.createCPU), secs(r.createRunnerCPU), secs(r.updateWall), secs(r.updateCPU), secs(r.updateRunnerCPU))
+		results = append(results, r)
+	}
+	return floor, results, nil
+}
+
+// moduleRows prints the rows of one module's measures: the floor's figure, then for each side its
+// figure and, where it has one, its ratio to the floor's.
+type moduleRows struct {
+	tw      *tabwriter.Writer
+	o       options
+	module  string
+	floor   result
+	results []result
+}
+
+// A cell is a side's figure in a row, and its ratio to the floor's ("" for none).
+type cell func(r result) (figure, ratio string)
+
+// row prints the row of measure what: f is the floor's figure, "-" when the floor has none, and
+// c the sides'.
+func (t moduleRows) row(what, f string, c cell) {
+	if !t.o.floor && f != "-" {
+		f = "not run"
+	}
+	line := fmt.Sprintf("| %s\t| %s\t| %s\t|", t.module, what, f)
+	for _, r := range t.results {
+		v, ratio := c(r)
+		line += fmt.Sprintf(" %s\t| %s\t|", v, ratio)
+	}
+	fmt.Fprintln(t.tw, line)
+}
+
+// timeCell is a cell of a time, with its ratio to the floor's time f.
+func timeCell(f time.Duration, get func(r result) time.Duration) cell {
+	return func(r result) (string, string) { return secs(get(r)), ratio(get(r), f) }
+}
+
+// callsCell is a cell of terraform calls per instance, of n instances.
+func callsCell(n int, get func(r result) int) cell {
+	return func(r result) (string, string) { return perInstance(get(r), n), "" }
+}
+
+// jobOnly shows a figure of job mode, and "-" in a process column.
+func jobOnly(get func(r result) string) cell {
+	return func(r result) (string, string) {
+		if !r.job {
+			return "-", ""
+		}
+		return get(r), ""
+	}
+}
+
+// create prints the rows of the create phase.
+func (t moduleRows) create() {
+	f, n := t.floor, t.o.n
+	t.row("create → all Ready, wall s", secs(f.createWall), timeCell(f.createWall, func(r result) time.Duration { return r.createWall }))
+	t.row("create, controller CPU-s (with its children)", secs(f.createCPU), timeCell(f.createCPU, func(r result) time.Duration { return r.createCPU }))
+	t.row("create, controller's own CPU-s", "-", func(r result) (string, string) { return secs(r.createOwn), "" })
+	t.row("create, runner pods CPU-s", "-", jobOnly(func(r result) string { return secs(r.createRunnerCPU) }))
+	t.row("create, controller + runners CPU-s", secs(f.createCPU), timeCell(f.createCPU, func(r result) time.Duration { return r.createCPU + r.createRunnerCPU }))
+	t.row("create, API server + etcd CPU-s", secs(f.createAPI), timeCell(f.createAPI, func(r result) time.Duration { return r.createAPI }))
+	t.row("create, terraform calls/instance (controller)", perInstance(f.createCalls, n), callsCell(n, func(r result) int { return r.createCalls }))
+	t.row("create, terraform calls/instance (runners)", "-", jobOnly(func(r result) string { return perInstance(r.createRunnerCalls, n) }))
+}
+
+// update prints the rows of the update phase.
+func (t moduleRows) update() {
+	f, n := t.floor, t.o.n
+	t.row("update all → applied, wall s", secs(f.updateWall), timeCell(f.updateWall, func(r result) time.Duration { return r.updateWall }))
+	t.row("update, controller CPU-s (with its children)", secs(f.updateCPU), timeCell(f.updateCPU, func(r result) time.Duration { return r.updateCPU }))
+	t.row("update, controller's own CPU-s", "-", func(r result) (string, string) { return secs(r.updateOwn), "" })
+	t.row("update, runner pods CPU-s", "-", jobOnly(func(r result) string { return secs(r.updateRunnerCPU) }))
+	t.row("update, controller + runners CPU-s", secs(f.updateCPU), timeCell(f.updateCPU, func(r result) time.Duration { return r.updateCPU + r.updateRunnerCPU }))
+	t.row("update, API server + etcd CPU-s", secs(f.updateAPI), timeCell(f.updateAPI, func(r result) time.Duration { return r.updateAPI }))
+	t.row("update, terraform calls/instance (controller)", perInstance(f.updateCalls, n), callsCell(n, func(r result) int { return r.updateCalls }))
+	t.row("update, terraform calls/instance (runners)", "-", jobOnly(func(r result) string { return perInstance(r.updateRunnerCalls, n) }))
+}
+
+// idle prints the rows of the idle window, where the floor, which runs nothing, has zeros.
+func (t moduleRows) idle() {
+	t.row("idle, CPU % of one core (controller + runners)", "0", func(r result) (string, string) {
+		return fmt.Sprintf("%.2f", 100*(r.idleCPU+r.idleRunnerCPU).Seconds()/t.o.idle.Seconds()), ""
+	})
+	t.row("idle, terraform processes", "0", func(r result) (string, string) { return strconv.Itoa(r.idleCalls + r.idleRunnerCalls), "" })
+}
+
+// footprint prints the rows of what the controller held and installed, and of where the runners
+// got their providers from: figures the floor has none of.
+func (t moduleRows) footprint() {
+	t.row("controller peak RSS, MiB", "-", func(r result) (string, string) { return fmt.Sprintf("%.0f", float64(r.peakRSS)/1024), "" })
+	t.row("controller terraform inits", "-", func(r result) (string, string) { return strconv.Itoa(r.ctrlInits), "" })
+	t.row("runner inits / providers they installed", "-", jobOnly(func(r result) string {
+		return fmt.Sprintf("%d / %d", r.check.inits, r.check.installed)
+	}))
+	t.row("runner inits that could or did get a provider elsewhere", "-", jobOnly(func(r result) string {
+		return strconv.Itoa(r.check.outside)
+	}))
 }
 
 // A benchModule is a module and what an instance gives it.
@@ -556,133 +666,39 @@ func (b *bench) modkindRun(ctx context.Context, name string, sd side, m benchMod
 		return r, err
 	}
 	defer logf.Close()
-	args := []string{"--kubeconfig", b.kubeconfig, "--work-dir", work,
-		"--terraform-binary", b.terraform, "--max-concurrent-runs", strconv.Itoa(b.o.parallel),
-		"--drift-interval", b.o.drift.String()}
-	mirror := ""
-	if sd.job {
-		addr, err := freeAddress()
-		if err != nil {
-			return r, err
-		}
-		args = append(args, "--runner", "job", "--runner-image", runnerImage,
-			"--artifacts-bind-address", addr, "--artifacts-url", "https://"+addr)
-		mirror = "https://" + addr + artifact.MirrorPrefix
-	}
-	args = append(args, strings.Fields(b.o.modkindArgs)...)
-	cmd := exec.Command(b.modkind, append(args, sd.args...)...)
-	// The controller installs the things provider from the test's mirror; a runner's terraform
-	// gets a CLI configuration of its own that only allows the controller's provider mirror.
-	cmd.Env = append(os.Environ(), "TF_CLI_CONFIG_FILE="+b.cliConfig)
-	cmd.Stdout, cmd.Stderr = logf, logf
-	if err := cmd.Start(); err != nil {
+	args, mirror, err := b.modkindArgs(work, sd)
+	if err != nil {
 		return r, err
 	}
-	defer func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		done := make(chan struct{})
-		go func() { _ = cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(30 * time.Second):
-			_ = cmd.Process.Kill()
-			<-done
-		}
-	}()
-	pid := cmd.Process.Pid
+	cmd, err := b.startModkind(args, logf)
+	if err != nil {
+		return r, err
+	}
+	defer stopModkind(cmd)
+	s := &sideRun{b: b, sd: sd, name: name, pid: cmd.Process.Pid, ns: dirName + "-" + strings.ReplaceAll(name, "_", "-")}
 	inits := b.initCount()
-
-	group := strings.Trim(sd.variant+"."+strings.ReplaceAll(name, "_", ""), ".") + ".bench.example.org"
-	gvk := schema.GroupVersionKind{Group: group, Version: "v1alpha1", Kind: "Item"}
-	mdl := &v1alpha1.Module{
-		ObjectMeta: metav1.ObjectMeta{Name: strings.Trim("bench-"+sd.variant+"-"+strings.ReplaceAll(name, "_", "-"), "-")},
-		Spec:       v1alpha1.ModuleSpec{Source: v1alpha1.ModuleSource{Path: mod}, CRD: v1alpha1.CRDNames{Group: group, Kind: gvk.Kind}},
-	}
-	if err := b.c.Create(ctx, mdl); err != nil {
+	if s.gvk, err = b.createModule(ctx, name, sd, mod); err != nil {
 		return r, err
 	}
-	if err := waitFor(ctx, 5*time.Minute, "Module Ready", func() (bool, error) {
-		if err := b.c.Get(ctx, types.NamespacedName{Name: mdl.Name}, mdl); err != nil {
-			return false, err
-		}
-		return mdl.Status.GetCondition("Ready").Status == corev1.ConditionTrue, nil
-	}); err != nil {
+	if err := s.makeNamespace(ctx); err != nil {
 		return r, err
 	}
-	ns := dirName + "-" + strings.ReplaceAll(name, "_", "-")
-	if sd.job {
-		if err := b.ground.tenant(ctx, ns); err != nil {
-			return r, err
-		}
-	} else if err := createNamespace(ctx, b.c, ns); err != nil {
-		return r, err
-	}
-	// runners is the CPU of the runner pods so far and their terraform calls: nothing in process
-	// mode, where no pod runs.
-	runners := func() (time.Duration, int) {
-		if !sd.job {
-			return 0, 0
-		}
-		return b.ground.runnerCPU(), b.ground.callCount()
-	}
-	var own, runnerCPU, api time.Duration
-	var runnerCalls int
-	phase := func(gen int64, apply func(i int) error) (time.Duration, time.Duration, int, error) {
-		before, ownBefore, calls, apiBefore := cpuOf(pid), ownCPUOf(pid), b.callCount(), apiServerCPU()
-		rcpu, rcalls := runners()
-		start := time.Now()
-		if _, err := parallel(ctx, b.o.n, 20, func(i int) (time.Duration, error) { return 0, apply(i) }); err != nil {
-			return 0, 0, 0, err
-		}
-		end, err := b.waitAllReady(ctx, time.Duration(b.o.n)*30*time.Second, gvk, ns, gen)
-		wall := end.Sub(start)
-		api = apiServerCPU() - apiBefore
-		runTimes(ctx, b.c, fmt.Sprintf("%s %s, generation %d", sd.label, name, gen), ns, start)
-		if sd.job && err == nil {
-			// A runner reports its Run before its process ends: its CPU is the test node's once
-			// the node reaped it.
-			err = waitFor(ctx, 2*time.Minute, "the runner pods' processes to end", func() (bool, error) {
-				return !hasChildren(b.ground.node.Process.Pid), nil
-			})
-		}
-		own = ownCPUOf(pid) - ownBefore
-		rcpuAfter, rcallsAfter := runners()
-		runnerCPU, runnerCalls = rcpuAfter-rcpu, rcallsAfter-rcalls
-		return wall, cpuOf(pid) - before, b.callCount() - calls, err
-	}
-	r.createWall, r.createCPU, r.createCalls, err = phase(1, func(i int) error {
-		u := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"forProvider": m.vars(b, i, "v1")}}}
-		u.SetGroupVersionKind(gvk)
-		u.SetNamespace(ns)
-		u.SetName(fmt.Sprintf("i%d", i))
-		return b.c.Create(ctx, u)
-	})
-	r.createOwn, r.createRunnerCPU, r.createRunnerCalls, r.createAPI = own, runnerCPU, runnerCalls, api
+	create, err := s.phase(ctx, 1, func(i int) error { return s.createInstance(ctx, m, i) })
+	r.createWall, r.createCPU, r.createCalls = create.wall, create.cpu, create.calls
+	r.createOwn, r.createRunnerCPU, r.createRunnerCalls, r.createAPI = create.own, create.runnerCPU, create.runnerCalls, create.api
 	if err != nil {
 		return r, err
 	}
-	r.updateWall, r.updateCPU, r.updateCalls, err = phase(2, func(i int) error {
-		u := &unstructured.Unstructured{}
-		u.SetGroupVersionKind(gvk)
-		u.SetNamespace(ns)
-		u.SetName(fmt.Sprintf("i%d", i))
-		return b.c.Patch(ctx, u, client.RawPatch(types.MergePatchType, []byte(`{"spec":{"forProvider":{"input":"v2"}}}`)))
-	})
-	r.updateOwn, r.updateRunnerCPU, r.updateRunnerCalls, r.updateAPI = own, runnerCPU, runnerCalls, api
+	update, err := s.phase(ctx, 2, func(i int) error { return s.updateInstance(ctx, i) })
+	r.updateWall, r.updateCPU, r.updateCalls = update.wall, update.cpu, update.calls
+	r.updateOwn, r.updateRunnerCPU, r.updateRunnerCalls, r.updateAPI = update.own, update.runnerCPU, update.runnerCalls, update.api
 	if err != nil {
 		return r, err
 	}
-	before, calls := cpuOf(pid), b.callCount()
-	rcpu, rcalls := runners()
-	select {
-	case <-ctx.Done():
-		return r, ctx.Err()
-	case <-time.After(b.o.idle):
+	if err := s.idle(ctx, &r); err != nil {
+		return r, err
 	}
-	r.idleCPU, r.idleCalls = cpuOf(pid)-before, b.callCount()-calls
-	rcpuAfter, rcallsAfter := runners()
-	r.idleRunnerCPU, r.idleRunnerCalls = rcpuAfter-rcpu, rcallsAfter-rcalls
-	r.peakRSS = peakRSS(pid)
+	r.peakRSS = peakRSS(s.pid)
 	r.ctrlInits = b.initCount() - inits
 	if sd.job {
 		if r.check, err = b.ground.checkProviders(ctx, work, mirror); err != nil {
@@ -690,8 +706,169 @@ func (b *bench) modkindRun(ctx context.Context, name string, sd side, m benchMod
 		}
 		fmt.Fprintf(os.Stderr, "%s %s: %s\n", sd.label, name, r.check)
 	}
-	b.reportWarnings(ctx, sd.label+" "+name, ns)
+	b.reportWarnings(ctx, sd.label+" "+name, s.ns)
 	return r, nil
+}
+
+// modkindArgs are the arguments of side sd's modkind, with work as its work directory, and, in job
+// mode, the URL of the provider mirror it serves its runners ("" in process mode).
+func (b *bench) modkindArgs(work string, sd side) ([]string, string, error) {
+	args := []string{"--kubeconfig", b.kubeconfig, "--work-dir", work,
+		"--terraform-binary", b.terraform, "--max-concurrent-runs", strconv.Itoa(b.o.parallel),
+		"--drift-interval", b.o.drift.String()}
+	mirror := ""
+	if sd.job {
+		addr, err := freeAddress()
+		if err != nil {
+			return nil, "", err
+		}
+		args = append(args, "--runner", "job", "--runner-image", runnerImage,
+			"--artifacts-bind-address", addr, "--artifacts-url", "https://"+addr)
+		mirror = "https://" + addr + artifact.MirrorPrefix
+	}
+	args = append(args, strings.Fields(b.o.modkindArgs)...)
+	return append(args, sd.args...), mirror, nil
+}
+
+// startModkind starts the modkind binary with args, its output going to logf.
+func (b *bench) startModkind(args []string, logf *os.File) (*exec.Cmd, error) {
+	cmd := exec.Command(b.modkind, args...)
+	// The controller installs the things provider from the test's mirror; a runner's terraform
+	// gets a CLI configuration of its own that only allows the controller's provider mirror.
+	cmd.Env = append(os.Environ(), "TF_CLI_CONFIG_FILE="+b.cliConfig)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	return cmd, nil
+}
+
+// stopModkind asks modkind to stop (SIGTERM) and waits for it, killing it after 30 seconds.
+func stopModkind(cmd *exec.Cmd) {
+	_ = cmd.Process.Signal(syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		_ = cmd.Process.Kill()
+		<-done
+	}
+}
+
+// createModule creates side sd's Module of module name, whose source is the directory mod, and
+// waits until it is Ready. It returns the kind of its instances.
+func (b *bench) createModule(ctx context.Context, name string, sd side, mod string) (schema.GroupVersionKind, error) {
+	group := strings.Trim(sd.variant+"."+strings.ReplaceAll(name, "_", ""), ".") + ".bench.example.org"
+	gvk := schema.GroupVersionKind{Group: group, Version: "v1alpha1", Kind: "Item"}
+	mdl := &v1alpha1.Module{
+		ObjectMeta: metav1.ObjectMeta{Name: strings.Trim("bench-"+sd.variant+"-"+strings.ReplaceAll(name, "_", "-"), "-")},
+		Spec:       v1alpha1.ModuleSpec{Source: v1alpha1.ModuleSource{Path: mod}, CRD: v1alpha1.CRDNames{Group: group, Kind: gvk.Kind}},
+	}
+	if err := b.c.Create(ctx, mdl); err != nil {
+		return gvk, err
+	}
+	return gvk, waitFor(ctx, 5*time.Minute, "Module Ready", func() (bool, error) {
+		if err := b.c.Get(ctx, types.NamespacedName{Name: mdl.Name}, mdl); err != nil {
+			return false, err
+		}
+		return mdl.Status.GetCondition("Ready").Status == corev1.ConditionTrue, nil
+	})
+}
+
+// A sideRun is one side's modkind at work on one module: its process, and the kind and namespace
+// of the module's instances.
+type sideRun struct {
+	b    *bench
+	sd   side
+	name string
+	pid  int
+	gvk  schema.GroupVersionKind
+	ns   string
+}
+
+// phaseFigures are a side's figures for one phase, create or update.
+type phaseFigures struct {
+	wall, cpu, own, runnerCPU, api time.Duration
+	calls, runnerCalls             int
+}
+
+// makeNamespace makes the instances' namespace: in job mode a tenant's, where runner pods can run.
+func (s *sideRun) makeNamespace(ctx context.Context) error {
+	if s.sd.job {
+		return s.b.ground.tenant(ctx, s.ns)
+	}
+	return createNamespace(ctx, s.b.c, s.ns)
+}
+
+// runners is the CPU of the runner pods so far and their terraform calls: nothing in process
+// mode, where no pod runs.
+func (s *sideRun) runners() (time.Duration, int) {
+	if !s.sd.job {
+		return 0, 0
+	}
+	return s.b.ground.runnerCPU(), s.b.ground.callCount()
+}
+
+// phase applies apply to every instance, 20 at once, and measures the side from then until all of
+// them are Ready and Synced at generation gen and, in job mode, the runner pods' processes ended.
+func (s *sideRun) phase(ctx context.Context, gen int64, apply func(i int) error) (phaseFigures, error) {
+	b := s.b
+	before, ownBefore, calls, apiBefore := cpuOf(s.pid), ownCPUOf(s.pid), b.callCount(), apiServerCPU()
+	rcpu, rcalls := s.runners()
+	start := time.Now()
+	if _, err := parallel(ctx, b.o.n, 20, func(i int) (time.Duration, error) { return 0, apply(i) }); err != nil {
+		return phaseFigures{}, err
+	}
+	end, err := b.waitAllReady(ctx, time.Duration(b.o.n)*30*time.Second, s.gvk, s.ns, gen)
+	f := phaseFigures{wall: end.Sub(start), api: apiServerCPU() - apiBefore}
+	runTimes(ctx, b.c, fmt.Sprintf("%s %s, generation %d", s.sd.label, s.name, gen), s.ns, start)
+	if s.sd.job && err == nil {
+		// A runner reports its Run before its process ends: its CPU is the test node's once
+		// the node reaped it.
+		err = waitFor(ctx, 2*time.Minute, "the runner pods' processes to end", func() (bool, error) {
+			return !hasChildren(b.ground.node.Process.Pid), nil
+		})
+	}
+	f.own = ownCPUOf(s.pid) - ownBefore
+	rcpuAfter, rcallsAfter := s.runners()
+	f.runnerCPU, f.runnerCalls = rcpuAfter-rcpu, rcallsAfter-rcalls
+	f.cpu, f.calls = cpuOf(s.pid)-before, b.callCount()-calls
+	return f, err
+}
+
+// createInstance creates instance i with module m's variables for input v1.
+func (s *sideRun) createInstance(ctx context.Context, m benchModule, i int) error {
+	u := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"forProvider": m.vars(s.b, i, "v1")}}}
+	u.SetGroupVersionKind(s.gvk)
+	u.SetNamespace(s.ns)
+	u.SetName(fmt.Sprintf("i%d", i))
+	return s.b.c.Create(ctx, u)
+}
+
+// updateInstance changes instance i's input to v2.
+func (s *sideRun) updateInstance(ctx context.Context, i int) error {
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(s.gvk)
+	u.SetNamespace(s.ns)
+	u.SetName(fmt.Sprintf("i%d", i))
+	return s.b.c.Patch(ctx, u, client.RawPatch(types.MergePatchType, []byte(`{"spec":{"forProvider":{"input":"v2"}}}`)))
+}
+
+// idle leaves modkind alone for the idle window and records into r what it and the runners did
+// meanwhile.
+func (s *sideRun) idle(ctx context.Context, r *result) error {
+	before, calls := cpuOf(s.pid), s.b.callCount()
+	rcpu, rcalls := s.runners()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(s.b.o.idle):
+	}
+	r.idleCPU, r.idleCalls = cpuOf(s.pid)-before, s.b.callCount()-calls
+	rcpuAfter, rcallsAfter := s.runners()
+	r.idleRunnerCPU, r.idleRunnerCalls = rcpuAfter-rcpu, rcallsAfter-rcalls
+	return nil
 }
 
 // reportWarnings prints the reasons of the Warning events in ns, with a message of each: what

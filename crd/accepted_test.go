@@ -2,26 +2,20 @@ package crd
 
 import (
 	"context"
-	"fmt"
 	"path/filepath"
-	"reflect"
-	"sort"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
 	extv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
-	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/pruning"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
-	"k8s.io/kube-openapi/pkg/validation/strfmt"
-	"k8s.io/kube-openapi/pkg/validation/validate"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/modkind/modkind/apis/v1alpha1"
+	"github.com/modkind/modkind/crd/internal/crdtest"
 	"github.com/modkind/modkind/module"
 )
 
@@ -37,34 +31,6 @@ func structural(t *testing.T, c *extv1.CustomResourceDefinition) *structuralsche
 		t.Fatalf("schema is not structural: %v", err)
 	}
 	return s
-}
-
-// defaultProblems checks every default in s as the API server does when it validates a CRD:
-// a default must be pruned already and valid against the schema of the field it defaults.
-func defaultProblems(path *field.Path, s *structuralschema.Structural) []string {
-	var problems []string
-	if s.Default.Object != nil {
-		pruned := runtime.DeepCopyJSONValue(s.Default.Object)
-		pruning.Prune(pruned, s, false)
-		if !reflect.DeepEqual(pruned, s.Default.Object) {
-			problems = append(problems, fmt.Sprintf("%s.default: must not have unknown fields", path))
-		}
-		r := validate.NewSchemaValidator(s.ToKubeOpenAPI(), nil, "", strfmt.Default).Validate(s.Default.Object)
-		for _, err := range r.Errors {
-			problems = append(problems, fmt.Sprintf("%s.default: %v", path, err))
-		}
-	}
-	for name, p := range s.Properties {
-		problems = append(problems, defaultProblems(path.Child("properties").Key(name), &p)...)
-	}
-	if s.Items != nil {
-		problems = append(problems, defaultProblems(path.Child("items"), s.Items)...)
-	}
-	if s.AdditionalProperties != nil && s.AdditionalProperties.Structural != nil {
-		problems = append(problems, defaultProblems(path.Child("additionalProperties"), s.AdditionalProperties.Structural)...)
-	}
-	sort.Strings(problems)
-	return problems
 }
 
 func TestSynthesizeAcceptedByAPIServer(t *testing.T) {
@@ -93,7 +59,7 @@ func TestSynthesizeAcceptedByAPIServer(t *testing.T) {
 			for _, err := range structuralschema.ValidateStructural(root, s) {
 				problems = append(problems, err.Error())
 			}
-			problems = append(problems, defaultProblems(root, s)...)
+			problems = append(problems, crdtest.DefaultProblems(root, s)...)
 			if diff := cmp.Diff([]string(nil), problems); diff != "" {
 				t.Errorf("\n%s\nThe API server would refuse the CRD of module %s: -want, +got:\n%s", tc.reason, name, diff)
 			}
@@ -104,9 +70,9 @@ func TestSynthesizeAcceptedByAPIServer(t *testing.T) {
 // TestProviderConfigRefKindsAPIServer checks the kinds an instance may reference for its provider
 // configuration, as the API server enforces them.
 func TestProviderConfigRefKindsAPIServer(t *testing.T) {
-	cl := testAPIServer(t)
+	cl := crdtest.APIServer(t)
 	ctx := context.Background()
-	m := &module.Module{Digest: testDigest}
+	m := &module.Module{Digest: crdtest.Digest}
 	c, err := Synthesize("pcref", v1alpha1.CRDNames{Group: "pcref.example.org", Kind: "Thing"}, m)
 	if err != nil {
 		t.Fatal(err)

@@ -14,8 +14,6 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/hashicorp/hcl/v2"
-	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/zclconf/go-cty/cty"
 	extv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -25,6 +23,9 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/modkind/modkind/apis/v1alpha1"
+	"github.com/modkind/modkind/crd/internal/crdtest"
+	"github.com/modkind/modkind/crd/internal/fields"
+	"github.com/modkind/modkind/crd/validation"
 	"github.com/modkind/modkind/module"
 )
 
@@ -74,7 +75,7 @@ func loadCorpus(t *testing.T, name string) *corpus {
 	if err != nil {
 		t.Fatalf("Inspect(%s): %v", dir, err)
 	}
-	m.Digest = testDigest
+	m.Digest = crdtest.Digest
 	raw, err := os.ReadFile(filepath.Join(dir, "cases.yaml"))
 	if err != nil {
 		t.Fatal(err)
@@ -88,8 +89,8 @@ func loadCorpus(t *testing.T, name string) *corpus {
 }
 
 // synthesizeWithValidations is Synthesize with the module's validation rules in forProvider.
-// Until ForProviderSchema calls ApplyValidations itself this adds them; ApplyValidations is
-// idempotent, so it stays right afterwards.
+// ForProviderSchema adds them itself now; validation.Apply is idempotent, so adding them here
+// again changes nothing and keeps the rules in the corpus's CRDs should that ever change.
 func synthesizeWithValidations(t *testing.T, name string, m *module.Module) *extv1.CustomResourceDefinition {
 	t.Helper()
 	c, err := Synthesize("corpus-"+name, v1alpha1.CRDNames{Group: name + ".corpus.example.org", Kind: "Thing"}, m)
@@ -98,7 +99,7 @@ func synthesizeWithValidations(t *testing.T, name string, m *module.Module) *ext
 	}
 	spec := c.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["spec"]
 	fp := spec.Properties["forProvider"]
-	ApplyValidations(&fp, m)
+	validation.Apply(&fp, m)
 	spec.Properties["forProvider"] = fp
 	c.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["spec"] = spec
 	return c
@@ -215,7 +216,7 @@ func TestCorpusComplete(t *testing.T) {
 // for every case: valid ones must be accepted, with the API server's defaults turning into the
 // tfvars a person would write; invalid ones refused with the expected error.
 func TestCorpusAPIServer(t *testing.T) {
-	cl := testAPIServer(t)
+	cl := crdtest.APIServer(t)
 	ctx := context.Background()
 	for name, reason := range corpusNames {
 		t.Run(name, func(t *testing.T) {
@@ -311,7 +312,7 @@ func checkRoundTrip(t *testing.T, v module.Variable, forProvider map[string]any,
 // the API server refuses with the module's error_message is refused by Terraform with it too. A
 // translation that refused what Terraform accepts would fail here.
 func TestCorpusTerraform(t *testing.T) {
-	tf := terraformBinary(t)
+	tf := crdtest.Terraform(t)
 	for name := range corpusNames {
 		t.Run(name, func(t *testing.T) {
 			c := loadCorpus(t, name)
@@ -337,7 +338,7 @@ func TestCorpusTerraform(t *testing.T) {
 						values[n] = cv[i].tfvars()
 					}
 				}
-				if errs := terraformPlan(t, tf, c.dir, values); len(errs) > 0 {
+				if errs := crdtest.Plan(t, tf, c.dir, values); len(errs) > 0 {
 					t.Errorf("\nTerraform should accept every value the API server accepts (round %d).\nterraform plan: %v", i, errs)
 				}
 			}
@@ -363,7 +364,7 @@ func TestCorpusTerraform(t *testing.T) {
 				if len(want) == 0 {
 					break
 				}
-				got := terraformPlan(t, tf, c.dir, values)
+				got := crdtest.Plan(t, tf, c.dir, values)
 				for n, msg := range want {
 					if !slices.ContainsFunc(got[n], func(d string) bool { return strings.Contains(d, msg) }) {
 						t.Errorf("\nTerraform should refuse var.%s = %s with %q (round %d), as the API server does.\nterraform plan errors: %v", n, values[n], msg, i, got[n])
@@ -379,104 +380,12 @@ func TestCorpusTerraform(t *testing.T) {
 	}
 }
 
-// terraformBinary finds terraform (or OpenTofu) as modkind does: MODKIND_TERRAFORM, then PATH.
-// Like a missing API server, a missing terraform fails the test rather than skipping it.
-func terraformBinary(t *testing.T) string {
-	t.Helper()
-	for _, name := range []string{os.Getenv("MODKIND_TERRAFORM"), "terraform", "tofu"} {
-		if name == "" {
-			continue
-		}
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	t.Fatal("these tests compare modkind with Terraform: put terraform or tofu on PATH, or name it in MODKIND_TERRAFORM")
-	return ""
-}
-
-// terraformPlan plans the module in dir as a root module with the given variables and returns the
-// errors it reports, by the variable they are about ("" for others). A module without providers
-// needs no terraform init.
-func terraformPlan(t *testing.T, tf, dir string, values map[string]json.RawMessage) map[string][]string {
-	t.Helper()
-	work := t.TempDir()
-	files, err := filepath.Glob(filepath.Join(dir, "*.tf*"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range files {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(work, filepath.Base(f)), b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	vars, err := json.Marshal(values)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(work, "terraform.tfvars.json"), vars, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(tf, "plan", "-json", "-input=false", "-lock=false", "-refresh=false", "-no-color")
-	cmd.Dir = work
-	cmd.Env = append(os.Environ(), "TF_IN_AUTOMATION=1", "CHECKPOINT_DISABLE=1")
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	runErr := cmd.Run()
-	errs := map[string][]string{}
-	for _, line := range bytes.Split(out.Bytes(), []byte("\n")) {
-		var msg struct {
-			Type       string `json:"type"`
-			Diagnostic struct {
-				Severity string `json:"severity"`
-				Summary  string `json:"summary"`
-				Detail   string `json:"detail"`
-				Range    struct {
-					Filename string `json:"filename"`
-					Start    struct {
-						Line int `json:"line"`
-					} `json:"start"`
-				} `json:"range"`
-				Snippet struct {
-					Values []struct {
-						Traversal string `json:"traversal"`
-					} `json:"values"`
-				} `json:"snippet"`
-			} `json:"diagnostic"`
-		}
-		if json.Unmarshal(line, &msg) != nil || msg.Type != "diagnostic" || msg.Diagnostic.Severity != "error" {
-			continue
-		}
-		about := ""
-		for _, v := range msg.Diagnostic.Snippet.Values {
-			if n, ok := strings.CutPrefix(v.Traversal, "var."); ok {
-				// var.x.y is about x.
-				about = strings.FieldsFunc(n, func(r rune) bool { return r == '.' || r == '[' })[0]
-			}
-		}
-		if about == "" {
-			// An error evaluating a condition (a null where a value is needed) names no value:
-			// the variable is the one declared around it.
-			about = declaredAt(t, filepath.Join(work, msg.Diagnostic.Range.Filename), msg.Diagnostic.Range.Start.Line)
-		}
-		errs[about] = append(errs[about], strings.Join(strings.Fields(msg.Diagnostic.Summary+": "+msg.Diagnostic.Detail), " "))
-	}
-	if runErr != nil && len(errs) == 0 {
-		t.Fatalf("terraform plan in %s: %v\n%s", work, runErr, out.String())
-	}
-	return errs
-}
-
 // TestCorpusOutputsAPIServer applies the outputs corpus module with Terraform and publishes its outputs in
 // status.atProvider as modkind does: every typed output's real value must convert to its field
 // and be kept as it is by the API server, and typed fields must refuse values of another type.
 func TestCorpusOutputsAPIServer(t *testing.T) {
-	tf := terraformBinary(t)
-	cl := testAPIServer(t)
+	tf := crdtest.Terraform(t)
+	cl := crdtest.APIServer(t)
 	ctx := context.Background()
 	dir := filepath.Join("testdata", "corpus", "outputs")
 	m, err := module.Inspect(dir)
@@ -502,6 +411,49 @@ func TestCorpusOutputsAPIServer(t *testing.T) {
 		t.Errorf("\nOutputs whose type the expression fixes should be typed, the others not.\ntyped: -want, +got:\n%s", diff)
 	}
 
+	atProvider := appliedOutputs(t, tf, dir, m)
+
+	u := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": c.Spec.Group + "/" + c.Spec.Versions[0].Name,
+		"kind":       c.Spec.Names.Kind,
+		"metadata":   map[string]any{"name": "outputs", "namespace": "default"},
+		"spec":       map[string]any{},
+	}}
+	if err := cl.Create(ctx, u); err != nil {
+		t.Fatal(err)
+	}
+	u.Object["status"] = map[string]any{"atProvider": runtime.DeepCopyJSONValue(atProvider)}
+	if err := cl.Status().Update(ctx, u); err != nil {
+		t.Fatalf("\nThe API server should accept the outputs Terraform produced in status.atProvider.\nUpdate: %v", err)
+	}
+	got, _, _ := unstructured.NestedMap(u.Object, "status", "atProvider")
+	// Null attributes of typed objects are dropped: absent and null mean the same in Terraform.
+	kept := map[string]any{}
+	for _, o := range m.Outputs {
+		if f, ok := atProvider[FieldName(o.Name)]; ok {
+			tfv, _ := ToTerraform(f, o.Type)
+			kept[FieldName(o.Name)], _ = ToField(fields.WithoutNullAttributes(tfv, o.Type), o.Type)
+		}
+	}
+	if diff := cmp.Diff(normalize(t, kept), normalize(t, got)); diff != "" {
+		t.Errorf("\nThe API server should keep every output as Terraform produced it.\nstatus.atProvider: -written, +stored:\n%s", diff)
+	}
+
+	for field, bad := range map[string]any{"port": "5432", "upperName": 1, "endpoint": map[string]any{"portNumber": "x"}, "tagKeys": "core"} {
+		wrong := runtime.DeepCopyJSONValue(atProvider).(map[string]any)
+		wrong[field] = bad
+		u.Object["status"] = map[string]any{"atProvider": wrong}
+		if err := cl.Status().Update(ctx, u); !apierrors.IsInvalid(err) {
+			t.Errorf("\nA typed output field should refuse a value of another type.\nstatus.atProvider.%s = %v: %v", field, bad, err)
+		}
+	}
+}
+
+// appliedOutputs applies the outputs corpus module m in dir with terraform (the binary tf) and
+// returns its outputs as modkind publishes them in status.atProvider: the non-sensitive ones,
+// converted to their fields.
+func appliedOutputs(t *testing.T, tf, dir string, m *module.Module) map[string]any {
+	t.Helper()
 	work := t.TempDir()
 	src, err := os.ReadFile(filepath.Join(dir, "main.tf"))
 	if err != nil {
@@ -545,58 +497,5 @@ func TestCorpusOutputsAPIServer(t *testing.T) {
 			atProvider[FieldName(o.Name)] = f
 		}
 	}
-
-	u := &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": c.Spec.Group + "/" + c.Spec.Versions[0].Name,
-		"kind":       c.Spec.Names.Kind,
-		"metadata":   map[string]any{"name": "outputs", "namespace": "default"},
-		"spec":       map[string]any{},
-	}}
-	if err := cl.Create(ctx, u); err != nil {
-		t.Fatal(err)
-	}
-	u.Object["status"] = map[string]any{"atProvider": runtime.DeepCopyJSONValue(atProvider)}
-	if err := cl.Status().Update(ctx, u); err != nil {
-		t.Fatalf("\nThe API server should accept the outputs Terraform produced in status.atProvider.\nUpdate: %v", err)
-	}
-	got, _, _ := unstructured.NestedMap(u.Object, "status", "atProvider")
-	// Null attributes of typed objects are dropped: absent and null mean the same in Terraform.
-	kept := map[string]any{}
-	for _, o := range m.Outputs {
-		if f, ok := atProvider[FieldName(o.Name)]; ok {
-			tfv, _ := ToTerraform(f, o.Type)
-			kept[FieldName(o.Name)], _ = ToField(withoutNullAttributes(tfv, o.Type), o.Type)
-		}
-	}
-	if diff := cmp.Diff(normalize(t, kept), normalize(t, got)); diff != "" {
-		t.Errorf("\nThe API server should keep every output as Terraform produced it.\nstatus.atProvider: -written, +stored:\n%s", diff)
-	}
-
-	for field, bad := range map[string]any{"port": "5432", "upperName": 1, "endpoint": map[string]any{"portNumber": "x"}, "tagKeys": "core"} {
-		wrong := runtime.DeepCopyJSONValue(atProvider).(map[string]any)
-		wrong[field] = bad
-		u.Object["status"] = map[string]any{"atProvider": wrong}
-		if err := cl.Status().Update(ctx, u); !apierrors.IsInvalid(err) {
-			t.Errorf("\nA typed output field should refuse a value of another type.\nstatus.atProvider.%s = %v: %v", field, bad, err)
-		}
-	}
-}
-
-// declaredAt is the name of the variable whose declaration in file spans line, "" if none does.
-func declaredAt(t *testing.T, file string, line int) string {
-	t.Helper()
-	src, err := os.ReadFile(file)
-	if err != nil || line == 0 {
-		return ""
-	}
-	f, diags := hclsyntax.ParseConfig(src, file, hcl.InitialPos)
-	if diags.HasErrors() {
-		return ""
-	}
-	for _, b := range f.Body.(*hclsyntax.Body).Blocks {
-		if b.Type == "variable" && len(b.Labels) == 1 && b.Range().Start.Line <= line && line <= b.Range().End.Line {
-			return b.Labels[0]
-		}
-	}
-	return ""
+	return atProvider
 }

@@ -13,15 +13,13 @@ import (
 	hcljson "github.com/hashicorp/hcl/v2/json"
 	"github.com/zclconf/go-cty/cty"
 	ctyconvert "github.com/zclconf/go-cty/cty/convert"
-	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
-	extv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/pruning"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/kube-openapi/pkg/validation/strfmt"
 	"k8s.io/kube-openapi/pkg/validation/validate"
 
+	"github.com/modkind/modkind/crd/internal/crdtest"
 	"github.com/modkind/modkind/module"
 )
 
@@ -66,37 +64,12 @@ func FuzzTypeMapping(f *testing.F) {
 		if err != nil {
 			t.Fatalf("TypeSchema(%s): %v", expr, err)
 		}
-		s := fuzzStructural(t, expr, schema)
+		s := crdtest.FieldStructural(t, expr, schema)
 		for range 4 {
 			v := randomValue(rnd, ty, 3)
 			checkValue(t, expr, ty, s, v)
 		}
 	})
-}
-
-// fuzzStructural checks schema as the API server checks a CRD's schema and returns its
-// structural form, under a root object as in a CRD.
-func fuzzStructural(t testing.TB, expr string, schema extv1.JSONSchemaProps) *structuralschema.Structural {
-	t.Helper()
-	root := extv1.JSONSchemaProps{Type: "object", Properties: map[string]extv1.JSONSchemaProps{"value": schema}}
-	internal := &apiextensions.JSONSchemaProps{}
-	if err := extv1.Convert_v1_JSONSchemaProps_To_apiextensions_JSONSchemaProps(&root, internal, nil); err != nil {
-		t.Fatal(err)
-	}
-	s, err := structuralschema.NewStructural(internal)
-	if err != nil {
-		t.Fatalf("TypeSchema(%s) is not structural: %v", expr, err)
-	}
-	path := field.NewPath("schema")
-	var problems []string
-	for _, err := range structuralschema.ValidateStructural(path, s) {
-		problems = append(problems, err.Error())
-	}
-	problems = append(problems, defaultProblems(path, s)...)
-	if len(problems) > 0 {
-		t.Fatalf("The API server would refuse TypeSchema(%s):\n%s", expr, strings.Join(problems, "\n"))
-	}
-	return s
 }
 
 func checkValue(t *testing.T, expr string, ty cty.Type, s *structuralschema.Structural, v any) {
@@ -133,13 +106,13 @@ func checkValue(t *testing.T, expr string, ty cty.Type, s *structuralschema.Stru
 	// The API server first drops nulls of fields that are not nullable (Terraform reads a null
 	// attribute as an absent one, and no other null is made here), then prunes unknown fields.
 	obj := map[string]any{"value": runtime.DeepCopyJSONValue(f)}
-	pruneNulls(obj, s)
+	crdtest.PruneNulls(obj, s)
 	beforePruning := runtime.DeepCopyJSONValue(obj)
 	pruning.Prune(obj, s, false)
 	if !reflect.DeepEqual(beforePruning, obj) {
 		t.Errorf("The API server would prune parts of %s, a value of %s: -value, +pruned:\n%s", raw, expr, cmp.Diff(beforePruning, obj))
 	}
-	applyDefaults(obj, s)
+	crdtest.ApplyDefaults(obj, s)
 	r := validate.NewSchemaValidator(s.ToKubeOpenAPI(), nil, "", strfmt.Default).Validate(obj)
 	for _, err := range r.Errors {
 		t.Errorf("The API server would refuse %s, a value of %s: %v", raw, expr, err)
@@ -201,7 +174,7 @@ func randomTypeExpr(r *rand.Rand, depth int) string {
 func literalFor(r *rand.Rand, t string) string {
 	switch {
 	case t == "string":
-		return fmt.Sprintf("%q", randomString(r))
+		return fmt.Sprintf("%q", crdtest.RandomString(r))
 	case t == "number":
 		return fmt.Sprint(r.IntN(100))
 	case t == "bool":
@@ -214,17 +187,12 @@ func literalFor(r *rand.Rand, t string) string {
 	return ""
 }
 
-func randomString(r *rand.Rand) string {
-	pool := []string{"", "a", "web", "snake_case", "Camel", "caf\u00e9", "cafe\u0301", "\u212a", "x.y", "a b", "\U0001F44D", "1"}
-	return pool[r.IntN(len(pool))]
-}
-
 // randomValue is a value of type ty as Terraform's JSON has it. Nulls appear where the API server
 // can hold them too: at the top, as optional attributes and within any.
 func randomValue(r *rand.Rand, ty cty.Type, depth int) any {
 	switch {
 	case ty == cty.String:
-		return randomString(r)
+		return crdtest.RandomString(r)
 	case ty == cty.Number:
 		if r.IntN(2) == 0 {
 			return float64(r.IntN(2000) - 1000)
@@ -233,7 +201,7 @@ func randomValue(r *rand.Rand, ty cty.Type, depth int) any {
 	case ty == cty.Bool:
 		return r.IntN(2) == 0
 	case ty == cty.DynamicPseudoType:
-		return randomJSON(r, depth)
+		return crdtest.RandomJSON(r, depth)
 	case ty.IsListType():
 		out := []any{}
 		for range elements(r, ty) {
@@ -261,7 +229,7 @@ func randomValue(r *rand.Rand, ty cty.Type, depth int) any {
 		out, seen := map[string]any{}, map[string]bool{}
 		for range elements(r, ty) {
 			// Terraform refuses keys that are equal once normalized.
-			k := randomString(r)
+			k := crdtest.RandomString(r)
 			if n := cty.StringVal(k).AsString(); !seen[n] {
 				seen[n] = true
 				out[k] = randomValue(r, ty.ElementType(), depth-1)
@@ -302,88 +270,4 @@ func elements(r *rand.Rand, ty cty.Type) int {
 		return r.IntN(2)
 	}
 	return r.IntN(4)
-}
-
-func randomJSON(r *rand.Rand, depth int) any {
-	n := 4
-	if depth > 0 {
-		n = 6
-	}
-	switch r.IntN(n) {
-	case 0:
-		return nil
-	case 1:
-		return randomString(r)
-	case 2:
-		return float64(r.IntN(10))
-	case 3:
-		return true
-	case 4:
-		return []any{randomJSON(r, depth-1), randomJSON(r, depth-1)}
-	default:
-		return map[string]any{"snake_key": randomJSON(r, depth-1), "Other-Key": randomJSON(r, depth-1)}
-	}
-}
-
-// pruneNulls and applyDefaults do what the API server's PruneNonNullableNullsWithoutDefaults and
-// Default (k8s.io/apiextensions-apiserver/pkg/apiserver/schema/defaulting) do to an object before
-// validating it. That package also holds CEL validation, which would pull CEL into this module's
-// dependencies for two short functions.
-
-func isNonNullableNull(x any, s *structuralschema.Structural) bool {
-	return x == nil && s != nil && !s.Nullable
-}
-
-func pruneNulls(x any, s *structuralschema.Structural) {
-	if s == nil {
-		return
-	}
-	switch x := x.(type) {
-	case map[string]any:
-		for k, v := range x {
-			var ps *structuralschema.Structural
-			if p, ok := s.Properties[k]; ok {
-				ps = &p
-			} else if s.AdditionalProperties != nil {
-				ps = s.AdditionalProperties.Structural
-			}
-			if ps != nil && isNonNullableNull(v, ps) && ps.Default.Object == nil {
-				delete(x, k)
-				continue
-			}
-			pruneNulls(v, ps)
-		}
-	case []any:
-		for _, v := range x {
-			pruneNulls(v, s.Items)
-		}
-	}
-}
-
-func applyDefaults(x any, s *structuralschema.Structural) {
-	if s == nil {
-		return
-	}
-	switch x := x.(type) {
-	case map[string]any:
-		for k, p := range s.Properties {
-			if p.Default.Object == nil {
-				continue
-			}
-			if v, ok := x[k]; !ok || isNonNullableNull(v, &p) {
-				x[k] = runtime.DeepCopyJSONValue(p.Default.Object)
-			}
-		}
-		for k, v := range x {
-			if p, ok := s.Properties[k]; ok {
-				applyDefaults(v, &p)
-			} else if s.AdditionalProperties != nil {
-				applyDefaults(v, s.AdditionalProperties.Structural)
-			}
-		}
-	case []any:
-		for _, v := range x {
-			applyDefaults(v, s.Items)
-		}
-	}
 }

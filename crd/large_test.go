@@ -11,6 +11,8 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
+	"github.com/modkind/modkind/crd/internal/crdtest"
+	"github.com/modkind/modkind/crd/validation"
 	"github.com/modkind/modkind/module"
 )
 
@@ -100,7 +102,7 @@ variable "rules_%02[1]d" {
 // checked: the budget keeps the patterns of the first variables as rules and makes the others
 // the schema's patterns.
 func TestLargeModuleAPIServer(t *testing.T) {
-	cl := testAPIServer(t)
+	cl := crdtest.APIServer(t)
 	ctx := context.Background()
 	m, err := module.Inspect(largeModule(t))
 	if err != nil {
@@ -114,7 +116,7 @@ func TestLargeModuleAPIServer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts := Translations(m)
+	ts := validation.Translations(m)
 	patterns, schema, dropped := 0, 0, 0
 	for _, tr := range ts {
 		switch {

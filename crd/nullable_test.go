@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/modkind/modkind/apis/v1alpha1"
+	"github.com/modkind/modkind/crd/internal/crdtest"
 	"github.com/modkind/modkind/module"
 )
 
@@ -48,8 +49,8 @@ variable "ext" {
 // included, the API server takes too and stores so that it converts back to the same Terraform
 // value; and that what Terraform refuses for being absent, the API server refuses.
 func TestRequiredNullAPIServer(t *testing.T) {
-	tf := terraformBinary(t)
-	cl := testAPIServer(t)
+	tf := crdtest.Terraform(t)
+	cl := crdtest.APIServer(t)
 	ctx := context.Background()
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "main.tf"), []byte(requiredNullModule), 0o644); err != nil {
@@ -133,16 +134,7 @@ func TestRequiredNullAPIServer(t *testing.T) {
 				if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "spec.forProvider."+tc.wantRefused) {
 					t.Errorf("\n%s\nThe API server should refuse spec.forProvider.%s: %v", tc.reason, tc.wantRefused, err)
 				}
-				raw, _ := json.Marshal(fp[tc.wantRefused])
-				var tv any
-				_ = json.Unmarshal(raw, &tv)
-				if tv, err = ToTerraform(tv, variableOf(m, tc.wantRefused).Type); err != nil {
-					t.Fatal(err)
-				}
-				traw, _ := json.Marshal(tv)
-				if !refuses(terraformPlan(t, tf, dir, map[string]json.RawMessage{tc.wantRefused: traw}), tc.wantRefused) {
-					t.Errorf("\n%s\nTerraform should refuse var.%s = %s too", tc.reason, tc.wantRefused, traw)
-				}
+				checkTerraformRefuses(t, tc.reason, tf, dir, m, tc.wantRefused, fp[tc.wantRefused])
 				return
 			}
 			if err != nil {
@@ -152,20 +144,44 @@ func TestRequiredNullAPIServer(t *testing.T) {
 			if diff := cmp.Diff(tc.wantStored, stored); diff != "" {
 				t.Errorf("\n%s\nStored forProvider: -want, +got:\n%s", tc.reason, diff)
 			}
-			// What render passes to Terraform: every stored field, converted back.
-			values, shown := map[string]json.RawMessage{}, map[string]string{}
-			for _, v := range m.Variables {
-				tv, err := ToTerraform(stored[FieldName(v.Name)], v.Type)
-				if err != nil {
-					t.Fatalf("ToTerraform(%s): %v", v.Name, err)
-				}
-				values[v.Name], _ = json.Marshal(tv)
-				shown[v.Name] = string(values[v.Name])
-			}
-			if errs := terraformPlan(t, tf, dir, values); len(errs) > 0 {
-				t.Errorf("\n%s\nTerraform should take what the API server stored, %v: %v", tc.reason, shown, errs)
-			}
+			checkTerraformTakes(t, tc.reason, tf, dir, m, stored)
 		})
+	}
+}
+
+// checkTerraformRefuses checks that Terraform, the binary tf planning the module m in dir,
+// refuses the variable named refused set to the field value x, as the API server did.
+func checkTerraformRefuses(t *testing.T, reason, tf, dir string, m *module.Module, refused string, x any) {
+	t.Helper()
+	raw, _ := json.Marshal(x)
+	var tv any
+	_ = json.Unmarshal(raw, &tv)
+	tv, err := ToTerraform(tv, crdtest.VariableOf(m, refused).Type)
+	if err != nil {
+		t.Fatal(err)
+	}
+	traw, _ := json.Marshal(tv)
+	if !refuses(crdtest.Plan(t, tf, dir, map[string]json.RawMessage{refused: traw}), refused) {
+		t.Errorf("\n%s\nTerraform should refuse var.%s = %s too", reason, refused, traw)
+	}
+}
+
+// checkTerraformTakes checks that Terraform, the binary tf planning the module m in dir, takes
+// what render passes it for the forProvider the API server stored: every stored field, converted
+// back.
+func checkTerraformTakes(t *testing.T, reason, tf, dir string, m *module.Module, stored map[string]any) {
+	t.Helper()
+	values, shown := map[string]json.RawMessage{}, map[string]string{}
+	for _, v := range m.Variables {
+		tv, err := ToTerraform(stored[FieldName(v.Name)], v.Type)
+		if err != nil {
+			t.Fatalf("ToTerraform(%s): %v", v.Name, err)
+		}
+		values[v.Name], _ = json.Marshal(tv)
+		shown[v.Name] = string(values[v.Name])
+	}
+	if errs := crdtest.Plan(t, tf, dir, values); len(errs) > 0 {
+		t.Errorf("\n%s\nTerraform should take what the API server stored, %v: %v", reason, shown, errs)
 	}
 }
 

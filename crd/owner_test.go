@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/modkind/modkind/apis/v1alpha1"
+	"github.com/modkind/modkind/crd/internal/crdtest"
 	"github.com/modkind/modkind/module"
 )
 
@@ -156,10 +157,10 @@ func TestModuleOf(t *testing.T) {
 // allows: the API server must accept it, and the CRD must still be found by modkind's selector
 // and name its Module in full.
 func TestLongModuleNameAPIServer(t *testing.T) {
-	cl := testAPIServer(t)
+	cl := crdtest.APIServer(t)
 	ctx := context.Background()
 	name := longName("l", 253)
-	m := &module.Module{Digest: testDigest, Variables: []module.Variable{{Name: "size", Type: cty.Number, Nullable: true}}}
+	m := &module.Module{Digest: crdtest.Digest, Variables: []module.Variable{{Name: "size", Type: cty.Number, Nullable: true}}}
 	c, err := Synthesize(name, v1alpha1.CRDNames{Group: "longname.example.org", Kind: "Thing"}, m)
 	if err != nil {
 		t.Fatal(err)

@@ -9,6 +9,7 @@ import (
 	tfjson "github.com/hashicorp/terraform-json"
 
 	"github.com/modkind/modkind/apis/v1alpha1"
+	"github.com/modkind/modkind/crd/internal/crdtest"
 	"github.com/modkind/modkind/module"
 )
 
@@ -36,7 +37,7 @@ func TestSynthesizeResourceGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			m.Digest = testDigest
+			m.Digest = crdtest.Digest
 			c, err := Synthesize("mod", v1alpha1.CRDNames{Group: "example.org", Kind: "Thing"}, m)
 			if err != nil {
 				t.Fatalf("\n%s\nSynthesize: %v", tc.reason, err)

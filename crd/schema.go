@@ -1,16 +1,21 @@
 package crd
 
 import (
-	"encoding/json"
-	"fmt"
-	"github.com/modkind/modkind/module"
 	"slices"
 	"sort"
 
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 	"github.com/hashicorp/hcl/v2/ext/typeexpr"
 	"github.com/zclconf/go-cty/cty"
 	extv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/utils/ptr"
+
+	"github.com/modkind/modkind/crd/internal/fields"
+)
+
+const (
+	errFmtUnsupportedType = "%s: unsupported type %s"
+	errFmtDefault         = "%s.%s: default"
 )
 
 // TypeSchema is the structural OpenAPI schema of values of a Terraform type. Object attributes
@@ -35,7 +40,7 @@ func typeSchema(path string, ty cty.Type, defaults *typeexpr.Defaults) (extv1.JS
 		// attributes, defaults), which leaving it out says too.
 		return extv1.JSONSchemaProps{XPreserveUnknownFields: ptr.To(true), Nullable: true}, nil
 	case ty.IsListType(), ty.IsSetType():
-		items, err := typeSchema(path+"[]", ty.ElementType(), childDefaults(defaults, ""))
+		items, err := typeSchema(path+"[]", ty.ElementType(), fields.ChildDefaults(defaults, ""))
 		if err != nil {
 			return extv1.JSONSchemaProps{}, err
 		}
@@ -45,7 +50,7 @@ func typeSchema(path string, ty cty.Type, defaults *typeexpr.Defaults) (extv1.JS
 		}
 		return s, nil
 	case ty.IsMapType():
-		values, err := typeSchema(path+"{}", ty.ElementType(), childDefaults(defaults, ""))
+		values, err := typeSchema(path+"{}", ty.ElementType(), fields.ChildDefaults(defaults, ""))
 		if err != nil {
 			return extv1.JSONSchemaProps{}, err
 		}
@@ -71,7 +76,7 @@ func typeSchema(path string, ty cty.Type, defaults *typeexpr.Defaults) (extv1.JS
 	case ty.IsObjectType():
 		return objectSchema(path, ty, defaults)
 	}
-	return extv1.JSONSchemaProps{}, fmt.Errorf("%s: unsupported type %s", path, ty.FriendlyName())
+	return extv1.JSONSchemaProps{}, errors.Errorf(errFmtUnsupportedType, path, ty.FriendlyName())
 }
 
 func objectSchema(path string, ty cty.Type, defaults *typeexpr.Defaults) (extv1.JSONSchemaProps, error) {
@@ -81,13 +86,13 @@ func objectSchema(path string, ty cty.Type, defaults *typeexpr.Defaults) (extv1.
 		names = append(names, n)
 	}
 	sort.Strings(names)
-	fields, err := fieldNames(orRoot(path), names)
+	field, err := fields.Names(fields.Where(path), names)
 	if err != nil {
 		return extv1.JSONSchemaProps{}, err
 	}
 	s := extv1.JSONSchemaProps{Type: "object", Properties: map[string]extv1.JSONSchemaProps{}}
 	for _, n := range names {
-		p, err := typeSchema(path+"."+n, attrs[n], childDefaults(defaults, n))
+		p, err := typeSchema(path+"."+n, attrs[n], fields.ChildDefaults(defaults, n))
 		if err != nil {
 			return extv1.JSONSchemaProps{}, err
 		}
@@ -95,102 +100,18 @@ func objectSchema(path string, ty cty.Type, defaults *typeexpr.Defaults) (extv1.
 			// Terraform wants a required attribute present but takes null for its value: the
 			// field must be given, and may be null. Nullable keeps an explicit null, which the
 			// API server would otherwise prune before it checks required fields.
-			s.Required = append(s.Required, fields[n])
+			s.Required = append(s.Required, field[n])
 			p.Nullable = true
 		} else if defaults != nil {
 			if d, ok := defaults.DefaultValues[n]; ok && !d.IsNull() {
-				raw, err := ctyToField(d, attrs[n])
+				raw, err := fields.CtyJSON(d, attrs[n])
 				if err != nil {
-					return extv1.JSONSchemaProps{}, fmt.Errorf("%s.%s: default: %w", path, n, err)
+					return extv1.JSONSchemaProps{}, errors.Wrapf(err, errFmtDefault, path, n)
 				}
 				p.Default = &extv1.JSON{Raw: raw}
 			}
 		}
-		s.Properties[fields[n]] = p
+		s.Properties[field[n]] = p
 	}
 	return s, nil
-}
-
-func childDefaults(d *typeexpr.Defaults, attr string) *typeexpr.Defaults {
-	if d == nil {
-		return nil
-	}
-	if attr == "" {
-		// Collections keep their element defaults under the empty key.
-		return d.Children[""]
-	}
-	return d.Children[attr]
-}
-
-func orRoot(path string) string {
-	if path == "" {
-		return "value"
-	}
-	return path
-}
-
-// ctyToField renders a Terraform value as the JSON of the field that holds it. Null optional
-// attributes are left out: the API server refuses a default that holds null for a field that is
-// not nullable, and an absent field gets its own default, as a null attribute does in Terraform.
-// Null required attributes stay: their fields are required and nullable.
-func ctyToField(v cty.Value, ty cty.Type) ([]byte, error) {
-	conv, err := module.GoValue(v)
-	if err != nil {
-		return nil, err
-	}
-	field, err := ToField(withoutNullAttributes(conv, ty), ty)
-	if err != nil {
-		return nil, err
-	}
-	return json.Marshal(field)
-}
-
-// withoutNullAttributes drops the null optional attributes of the objects within v, a value of
-// type ty. A null required attribute is kept: the schema requires its field, and takes null.
-func withoutNullAttributes(v any, ty cty.Type) any {
-	switch {
-	case ty.IsObjectType():
-		in, ok := v.(map[string]any)
-		if !ok {
-			return v
-		}
-		out := make(map[string]any, len(in))
-		for k, e := range in {
-			switch {
-			case e == nil && ty.HasAttribute(k) && !ty.AttributeOptional(k):
-				out[k] = nil
-			case e == nil:
-			case ty.HasAttribute(k):
-				out[k] = withoutNullAttributes(e, ty.AttributeType(k))
-			default:
-				out[k] = e
-			}
-		}
-		return out
-	case ty.IsMapType():
-		if in, ok := v.(map[string]any); ok {
-			out := make(map[string]any, len(in))
-			for k, e := range in {
-				out[k] = withoutNullAttributes(e, ty.ElementType())
-			}
-			return out
-		}
-	case ty.IsListType(), ty.IsSetType(), ty.IsTupleType():
-		if in, ok := v.([]any); ok {
-			out := make([]any, len(in))
-			for i, e := range in {
-				et := cty.DynamicPseudoType
-				if ty.IsTupleType() {
-					if ets := ty.TupleElementTypes(); i < len(ets) {
-						et = ets[i]
-					}
-				} else {
-					et = ty.ElementType()
-				}
-				out[i] = withoutNullAttributes(e, et)
-			}
-			return out
-		}
-	}
-	return v
 }

@@ -9,158 +9,155 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/hashicorp/hcl/v2/ext/typeexpr"
 	"github.com/zclconf/go-cty/cty"
 	extv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/utils/ptr"
 
 	"github.com/modkind/modkind/apis/v1alpha1"
+	"github.com/modkind/modkind/crd/internal/crdtest"
 	"github.com/modkind/modkind/module"
 )
 
-func parseType(t *testing.T, expr string) (cty.Type, *typeexpr.Defaults) {
-	t.Helper()
-	ty, d, err := module.ParseType(expr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return ty, d
-}
-
-func TestTypeSchema(t *testing.T) {
-	str := extv1.JSONSchemaProps{Type: "string"}
+// Schemas the type schemas are made of.
+var (
+	stringSchema = extv1.JSONSchemaProps{Type: "string"}
 	// A required attribute must be present, and may be null as in Terraform.
-	nullableStr := extv1.JSONSchemaProps{Type: "string", Nullable: true}
-	num := extv1.JSONSchemaProps{Type: "number"}
-	preserve := extv1.JSONSchemaProps{XPreserveUnknownFields: ptr.To(true), Nullable: true}
+	nullableStringSchema = extv1.JSONSchemaProps{Type: "string", Nullable: true}
+	numberSchema         = extv1.JSONSchemaProps{Type: "number"}
+	preserveSchema       = extv1.JSONSchemaProps{XPreserveUnknownFields: ptr.To(true), Nullable: true}
+)
 
-	cases := map[string]struct {
-		reason string
-		expr   string
-		want   extv1.JSONSchemaProps
-	}{
-		"String": {reason: "string is a string.", expr: "string", want: str},
-		"Bool":   {reason: "bool is a boolean.", expr: "bool", want: extv1.JSONSchemaProps{Type: "boolean"}},
-		"Any": {
-			reason: "any preserves unknown fields at its own node, and takes null as Terraform's any does.",
-			expr:   "any",
-			want:   preserve,
-		},
-		"ListOfAny": {
-			reason: "Only the any node preserves unknown fields, not the list holding it.",
-			expr:   "list(any)",
-			want:   extv1.JSONSchemaProps{Type: "array", Items: &extv1.JSONSchemaPropsOrArray{Schema: &preserve}},
-		},
-		"SetOfStrings": {
-			reason: "A set of scalars is a list of type set.",
-			expr:   "set(string)",
-			want:   extv1.JSONSchemaProps{Type: "array", XListType: ptr.To("set"), Items: &extv1.JSONSchemaPropsOrArray{Schema: &str}},
-		},
-		"SetOfObjects": {
-			reason: "Kubernetes allows list type set only for scalars: a set of objects is a plain list.",
-			expr:   "set(object({ a = string }))",
-			want: extv1.JSONSchemaProps{Type: "array", Items: &extv1.JSONSchemaPropsOrArray{Schema: &extv1.JSONSchemaProps{
-				Type: "object", Required: []string{"a"}, Properties: map[string]extv1.JSONSchemaProps{"a": nullableStr},
-			}}},
-		},
-		"MapOfNumbers": {
-			reason: "A map is an object with additional properties.",
-			expr:   "map(number)",
-			want:   extv1.JSONSchemaProps{Type: "object", AdditionalProperties: &extv1.JSONSchemaPropsOrBool{Allows: true, Schema: &num}},
-		},
-		"Tuple": {
-			reason: "A tuple of mixed types is an array of exactly its length whose items can be anything.",
-			expr:   "tuple([string, number, bool])",
-			want: extv1.JSONSchemaProps{Type: "array", MinItems: ptr.To[int64](3), MaxItems: ptr.To[int64](3),
-				Items: &extv1.JSONSchemaPropsOrArray{Schema: &preserve}},
-		},
-		"TupleOfOneType": {
-			reason: "A tuple whose elements share a type has typed items.",
-			expr:   "tuple([string, string])",
-			want: extv1.JSONSchemaProps{Type: "array", MinItems: ptr.To[int64](2), MaxItems: ptr.To[int64](2),
-				Items: &extv1.JSONSchemaPropsOrArray{Schema: &str}},
-		},
-		"EmptyTuple": {
-			reason: "An empty tuple is an empty array.",
-			expr:   "tuple([])",
-			want: extv1.JSONSchemaProps{Type: "array", MinItems: ptr.To[int64](0), MaxItems: ptr.To[int64](0),
-				Items: &extv1.JSONSchemaPropsOrArray{Schema: &preserve}},
-		},
-		"MapOfAny": {
-			reason: "Only the values of a map of any preserve unknown fields.",
-			expr:   "map(any)",
-			want:   extv1.JSONSchemaProps{Type: "object", AdditionalProperties: &extv1.JSONSchemaPropsOrBool{Allows: true, Schema: &preserve}},
-		},
-		"ObjectHoldingAny": {
-			reason: "In an object, only the attribute of type any preserves unknown fields; its siblings are checked and pruned.",
-			expr:   "object({ plugin_name = string, plugin_config = optional(any) })",
-			want: extv1.JSONSchemaProps{Type: "object", Required: []string{"pluginName"}, Properties: map[string]extv1.JSONSchemaProps{
-				"pluginName":   nullableStr,
-				"pluginConfig": preserve,
-			}},
-		},
-		"SetOfLists": {
-			reason: "A set of lists is a plain list: list type set is only for scalar items.",
-			expr:   "set(list(number))",
-			want: extv1.JSONSchemaProps{Type: "array", Items: &extv1.JSONSchemaPropsOrArray{Schema: &extv1.JSONSchemaProps{
-				Type: "array", Items: &extv1.JSONSchemaPropsOrArray{Schema: &num},
-			}}},
-		},
-		"EmptyObject": {
-			reason: "object({}) is an object with no properties.",
-			expr:   "object({})",
-			want:   extv1.JSONSchemaProps{Type: "object", Properties: map[string]extv1.JSONSchemaProps{}},
-		},
-		"ObjectWithDefaults": {
-			reason: "Object attributes become camelCase properties; required attributes are listed; optional defaults become defaults with camelCase keys.",
-			expr: `object({
-				display_name = string
-				retry_policy = optional(object({ max_attempts = optional(number, 3), back_off = string }), { back_off = "1s" })
-				note         = optional(string)
-			})`,
-			want: extv1.JSONSchemaProps{
-				Type:     "object",
-				Required: []string{"displayName"},
-				Properties: map[string]extv1.JSONSchemaProps{
-					"displayName": nullableStr,
-					"note":        str,
-					"retryPolicy": {
-						Type:     "object",
-						Default:  &extv1.JSON{Raw: []byte(`{"backOff":"1s"}`)},
-						Required: []string{"backOff"},
-						Properties: map[string]extv1.JSONSchemaProps{
-							"backOff":     nullableStr,
-							"maxAttempts": {Type: "number", Default: &extv1.JSON{Raw: []byte(`3`)}},
-						},
+// typeSchemaCases are the type constraints TestTypeSchema makes schemas of, each with its schema
+// and why.
+var typeSchemaCases = map[string]struct {
+	reason string
+	expr   string
+	want   extv1.JSONSchemaProps
+}{
+	"String": {reason: "string is a string.", expr: "string", want: stringSchema},
+	"Bool":   {reason: "bool is a boolean.", expr: "bool", want: extv1.JSONSchemaProps{Type: "boolean"}},
+	"Any": {
+		reason: "any preserves unknown fields at its own node, and takes null as Terraform's any does.",
+		expr:   "any",
+		want:   preserveSchema,
+	},
+	"ListOfAny": {
+		reason: "Only the any node preserves unknown fields, not the list holding it.",
+		expr:   "list(any)",
+		want:   extv1.JSONSchemaProps{Type: "array", Items: &extv1.JSONSchemaPropsOrArray{Schema: &preserveSchema}},
+	},
+	"SetOfStrings": {
+		reason: "A set of scalars is a list of type set.",
+		expr:   "set(string)",
+		want:   extv1.JSONSchemaProps{Type: "array", XListType: ptr.To("set"), Items: &extv1.JSONSchemaPropsOrArray{Schema: &stringSchema}},
+	},
+	"SetOfObjects": {
+		reason: "Kubernetes allows list type set only for scalars: a set of objects is a plain list.",
+		expr:   "set(object({ a = string }))",
+		want: extv1.JSONSchemaProps{Type: "array", Items: &extv1.JSONSchemaPropsOrArray{Schema: &extv1.JSONSchemaProps{
+			Type: "object", Required: []string{"a"}, Properties: map[string]extv1.JSONSchemaProps{"a": nullableStringSchema},
+		}}},
+	},
+	"MapOfNumbers": {
+		reason: "A map is an object with additional properties.",
+		expr:   "map(number)",
+		want:   extv1.JSONSchemaProps{Type: "object", AdditionalProperties: &extv1.JSONSchemaPropsOrBool{Allows: true, Schema: &numberSchema}},
+	},
+	"Tuple": {
+		reason: "A tuple of mixed types is an array of exactly its length whose items can be anything.",
+		expr:   "tuple([string, number, bool])",
+		want: extv1.JSONSchemaProps{Type: "array", MinItems: ptr.To[int64](3), MaxItems: ptr.To[int64](3),
+			Items: &extv1.JSONSchemaPropsOrArray{Schema: &preserveSchema}},
+	},
+	"TupleOfOneType": {
+		reason: "A tuple whose elements share a type has typed items.",
+		expr:   "tuple([string, string])",
+		want: extv1.JSONSchemaProps{Type: "array", MinItems: ptr.To[int64](2), MaxItems: ptr.To[int64](2),
+			Items: &extv1.JSONSchemaPropsOrArray{Schema: &stringSchema}},
+	},
+	"EmptyTuple": {
+		reason: "An empty tuple is an empty array.",
+		expr:   "tuple([])",
+		want: extv1.JSONSchemaProps{Type: "array", MinItems: ptr.To[int64](0), MaxItems: ptr.To[int64](0),
+			Items: &extv1.JSONSchemaPropsOrArray{Schema: &preserveSchema}},
+	},
+	"MapOfAny": {
+		reason: "Only the values of a map of any preserve unknown fields.",
+		expr:   "map(any)",
+		want:   extv1.JSONSchemaProps{Type: "object", AdditionalProperties: &extv1.JSONSchemaPropsOrBool{Allows: true, Schema: &preserveSchema}},
+	},
+	"ObjectHoldingAny": {
+		reason: "In an object, only the attribute of type any preserves unknown fields; its siblings are checked and pruned.",
+		expr:   "object({ plugin_name = string, plugin_config = optional(any) })",
+		want: extv1.JSONSchemaProps{Type: "object", Required: []string{"pluginName"}, Properties: map[string]extv1.JSONSchemaProps{
+			"pluginName":   nullableStringSchema,
+			"pluginConfig": preserveSchema,
+		}},
+	},
+	"SetOfLists": {
+		reason: "A set of lists is a plain list: list type set is only for scalar items.",
+		expr:   "set(list(number))",
+		want: extv1.JSONSchemaProps{Type: "array", Items: &extv1.JSONSchemaPropsOrArray{Schema: &extv1.JSONSchemaProps{
+			Type: "array", Items: &extv1.JSONSchemaPropsOrArray{Schema: &numberSchema},
+		}}},
+	},
+	"EmptyObject": {
+		reason: "object({}) is an object with no properties.",
+		expr:   "object({})",
+		want:   extv1.JSONSchemaProps{Type: "object", Properties: map[string]extv1.JSONSchemaProps{}},
+	},
+	"ObjectWithDefaults": {
+		reason: "Object attributes become camelCase properties; required attributes are listed; optional defaults become defaults with camelCase keys.",
+		expr: `object({
+			display_name = string
+			retry_policy = optional(object({ max_attempts = optional(number, 3), back_off = string }), { back_off = "1s" })
+			note         = optional(string)
+		})`,
+		want: extv1.JSONSchemaProps{
+			Type:     "object",
+			Required: []string{"displayName"},
+			Properties: map[string]extv1.JSONSchemaProps{
+				"displayName": nullableStringSchema,
+				"note":        stringSchema,
+				"retryPolicy": {
+					Type:     "object",
+					Default:  &extv1.JSON{Raw: []byte(`{"backOff":"1s"}`)},
+					Required: []string{"backOff"},
+					Properties: map[string]extv1.JSONSchemaProps{
+						"backOff":     nullableStringSchema,
+						"maxAttempts": {Type: "number", Default: &extv1.JSON{Raw: []byte(`3`)}},
 					},
 				},
 			},
 		},
-		"DefaultWithRequiredNull": {
-			reason: "A default that sets a required attribute to null keeps it, as null: the field is required and nullable.",
-			expr:   `object({ vault = optional(object({ url = string, id = string }), { url = "u", id = null }) })`,
-			want: extv1.JSONSchemaProps{Type: "object", Properties: map[string]extv1.JSONSchemaProps{
-				"vault": {
-					Type:       "object",
-					Default:    &extv1.JSON{Raw: []byte(`{"id":null,"url":"u"}`)},
-					Required:   []string{"id", "url"},
-					Properties: map[string]extv1.JSONSchemaProps{"id": nullableStr, "url": nullableStr},
-				},
-			}},
-		},
-		"DefaultsInListElements": {
-			reason: "Defaults of objects inside collections stay with the element schema.",
-			expr:   `list(object({ port = optional(number, 443) }))`,
-			want: extv1.JSONSchemaProps{Type: "array", Items: &extv1.JSONSchemaPropsOrArray{Schema: &extv1.JSONSchemaProps{
+	},
+	"DefaultWithRequiredNull": {
+		reason: "A default that sets a required attribute to null keeps it, as null: the field is required and nullable.",
+		expr:   `object({ vault = optional(object({ url = string, id = string }), { url = "u", id = null }) })`,
+		want: extv1.JSONSchemaProps{Type: "object", Properties: map[string]extv1.JSONSchemaProps{
+			"vault": {
 				Type:       "object",
-				Properties: map[string]extv1.JSONSchemaProps{"port": {Type: "number", Default: &extv1.JSON{Raw: []byte(`443`)}}},
-			}}},
-		},
-	}
-	for name, tc := range cases {
+				Default:    &extv1.JSON{Raw: []byte(`{"id":null,"url":"u"}`)},
+				Required:   []string{"id", "url"},
+				Properties: map[string]extv1.JSONSchemaProps{"id": nullableStringSchema, "url": nullableStringSchema},
+			},
+		}},
+	},
+	"DefaultsInListElements": {
+		reason: "Defaults of objects inside collections stay with the element schema.",
+		expr:   `list(object({ port = optional(number, 443) }))`,
+		want: extv1.JSONSchemaProps{Type: "array", Items: &extv1.JSONSchemaPropsOrArray{Schema: &extv1.JSONSchemaProps{
+			Type:       "object",
+			Properties: map[string]extv1.JSONSchemaProps{"port": {Type: "number", Default: &extv1.JSON{Raw: []byte(`443`)}}},
+		}}},
+	},
+}
+
+func TestTypeSchema(t *testing.T) {
+	for name, tc := range typeSchemaCases {
 		t.Run(name, func(t *testing.T) {
-			ty, d := parseType(t, tc.expr)
+			ty, d := crdtest.ParseType(t, tc.expr)
 			got, err := TypeSchema(ty, d)
 			if err != nil {
 				t.Fatalf("\n%s\nTypeSchema(%s): %v", tc.reason, tc.expr, err)

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 	"github.com/zclconf/go-cty/cty"
 	extv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -14,6 +15,8 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/modkind/modkind/apis/v1alpha1"
+	"github.com/modkind/modkind/crd/internal/fields"
+	"github.com/modkind/modkind/crd/validation"
 	"github.com/modkind/modkind/module"
 )
 
@@ -27,6 +30,12 @@ const (
 	Category = "modkind"
 	// DefaultVersion is the version of a generated kind when the Module names none.
 	DefaultVersion = "v1alpha1"
+)
+
+const (
+	errFmtVariable        = "variable %q"
+	errFmtVariableDefault = "variable %q: default"
+	errFmtOutput          = "output %q"
 )
 
 // Names completes a Module's CRD names with their defaults.
@@ -146,7 +155,7 @@ func ForProviderSchema(m *module.Module) (extv1.JSONSchemaProps, error) {
 	}
 	// A sensitive variable's field is its Secret reference, which may be another variable's
 	// field too: token and token_secret_ref would both be tokenSecretRef.
-	fields, err := fieldNamesBy("variables", names, func(n string) string {
+	field, err := fields.NamesBy("variables", names, func(n string) string {
 		if sensitive[n] {
 			return SecretRefField(n)
 		}
@@ -169,14 +178,14 @@ func ForProviderSchema(m *module.Module) (extv1.JSONSchemaProps, error) {
 			// sees it: the field names a Secret key instead.
 			ref := secretRefSchema(v)
 			if v.Required() {
-				s.Required = append(s.Required, fields[v.Name])
+				s.Required = append(s.Required, field[v.Name])
 			}
-			s.Properties[fields[v.Name]] = ref
+			s.Properties[field[v.Name]] = ref
 			continue
 		}
 		p, err := TypeSchema(v.Type, v.TypeDefaults)
 		if err != nil {
-			return extv1.JSONSchemaProps{}, fmt.Errorf("variable %q: %w", v.Name, err)
+			return extv1.JSONSchemaProps{}, errors.Wrapf(err, errFmtVariable, v.Name)
 		}
 		p.Description = v.Description
 		describeNested(&p, v.Type, v.Descriptions, "")
@@ -185,24 +194,24 @@ func ForProviderSchema(m *module.Module) (extv1.JSONSchemaProps, error) {
 		}
 		switch {
 		case v.Required():
-			s.Required = append(s.Required, fields[v.Name])
+			s.Required = append(s.Required, field[v.Name])
 		case v.Default != nil:
 			// Like the defaults within types, a variable's default leaves out null attributes.
-			d, err := ToField(withoutNullAttributes(v.Default, v.Type), v.Type)
+			d, err := fields.FromTerraform(fields.WithoutNullAttributes(v.Default, v.Type), v.Type)
 			if err != nil {
-				return extv1.JSONSchemaProps{}, fmt.Errorf("variable %q: default: %w", v.Name, err)
+				return extv1.JSONSchemaProps{}, errors.Wrapf(err, errFmtVariableDefault, v.Name)
 			}
 			raw, err := json.Marshal(d)
 			if err != nil {
-				return extv1.JSONSchemaProps{}, fmt.Errorf("variable %q: default: %w", v.Name, err)
+				return extv1.JSONSchemaProps{}, errors.Wrapf(err, errFmtVariableDefault, v.Name)
 			}
 			p.Default = &extv1.JSON{Raw: raw}
 		}
-		s.Properties[fields[v.Name]] = p
+		s.Properties[field[v.Name]] = p
 	}
 	// Validation blocks become CEL rules only where that is provably no stricter than Terraform;
 	// the rest Terraform checks at plan time.
-	ApplyValidations(&s, m)
+	validation.Apply(&s, m)
 	return s, nil
 }
 
@@ -269,7 +278,7 @@ func AtProviderSchema(m *module.Module) (extv1.JSONSchemaProps, error) {
 			names = append(names, o.Name)
 		}
 	}
-	fields, err := fieldNames("outputs", names)
+	field, err := fields.Names("outputs", names)
 	if err != nil {
 		return extv1.JSONSchemaProps{}, err
 	}
@@ -288,13 +297,13 @@ func AtProviderSchema(m *module.Module) (extv1.JSONSchemaProps, error) {
 		}
 		p, err := TypeSchema(o.Type, nil)
 		if err != nil {
-			return extv1.JSONSchemaProps{}, fmt.Errorf("output %q: %w", o.Name, err)
+			return extv1.JSONSchemaProps{}, errors.Wrapf(err, errFmtOutput, o.Name)
 		}
 		p.Description = o.Description
 		if p.XPreserveUnknownFields == nil {
 			p.Nullable = true
 		}
-		s.Properties[fields[o.Name]] = p
+		s.Properties[field[o.Name]] = p
 	}
 	return s, nil
 }

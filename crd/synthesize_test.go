@@ -10,13 +10,11 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/modkind/modkind/apis/v1alpha1"
+	"github.com/modkind/modkind/crd/internal/crdtest"
 	"github.com/modkind/modkind/module"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/golden")
-
-// testDigest stands in for the module digest, which Inspect does not compute.
-const testDigest = "0123456789abcdef0123456789abcdef"
 
 func TestSynthesizeGolden(t *testing.T) {
 	cases := map[string]struct {
@@ -34,7 +32,7 @@ func TestSynthesizeGolden(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Inspect: %v", err)
 			}
-			m.Digest = testDigest
+			m.Digest = crdtest.Digest
 			c, err := Synthesize("mod", v1alpha1.CRDNames{Group: "example.org", Kind: "Thing"}, m)
 			if err != nil {
 				t.Fatalf("\n%s\nSynthesize: %v", tc.reason, err)

@@ -1,4 +1,4 @@
-package crd
+package validation
 
 import (
 	"encoding/json"

@@ -1,4 +1,4 @@
-package crd
+package validation
 
 import (
 	"fmt"
@@ -9,9 +9,6 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
-
-	"github.com/hashicorp/hcl/v2/ext/typeexpr"
-	"github.com/zclconf/go-cty/cty"
 )
 
 // A pred is a condition on the variable's field (CEL's self) that modkind can state three ways: as a
@@ -63,49 +60,13 @@ func (e env) with(name string, v any) env {
 // accepts reports whether p holds for the field value v.
 func accepts(p pred, v any) bool { return p.eval(env{self: v}) == triTrue }
 
-// A term is a value within the field that a rule names: the field itself (self), a loop variable
-// of a quantifier, an attribute of either, the value of a map at a loop variable's key, or a string
-// transformed by lower() or upper().
-type term struct {
-	expr string
-	get  func(env) (any, bool)
-	ty   cty.Type
-	// optional lists the terms, outermost first, that may be absent (optional attributes without
-	// a default): the term is present when all of them are.
-	optional []*term
-	// ascii, for a transformed string, is the string it was made from: CEL's lowerAscii() is
-	// Terraform's lower() only for ASCII strings.
-	ascii *term
-	// maxBytes is the API server's estimate of a string's length in bytes; card of the number of
-	// elements of a list or map.
-	maxBytes, card int64
-	// defaults are the defaults of optional attributes within the term's type.
-	defaults *typeexpr.Defaults
-	// tryNull is set for try(x, null), which is null where x cannot be read.
-	tryNull bool
-	// parent is the object an attribute belongs to.
-	parent *term
-	// lenient is set for a term whose value is made up where Terraform errs.
-	lenient bool
-	// path is where the term's values are in the field's schema: "" for the field, ".f" for its
-	// property f, "[]" for the items of a list, "{}" for the values of a map; "?" for map keys,
-	// which have no schema of their own.
-	path string
-	// bounds are the bounds of the collections and strings of the field.
-	bounds *schemaBounds
-}
-
-func (t *term) value(e env) (any, bool) { return t.get(e) }
-
-// exactTerm reports whether the term's value is Terraform's, whatever the string it was made of.
-func (t *term) exactTerm() bool { return t.ascii == nil }
-
 // Cost model, from the API server's estimator (cel-go's checker and k8s.io/apiserver's CEL
-// library, measured with apiextensions-apiserver 0.36 against what TestLargeModuleAPIServer and
-// the public corpus install): a string field without maxLength is assumed as long as a request may
-// be (3 MiB), and every walk over it costs a tenth of its length. A collection without maxItems is
-// assumed to hold as many of its smallest elements as fit in a request, and a quantifier costs a
-// few units per element on top of its body. The estimates here are kept above the server's.
+// library, measured with apiextensions-apiserver 0.36 against what package crd's
+// TestLargeModuleAPIServer and the public corpus install): a string field without maxLength is
+// assumed as long as a request may be (3 MiB), and every walk over it costs a tenth of its length.
+// A collection without maxItems is assumed to hold as many of its smallest elements as fit in a
+// request, and a quantifier costs a few units per element on top of its body. The estimates here
+// are kept above the server's.
 const (
 	maxRequestBytes = 3 * 1024 * 1024
 	// A regular expression costs a walk per four characters of its pattern.
@@ -129,14 +90,18 @@ func selectCost(t *term) int64 { return int64(strings.Count(t.expr, ".") + strin
 
 type constPred bool
 
-func (p constPred) cel() string  { return strconv.FormatBool(bool(p)) }
+func (p constPred) cel() string { return strconv.FormatBool(bool(p)) }
+
 func (p constPred) eval(env) tri { return triOf(bool(p)) }
-func (p constPred) cost() int64  { return 1 }
+
+func (p constPred) cost() int64 { return 1 }
 
 type andPred []pred
 
 func (p andPred) cel() string { return join(p, " && ") }
+
 func (p andPred) cost() int64 { return sumCost(p) }
+
 func (p andPred) eval(e env) tri {
 	out := triTrue
 	for _, q := range p {
@@ -153,7 +118,9 @@ func (p andPred) eval(e env) tri {
 type orPred []pred
 
 func (p orPred) cel() string { return join(p, " || ") }
+
 func (p orPred) cost() int64 { return sumCost(p) }
+
 func (p orPred) eval(e env) tri {
 	out := triFalse
 	for _, q := range p {
@@ -187,7 +154,9 @@ func (p notPred) cel() string {
 	}
 	return "!(" + p.p.cel() + ")"
 }
+
 func (p notPred) cost() int64 { return p.p.cost() + 1 }
+
 func (p notPred) eval(e env) tri {
 	switch p.p.eval(e) {
 	case triTrue:
@@ -256,7 +225,9 @@ type cmpPred struct {
 }
 
 func (p cmpPred) cel() string { return p.s.expr + " " + p.op + " " + celLiteral(p.bound) }
+
 func (p cmpPred) cost() int64 { return smallCost + selectCost(p.s) }
+
 func (p cmpPred) eval(e env) tri {
 	v, ok := p.s.value(e)
 	if !ok {
@@ -287,7 +258,9 @@ func (p cmp2Pred) cel() string {
 	}
 	return c
 }
+
 func (p cmp2Pred) cost() int64 { return 3*smallCost + 3*selectCost(p.a) + selectCost(p.b) }
+
 func (p cmp2Pred) eval(e env) tri {
 	av, ok := p.a.value(e)
 	if !ok {
@@ -317,7 +290,9 @@ type sizePred struct {
 }
 
 func (p sizePred) cel() string { return fmt.Sprintf("size(%s) %s %d", p.s.expr, p.op, p.n) }
+
 func (p sizePred) cost() int64 { return smallCost + selectCost(p.s) + termCost(p.s) }
+
 func (p sizePred) eval(e env) tri {
 	v, ok := p.s.value(e)
 	if !ok {
@@ -345,6 +320,7 @@ type matchPred struct {
 }
 
 func (p matchPred) cel() string { return p.s.expr + ".matches(" + celLiteral(p.re) + ")" }
+
 func (p matchPred) cost() int64 {
 	return selectCost(p.s) + termCost(p.s) + walkCost(p.s)*int64(1+(utf8.RuneCountInString(p.re)+regexCharsPerWalk-1)/regexCharsPerWalk)
 }
@@ -367,7 +343,9 @@ func (p matchPred) eval(e env) tri {
 type asciiPred struct{ s *term }
 
 func (p asciiPred) cel() string { return "size(bytes(" + p.s.expr + ")) == size(" + p.s.expr + ")" }
+
 func (p asciiPred) cost() int64 { return walkCost(p.s) + selectCost(p.s) }
+
 func (p asciiPred) eval(e env) tri {
 	v, ok := p.s.value(e)
 	s, isStr := v.(string)
@@ -385,7 +363,9 @@ type containsPred struct {
 }
 
 func (p containsPred) cel() string { return p.s.expr + ".contains(" + celLiteral(p.sub) + ")" }
+
 func (p containsPred) cost() int64 { return walkCost(p.s) + termCost(p.s) + selectCost(p.s) }
+
 func (p containsPred) eval(e env) tri {
 	return stringTest(p.s, e, func(s string) bool { return strings.Contains(s, p.sub) })
 }
@@ -402,7 +382,9 @@ func (p affixPred) cel() string {
 	}
 	return p.s.expr + ".startsWith(" + celLiteral(p.affix) + ")"
 }
+
 func (p affixPred) cost() int64 { return smallCost + termCost(p.s) + selectCost(p.s) }
+
 func (p affixPred) eval(e env) tri {
 	return stringTest(p.s, e, func(s string) bool {
 		if p.suffix {
@@ -433,7 +415,9 @@ func (p casePred) cel() string {
 	}
 	return p.s.expr + ".lowerAscii() == " + p.s.expr
 }
+
 func (p casePred) cost() int64 { return 2*walkCost(p.s) + 2*selectCost(p.s) }
+
 func (p casePred) eval(e env) tri {
 	return stringTest(p.s, e, func(s string) bool {
 		if p.upper {
@@ -448,7 +432,9 @@ func (p casePred) eval(e env) tri {
 type hasPred struct{ o *term }
 
 func (p hasPred) cel() string { return "has(" + p.o.expr + ")" }
+
 func (p hasPred) cost() int64 { return 2 + selectCost(p.o) }
+
 func (p hasPred) eval(e env) tri {
 	if _, ok := p.o.parent.value(e); !ok {
 		return triError
@@ -491,7 +477,9 @@ func absent(s *term) pred {
 type boolPred struct{ s *term }
 
 func (p boolPred) cel() string { return p.s.expr }
+
 func (p boolPred) cost() int64 { return 2 + selectCost(p.s) }
+
 func (p boolPred) eval(e env) tri {
 	v, ok := p.s.value(e)
 	b, isBool := v.(bool)
@@ -508,9 +496,11 @@ type memberPred struct {
 }
 
 func (p memberPred) cel() string { return celLiteral(p.lit) + " in " + p.s.expr }
+
 func (p memberPred) cost() int64 {
 	return smallCost + selectCost(p.s) + p.s.card*2
 }
+
 func (p memberPred) eval(e env) tri {
 	v, ok := p.s.value(e)
 	if !ok {
@@ -601,12 +591,14 @@ func (p cidrPred) cel() string {
 	}
 	return "isCIDR(" + p.s.expr + ")"
 }
+
 func (p cidrPred) cost() int64 {
 	if p.ipv4 {
 		return 2*walkCost(p.s) + 2*selectCost(p.s) + smallCost
 	}
 	return walkCost(p.s) + selectCost(p.s)
 }
+
 func (p cidrPred) eval(e env) tri {
 	return stringTest(p.s, e, func(s string) bool {
 		// Kubernetes' isCIDR: netip's syntax, without IPv4-mapped IPv6 addresses or zones.
@@ -619,7 +611,9 @@ func (p cidrPred) eval(e env) tri {
 type condPred struct{ c, a, b pred }
 
 func (p condPred) cel() string { return paren(p.c) + " ? " + paren(p.a) + " : " + paren(p.b) }
+
 func (p condPred) cost() int64 { return p.c.cost() + max(p.a.cost(), p.b.cost()) }
+
 func (p condPred) eval(e env) tri {
 	switch p.c.eval(e) {
 	case triTrue:

@@ -1,4 +1,4 @@
-package crd
+package validation
 
 import (
 	"encoding/json"
@@ -27,6 +27,8 @@ import (
 	"k8s.io/kube-openapi/pkg/validation/strfmt"
 	"k8s.io/kube-openapi/pkg/validation/validate"
 
+	"github.com/modkind/modkind/crd/internal/crdtest"
+	"github.com/modkind/modkind/crd/internal/fields"
 	"github.com/modkind/modkind/module"
 )
 
@@ -157,7 +159,7 @@ func genValue(r *rand.Rand, ty cty.Type, p pools, depth int) any {
 	case ty == cty.Bool:
 		return r.IntN(2) == 0
 	case ty == cty.DynamicPseudoType:
-		return randomJSON(r, min(depth, 2))
+		return crdtest.RandomJSON(r, min(depth, 2))
 	case ty.IsListType(), ty.IsSetType():
 		out, seen := []any{}, map[string]bool{}
 		n := r.IntN(4)
@@ -248,18 +250,18 @@ type fieldMaker struct {
 
 func newFieldMaker(t testing.TB, v module.Variable) fieldMaker {
 	t.Helper()
-	schema, err := TypeSchema(v.Type, v.TypeDefaults)
+	schema, err := crd.typeSchema(v.Type, v.TypeDefaults)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return fieldMaker{v: v, s: fuzzStructural(t, v.Name, schema)}
+	return fieldMaker{v: v, s: crdtest.FieldStructural(t, v.Name, schema)}
 }
 
 // withSchema is m checking values against the field's schema in a CRD as well.
 func (m fieldMaker) withSchema(t testing.TB, schema extv1.JSONSchemaProps) fieldMaker {
 	t.Helper()
 	schema.XValidations = nil
-	m.bounded = fuzzStructural(t, m.v.Name, schema)
+	m.bounded = crdtest.FieldStructural(t, m.v.Name, schema)
 	return m
 }
 
@@ -271,13 +273,13 @@ func (m fieldMaker) field(tf any) (v any, ok bool) {
 }
 
 func (m fieldMaker) fieldWithin(tf any) (v any, ok, beyond bool) {
-	f, err := ToField(tf, m.v.Type)
+	f, err := fields.FromTerraform(tf, m.v.Type)
 	if err != nil || f == nil {
 		return nil, false, false
 	}
 	obj := map[string]any{"value": runtime.DeepCopyJSONValue(f)}
-	pruneNulls(obj, m.s)
-	applyDefaults(obj, m.s)
+	crdtest.PruneNulls(obj, m.s)
+	crdtest.ApplyDefaults(obj, m.s)
 	if len(validate.NewSchemaValidator(m.s.ToKubeOpenAPI(), nil, "", strfmt.Default).Validate(obj).Errors) > 0 {
 		return nil, false, false
 	}

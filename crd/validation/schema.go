@@ -1,4 +1,4 @@
-package crd
+package validation
 
 import (
 	"fmt"
@@ -84,194 +84,260 @@ func subset(a, b []*term) bool {
 // one or more of x.matches(re), x in [literals], and x holding a character outside ASCII, in a
 // disjunction with the absence of x or of what holds it.
 func (b *schemaBounds) addLeaf(p pred, within string, guards, present []*term) bool {
-	guards = slices.Clone(guards)
-	var alts []pred
-	var has []*term
-	var split func(p pred) bool
-	split = func(p pred) bool {
-		switch q := p.(type) {
-		case orPred:
-			for _, d := range q {
-				if !split(d) {
-					return false
-				}
-			}
-			return true
-		case notPred:
-			if h, ok := q.p.(hasPred); ok {
-				guards = append(guards, h.o)
-				return true
-			}
-		case condPred:
-			if ts, ok := absentTerms(q.c); ok && q.a == constPred(true) {
-				guards = append(guards, ts...)
-				return split(q.b)
-			}
-			if ts, ok := presentTerms(q.c); ok && q.b == constPred(true) {
-				guards = append(guards, ts...)
-				return split(q.a)
-			}
-			return false
-		case andPred:
-			// has(o) && x, in a disjunction that holds where o is absent, is x.
-			var rest andPred
-			for _, c := range q {
-				if h, ok := c.(hasPred); ok {
-					has = append(has, h.o)
-				} else {
-					rest = append(rest, c)
-				}
-			}
-			switch len(rest) {
-			case 0:
-				return false
-			case 1:
-				alts = append(alts, rest[0])
-			default:
-				alts = append(alts, rest)
-			}
-			return true
-		}
-		alts = append(alts, p)
-		return true
-	}
-	if !split(p) || len(alts) == 0 {
+	d := disjunction{guards: slices.Clone(guards)}
+	if !d.split(p) || len(d.alts) == 0 || !d.guardsPresence() {
 		return false
 	}
-	for _, h := range has {
-		if !slices.ContainsFunc(guards, func(g *term) bool { return g.expr == h.expr }) {
-			return false
-		}
-	}
-	if len(alts) == 1 {
-		switch a := alts[0].(type) {
+	if len(d.alts) == 1 {
+		switch a := d.alts[0].(type) {
 		case quantPred, andPred:
-			if len(guards) == 0 && len(has) == 0 {
+			if len(d.guards) == 0 && len(d.has) == 0 {
 				// Nothing guards it: addChecks has seen it already.
 				return false
 			}
-			return b.addChecks(a, within, guards, present)
+			return b.addChecks(a, within, d.guards, present)
 		}
 	}
-	var s *term
-	var lits, res []string
-	hatch, folded, inexact := false, false, false
-	for _, a := range alts {
-		var t *term
-		switch a := a.(type) {
-		case matchPred:
-			t = a.s
-			res = append(res, "(?:"+a.re+")")
-		case inPred:
-			t = a.s
-			var strs []string
-			for _, l := range a.lits {
-				str, ok := l.(string)
-				if !ok {
-					return false
-				}
-				strs = append(strs, str)
-			}
-			if t.ascii != nil {
-				// lower(x) in [...] is x matching the literals whatever their case, for
-				// strings of ASCII characters; (?i) folds others too, so it takes the
-				// hatch for strings outside ASCII to say the same.
-				fold := lowerASCII
-				switch {
-				case strings.HasSuffix(t.expr, ".upperAscii()"):
-					fold = upperASCII
-				case !strings.HasSuffix(t.expr, ".lowerAscii()"):
-					return false
-				}
-				var quoted []string
-				for _, l := range strs {
-					if fold(l) == l {
-						quoted = append(quoted, regexp.QuoteMeta(l))
-					}
-				}
-				if len(quoted) > 0 {
-					res = append(res, "^(?i:"+strings.Join(quoted, "|")+")$")
-				}
-				t, folded = t.ascii, true
-			} else {
-				lits = append(lits, strs...)
-			}
-		case containsPred:
-			t = a.s
-			res = append(res, regexp.QuoteMeta(a.sub))
-		case affixPred:
-			t = a.s
-			if a.suffix {
-				res = append(res, regexp.QuoteMeta(a.affix)+"$")
-			} else {
-				res = append(res, "^"+regexp.QuoteMeta(a.affix))
-			}
-		case sizePred:
-			// length(trimspace(x)) > 0: x has a character other than ASCII white space
-			// (and the hatch leaves the others to Terraform).
-			t = a.s
-			if t.ascii == nil || !strings.HasSuffix(t.expr, ".trim()") || !(a.op == ">=" && a.n == 1 || a.op == ">" && a.n == 0) {
-				return false
-			}
-			res = append(res, `[^\t\n\v\f\r ]`)
-			t, folded = t.ascii, true
-		case cidrPred:
-			// Terraform's parser, and Kubernetes', read an IP prefix from hexadecimal digits,
-			// dots and colons, a slash and decimal digits: a pattern of that shape checks part
-			// of what they do.
-			t = a.s
-			res = append(res, `^[0-9A-Fa-f:.]+/[0-9]+$`)
-			inexact = true
-		case notPred:
-			switch q := a.p.(type) {
-			case asciiPred:
-				t, hatch = q.s, true
-			case containsPred:
-				// A string without one character.
-				r := []rune(q.sub)
-				if len(r) != 1 {
-					return false
-				}
-				t = q.s
-				res = append(res, fmt.Sprintf(`^[^\x{%x}]*$`, r[0]))
-			default:
-				return false
-			}
-		default:
-			return false
-		}
-		if s == nil {
-			s = t
-		} else if s.expr != t.expr {
+	var c stringChecks
+	for _, a := range d.alts {
+		if !c.add(a) {
 			return false
 		}
 	}
-	if folded && !hatch || !schemaTerm(s, within) || !checkGuarded(s, guards, present) || s.ty != cty.String {
+	if c.folded && !c.hatch || !schemaTerm(c.s, within) || !checkGuarded(c.s, d.guards, present) || c.s.ty != cty.String {
 		return false
 	}
-	b.inexact = b.inexact || inexact
-	if len(res) == 0 && !hatch {
-		if _, ok := b.enum[s.path]; ok {
-			return false
+	return b.addStringChecks(&c)
+}
+
+// A disjunction is a test split into the alternatives it offers, and the optional attributes
+// whose absence makes it hold (guards).
+type disjunction struct {
+	guards []*term
+	alts   []pred
+	// has are the optional attributes alternatives test present, as in has(o) && x.
+	has []*term
+}
+
+// split adds the disjuncts of p to d: a guard or an alternative each. It reports false for a
+// conditional that is neither a guarded alternative nor a guard, and for has() tests alone.
+func (d *disjunction) split(p pred) bool {
+	switch q := p.(type) {
+	case orPred:
+		for _, e := range q {
+			if !d.split(e) {
+				return false
+			}
 		}
-		b.enum[s.path] = lits
+		return true
+	case notPred:
+		if h, ok := q.p.(hasPred); ok {
+			d.guards = append(d.guards, h.o)
+			return true
+		}
+	case condPred:
+		if ts, ok := absentTerms(q.c); ok && q.a == constPred(true) {
+			d.guards = append(d.guards, ts...)
+			return d.split(q.b)
+		}
+		if ts, ok := presentTerms(q.c); ok && q.b == constPred(true) {
+			d.guards = append(d.guards, ts...)
+			return d.split(q.a)
+		}
+		return false
+	case andPred:
+		// has(o) && x, in a disjunction that holds where o is absent, is x.
+		var rest andPred
+		for _, c := range q {
+			if h, ok := c.(hasPred); ok {
+				d.has = append(d.has, h.o)
+			} else {
+				rest = append(rest, c)
+			}
+		}
+		switch len(rest) {
+		case 0:
+			return false
+		case 1:
+			d.alts = append(d.alts, rest[0])
+		default:
+			d.alts = append(d.alts, rest)
+		}
 		return true
 	}
-	if len(lits) > 0 {
-		quoted := make([]string, len(lits))
-		for i, l := range lits {
+	d.alts = append(d.alts, p)
+	return true
+}
+
+// guardsPresence reports whether each attribute an alternative tests present is a guard, so that
+// dropping the test changes nothing: where the attribute is absent, the disjunction holds anyway.
+func (d *disjunction) guardsPresence() bool {
+	for _, h := range d.has {
+		if !slices.ContainsFunc(d.guards, func(g *term) bool { return g.expr == h.expr }) {
+			return false
+		}
+	}
+	return true
+}
+
+// stringChecks are the checks of one string that say what alternatives about it say: literals it
+// may be (an enum), patterns it may match, or any of them in one pattern.
+type stringChecks struct {
+	// s is the string the alternatives are about.
+	s         *term
+	lits, res []string
+	// hatch is set for the alternative that leaves strings outside ASCII to Terraform; folded
+	// for one about a string made from s, which is Terraform's only for ASCII strings and so
+	// needs the hatch.
+	hatch, folded bool
+	// inexact is set when a pattern holds for more strings than its alternative.
+	inexact bool
+}
+
+// add adds the check of the alternative a, which must be about the string the others are about.
+func (c *stringChecks) add(a pred) bool {
+	t, ok := c.alternative(a)
+	if !ok {
+		return false
+	}
+	if c.s == nil {
+		c.s = t
+	} else if c.s.expr != t.expr {
+		return false
+	}
+	return true
+}
+
+// alternative adds the check of the alternative a, and returns the string it is about.
+func (c *stringChecks) alternative(a pred) (*term, bool) {
+	switch a := a.(type) {
+	case matchPred:
+		c.res = append(c.res, "(?:"+a.re+")")
+		return a.s, true
+	case inPred:
+		return c.literals(a)
+	case containsPred:
+		c.res = append(c.res, regexp.QuoteMeta(a.sub))
+		return a.s, true
+	case affixPred:
+		if a.suffix {
+			c.res = append(c.res, regexp.QuoteMeta(a.affix)+"$")
+		} else {
+			c.res = append(c.res, "^"+regexp.QuoteMeta(a.affix))
+		}
+		return a.s, true
+	case sizePred:
+		return c.notBlank(a)
+	case cidrPred:
+		// Terraform's parser, and Kubernetes', read an IP prefix from hexadecimal digits,
+		// dots and colons, a slash and decimal digits: a pattern of that shape checks part
+		// of what they do.
+		c.res = append(c.res, `^[0-9A-Fa-f:.]+/[0-9]+$`)
+		c.inexact = true
+		return a.s, true
+	case notPred:
+		return c.negated(a)
+	}
+	return nil, false
+}
+
+// literals adds x in [literals]: literals of the enum, or for lower(x) and upper(x) a pattern of
+// the literals whatever their case.
+func (c *stringChecks) literals(a inPred) (*term, bool) {
+	t := a.s
+	var strs []string
+	for _, l := range a.lits {
+		str, ok := l.(string)
+		if !ok {
+			return nil, false
+		}
+		strs = append(strs, str)
+	}
+	if t.ascii == nil {
+		c.lits = append(c.lits, strs...)
+		return t, true
+	}
+	// lower(x) in [...] is x matching the literals whatever their case, for strings of ASCII
+	// characters; (?i) folds others too, so it takes the hatch for strings outside ASCII to
+	// say the same.
+	fold := lowerASCII
+	switch {
+	case strings.HasSuffix(t.expr, ".upperAscii()"):
+		fold = upperASCII
+	case !strings.HasSuffix(t.expr, ".lowerAscii()"):
+		return nil, false
+	}
+	var quoted []string
+	for _, l := range strs {
+		if fold(l) == l {
+			quoted = append(quoted, regexp.QuoteMeta(l))
+		}
+	}
+	if len(quoted) > 0 {
+		c.res = append(c.res, "^(?i:"+strings.Join(quoted, "|")+")$")
+	}
+	c.folded = true
+	return t.ascii, true
+}
+
+// notBlank adds length(trimspace(x)) > 0: x has a character other than ASCII white space (and
+// the hatch leaves the others to Terraform).
+func (c *stringChecks) notBlank(a sizePred) (*term, bool) {
+	t := a.s
+	if t.ascii == nil || !strings.HasSuffix(t.expr, ".trim()") || !(a.op == ">=" && a.n == 1 || a.op == ">" && a.n == 0) {
+		return nil, false
+	}
+	c.res = append(c.res, `[^\t\n\v\f\r ]`)
+	c.folded = true
+	return t.ascii, true
+}
+
+// negated adds the hatch, !ascii(x), and !x.contains(c) for one character c: a string without it.
+func (c *stringChecks) negated(a notPred) (*term, bool) {
+	switch q := a.p.(type) {
+	case asciiPred:
+		c.hatch = true
+		return q.s, true
+	case containsPred:
+		// A string without one character.
+		r := []rune(q.sub)
+		if len(r) != 1 {
+			return nil, false
+		}
+		c.res = append(c.res, fmt.Sprintf(`^[^\x{%x}]*$`, r[0]))
+		return q.s, true
+	}
+	return nil, false
+}
+
+// addStringChecks adds the checks c to b: an enum where they are literals only, else a pattern
+// that matches where one of them holds. It reports false where b has an enum at the string
+// already, or the pattern does not compile.
+func (b *schemaBounds) addStringChecks(c *stringChecks) bool {
+	b.inexact = b.inexact || c.inexact
+	if len(c.res) == 0 && !c.hatch {
+		if _, ok := b.enum[c.s.path]; ok {
+			return false
+		}
+		b.enum[c.s.path] = c.lits
+		return true
+	}
+	res := c.res
+	if len(c.lits) > 0 {
+		quoted := make([]string, len(c.lits))
+		for i, l := range c.lits {
 			quoted[i] = regexp.QuoteMeta(l)
 		}
 		res = append(res, "^(?:"+strings.Join(quoted, "|")+")$")
 	}
-	if hatch {
+	if c.hatch {
 		res = append(res, nonASCII)
 	}
 	re := strings.Join(res, "|")
 	if _, err := regexp.Compile(re); err != nil {
 		return false
 	}
-	b.patterns[s.path] = append(b.patterns[s.path], re)
+	b.patterns[c.s.path] = append(b.patterns[c.s.path], re)
 	return true
 }
 

@@ -1,7 +1,7 @@
 // The API server's own cost estimate, computed in process with its own packages, is the check that
 // modkind's estimates never fall below it.
 
-package crd
+package validation
 
 import (
 	"maps"
@@ -10,12 +10,13 @@ import (
 
 	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
 	extv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/validation"
+	apivalidation "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/validation"
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/cel"
 	celconfig "k8s.io/apiserver/pkg/apis/cel"
 	"k8s.io/apiserver/pkg/cel/environment"
 
 	"github.com/modkind/modkind/apis/v1alpha1"
+	"github.com/modkind/modkind/crd/internal/fields"
 )
 
 // ruleCost is the API server's estimate of one rule's cost: what it compares with the per-rule
@@ -36,8 +37,8 @@ func apiServerCosts(t *testing.T, c *extv1.CustomResourceDefinition) []ruleCost 
 	}
 	env := environment.MustBaseEnvSet(environment.DefaultCompatibilityVersion())
 	var out []ruleCost
-	var walk func(s *apiextensions.JSONSchemaProps, ctx *validation.CELSchemaContext, path string)
-	walk = func(s *apiextensions.JSONSchemaProps, ctx *validation.CELSchemaContext, path string) {
+	var walk func(s *apiextensions.JSONSchemaProps, ctx *apivalidation.CELSchemaContext, path string)
+	walk = func(s *apiextensions.JSONSchemaProps, ctx *apivalidation.CELSchemaContext, path string) {
 		if len(s.XValidations) > 0 {
 			ti, err := ctx.TypeInfo()
 			if err != nil || ti == nil {
@@ -73,7 +74,7 @@ func apiServerCosts(t *testing.T, c *extv1.CustomResourceDefinition) []ruleCost 
 			walk(s.AdditionalProperties.Schema, ctx.ChildAdditionalPropertiesContext(s.AdditionalProperties.Schema), path+"{}")
 		}
 	}
-	walk(&s, validation.RootCELContext(&s), "")
+	walk(&s, apivalidation.RootCELContext(&s), "")
 	return out
 }
 
@@ -85,7 +86,7 @@ func TestCostEstimateAboveAPIServers(t *testing.T) {
 	mods := publicModules(t)
 	for _, n := range slices.Sorted(maps.Keys(mods)) {
 		m := mods[n]
-		c, err := Synthesize("public-"+n, v1alpha1.CRDNames{Group: n + ".public.example.org", Kind: "Thing"}, m)
+		c, err := crd.synthesize("public-"+n, v1alpha1.CRDNames{Group: n + ".public.example.org", Kind: "Thing"}, m)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -114,7 +115,7 @@ func TestCostEstimateAboveAPIServers(t *testing.T) {
 			}
 		}
 		for _, v := range m.Variables {
-			f := FieldName(v.Name)
+			f := fields.Name(v.Name)
 			p, ok := fp.Properties[f]
 			if !ok || v.Sensitive {
 				continue

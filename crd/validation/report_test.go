@@ -1,13 +1,15 @@
-package crd
+package validation
 
 import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/modkind/modkind/crd/internal/crdtest"
 )
 
 func TestValidationReport(t *testing.T) {
-	m := inspectSource(t, `
+	m := crdtest.InspectSource(t, `
 variable "tier" {
   type = string
   validation {
@@ -46,7 +48,7 @@ variable "set" {
   }
 }
 `)
-	r := Validations(m)
+	r := NewReport(m)
 	want := []string{
 		"min (main.tf:21): at plan time: var.min <= var.max: it refers to another variable",
 		"name (main.tf:12): partly checked at admission; at plan time: the rule lets through some values Terraform refuses (strings outside ASCII, which Terraform normalizes; nulls in conditions Terraform before 1.12 errs on)",

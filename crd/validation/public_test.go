@@ -1,4 +1,4 @@
-package crd
+package validation
 
 import (
 	"context"
@@ -23,13 +23,15 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/modkind/modkind/apis/v1alpha1"
+	"github.com/modkind/modkind/crd/internal/crdtest"
+	"github.com/modkind/modkind/crd/internal/fields"
 	"github.com/modkind/modkind/module"
 )
 
-// publicModules are the modules of testdata/corpus/public, by directory.
+// publicModules are the modules of testdata/public, by directory.
 func publicModules(t *testing.T) map[string]*module.Module {
 	t.Helper()
-	dirs, err := filepath.Glob(filepath.Join("testdata", "corpus", "public", "*", "variables.tf"))
+	dirs, err := filepath.Glob(filepath.Join("testdata", "public", "*", "variables.tf"))
 	if err != nil || len(dirs) == 0 {
 		t.Fatalf("no public corpus: %v", err)
 	}
@@ -40,7 +42,7 @@ func publicModules(t *testing.T) map[string]*module.Module {
 		if err != nil {
 			t.Fatalf("Inspect(%s): %v", dir, err)
 		}
-		m.Digest = testDigest
+		m.Digest = crdtest.Digest
 		out[filepath.Base(dir)] = m
 	}
 	return out
@@ -59,7 +61,7 @@ func TestPublicCorpusShare(t *testing.T) {
 	translated, total := 0, 0
 	reasons := map[string]int{}
 	for _, n := range names {
-		r := Validations(mods[n])
+		r := NewReport(mods[n])
 		line := fmt.Sprintf("%-24s %3d blocks:", n, len(r.Blocks))
 		for _, o := range []Outcome{Enforced, Partly, Implied, PlanTime} {
 			counts[o] += r.Count(o)
@@ -68,7 +70,7 @@ func TestPublicCorpusShare(t *testing.T) {
 		t.Log(line)
 		total += len(r.Blocks)
 		for _, b := range r.Blocks {
-			tr := translateValidation(variableOf(mods[n], b.Variable), validationAt(mods[n], b))
+			tr := translateValidation(crdtest.VariableOf(mods[n], b.Variable), validationAt(mods[n], b))
 			if tr.p != constPred(true) || b.Outcome == Implied {
 				translated++
 			}
@@ -104,17 +106,8 @@ func TestPublicCorpusShare(t *testing.T) {
 	}
 }
 
-func variableOf(m *module.Module, name string) module.Variable {
-	for _, v := range m.Variables {
-		if v.Name == name {
-			return v
-		}
-	}
-	return module.Variable{}
-}
-
 func validationAt(m *module.Module, b Translation) module.Validation {
-	for _, val := range variableOf(m, b.Variable).Validations {
+	for _, val := range crdtest.VariableOf(m, b.Variable).Validations {
 		if val.Pos == b.Pos {
 			return val
 		}
@@ -129,30 +122,72 @@ func validationAt(m *module.Module, b Translation) module.Validation {
 // does; and where every block of a variable is enforced, whatever the API server accepts,
 // Terraform must accept.
 func TestPublicCorpusAPIServer(t *testing.T) {
-	tf := terraformBinary(t)
-	cl := testAPIServer(t)
+	tf := crdtest.Terraform(t)
+	cl := crdtest.APIServer(t)
 	ctx := context.Background()
 	mods := publicModules(t)
 	names := slices.Sorted(maps.Keys(mods))
-
-	type kind struct {
-		crd    *extv1.CustomResourceDefinition
-		blocks map[string][]Translation
-		makers map[string]fieldMaker
-		pools  map[string]pools
-	}
-	kinds := map[string]*kind{}
+	kinds := installPublicKinds(ctx, t, cl, mods, names)
 	var merged strings.Builder
 	for _, n := range names {
+		merged.WriteString(prefixed(t, n))
+	}
+	work := t.TempDir()
+	if err := os.WriteFile(filepath.Join(work, "variables.tf"), []byte(merged.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	const rounds = 6
+	var count tally
+	for round := range rounds {
+		values, forProviders, beyond := roundValues(t, round, mods, kinds, names)
+		tfErrs := crdtest.Plan(t, tf, work, values)
+		if len(tfErrs[""]) > 0 {
+			t.Fatalf("round %d: terraform plan failed for other reasons than the variables' values: %v", round, tfErrs[""])
+		}
+		for name, raw := range beyond {
+			count.checked++
+			if len(tfErrs[name]) == 0 {
+				t.Errorf("\nTerraform accepts var.%s = %s, beyond the bounds the schema takes from its conditions", name, raw)
+			}
+		}
+		for _, name := range names {
+			judgeInstance(ctx, t, cl, round, name, mods[name], kinds[name], forProviders[name], tfErrs, &count)
+		}
+	}
+	t.Logf("%d values checked: Terraform accepted %d, the API server refused %d", count.checked, count.accepted, count.refused)
+	if count.accepted == 0 || count.refused == 0 {
+		t.Errorf("\nThe values should include some that Terraform accepts and some the API server refuses: %d accepted, %d refused", count.accepted, count.refused)
+	}
+}
+
+// A publicKind is the installed kind of a public module, with what its values are made and
+// judged with, by variable.
+type publicKind struct {
+	crd    *extv1.CustomResourceDefinition
+	blocks map[string][]Translation
+	makers map[string]fieldMaker
+	pools  map[string]pools
+}
+
+// tally counts the values TestPublicCorpusAPIServer checked, those Terraform accepted, and those
+// the API server refused.
+type tally struct{ checked, accepted, refused int }
+
+// installPublicKinds installs the kind of every public module, by its directory.
+func installPublicKinds(ctx context.Context, t *testing.T, cl client.Client, mods map[string]*module.Module, names []string) map[string]*publicKind {
+	t.Helper()
+	kinds := map[string]*publicKind{}
+	for _, n := range names {
 		m := mods[n]
-		c, err := Synthesize("public-"+n, v1alpha1.CRDNames{Group: n + ".public.example.org", Kind: "Thing"}, m)
+		c, err := crd.synthesize("public-"+n, v1alpha1.CRDNames{Group: n + ".public.example.org", Kind: "Thing"}, m)
 		if err != nil {
 			t.Fatalf("Synthesize(%s): %v", n, err)
 		}
 		if err := installCRD(ctx, cl, c); err != nil {
 			t.Fatalf("\nThe API server should accept the CRD of public module %s (its rules within the cost limits).\n%v", n, err)
 		}
-		k := &kind{crd: c, blocks: map[string][]Translation{}, makers: map[string]fieldMaker{}, pools: map[string]pools{}}
+		k := &publicKind{crd: c, blocks: map[string][]Translation{}, makers: map[string]fieldMaker{}, pools: map[string]pools{}}
 		for _, b := range Translations(m) {
 			k.blocks[b.Variable] = append(k.blocks[b.Variable], b)
 		}
@@ -162,112 +197,99 @@ func TestPublicCorpusAPIServer(t *testing.T) {
 				// Given in a Secret, not in the instance.
 				continue
 			}
-			k.makers[v.Name], k.pools[v.Name] = newFieldMaker(t, v).withSchema(t, fp.Properties[FieldName(v.Name)]), poolsOf(v)
+			k.makers[v.Name], k.pools[v.Name] = newFieldMaker(t, v).withSchema(t, fp.Properties[fields.Name(v.Name)]), poolsOf(v)
 		}
 		kinds[n] = k
-		merged.WriteString(prefixed(t, n))
 	}
-	work := t.TempDir()
-	if err := os.WriteFile(filepath.Join(work, "variables.tf"), []byte(merged.String()), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	return kinds
+}
 
-	const rounds = 6
-	var accepted, refused, checked int
-	for round := range rounds {
-		values := map[string]json.RawMessage{}
-		fields := map[string]map[string]any{}
-		// beyond are the values only the bounds of the conditions refuse: Terraform must too.
-		beyond := map[string]json.RawMessage{}
-		for _, n := range names {
-			m, k := mods[n], kinds[n]
-			fp := map[string]any{}
-			for _, v := range m.Variables {
-				if v.Sensitive {
-					continue
-				}
-				r := rand.New(rand.NewPCG(uint64(round), uint64(len(n)*1000+len(v.Name))))
-				for range 40 {
-					x := genValue(r, v.Type, k.pools[v.Name], 4)
-					f, ok, out := k.makers[v.Name].fieldWithin(x)
-					if !ok && !out && x != nil {
-						// x is a value of the variable's type (a required attribute may be null):
-						// Terraform takes its shape, the field's schema must too.
-						raw, _ := json.Marshal(x)
-						t.Errorf("\n%s: the schema of %s refuses the shape of %s, a value of its type", n, v.Name, raw)
-						continue
-					}
-					if !ok && v.Required() {
-						// A required field needs a value the API server takes.
-						continue
-					}
-					if _, err := terraformValue(v, x); err != nil {
-						continue
-					}
+// roundValues makes a round's values for the variables of the public modules: values are the
+// tfvars of all, by prefixed name (see prefixed); forProviders the field values of those the
+// field's schema takes, by module; beyond the tfvars of those only the bounds of the conditions
+// refuse, which Terraform must refuse too.
+func roundValues(t *testing.T, round int, mods map[string]*module.Module, kinds map[string]*publicKind, names []string) (values map[string]json.RawMessage, forProviders map[string]map[string]any, beyond map[string]json.RawMessage) {
+	t.Helper()
+	values, forProviders, beyond = map[string]json.RawMessage{}, map[string]map[string]any{}, map[string]json.RawMessage{}
+	for _, n := range names {
+		m, k := mods[n], kinds[n]
+		fp := map[string]any{}
+		for _, v := range m.Variables {
+			if v.Sensitive {
+				continue
+			}
+			r := rand.New(rand.NewPCG(uint64(round), uint64(len(n)*1000+len(v.Name))))
+			for range 40 {
+				x := genValue(r, v.Type, k.pools[v.Name], 4)
+				f, ok, out := k.makers[v.Name].fieldWithin(x)
+				if !ok && !out && x != nil {
+					// x is a value of the variable's type (a required attribute may be null):
+					// Terraform takes its shape, the field's schema must too.
 					raw, _ := json.Marshal(x)
-					values[n+"__"+v.Name] = raw
-					if out {
-						beyond[n+"__"+v.Name] = raw
-					} else {
-						fp[FieldName(v.Name)] = f
-					}
-					break
-				}
-			}
-			fields[n] = fp
-		}
-		tfErrs := terraformPlan(t, tf, work, values)
-		if len(tfErrs[""]) > 0 {
-			t.Fatalf("round %d: terraform plan failed for other reasons than the variables' values: %v", round, tfErrs[""])
-		}
-		for name, raw := range beyond {
-			checked++
-			if len(tfErrs[name]) == 0 {
-				t.Errorf("\nTerraform accepts var.%s = %s, beyond the bounds the schema takes from its conditions", name, raw)
-			}
-		}
-		for _, n := range names {
-			m, k := mods[n], kinds[n]
-			rejected, err := dryRun(ctx, cl, k.crd, fields[n])
-			if err != nil {
-				t.Fatalf("%s round %d: %v", n, round, err)
-			}
-			for _, v := range m.Variables {
-				f, ok := fields[n][FieldName(v.Name)]
-				if !ok {
+					t.Errorf("\n%s: the schema of %s refuses the shape of %s, a value of its type", n, v.Name, raw)
 					continue
 				}
-				checked++
-				raw, _ := json.Marshal(f)
-				tfOK := len(tfErrs[n+"__"+v.Name]) == 0
-				apiOK := !rejected[FieldName(v.Name)]
-				evalOK, enforced := true, true
-				for _, b := range k.blocks[v.Name] {
-					if b.pred != nil && !accepts(b.pred, f) {
-						evalOK = false
-					}
-					enforced = enforced && b.Outcome == Enforced
+				if !ok && v.Required() {
+					// A required field needs a value the API server takes.
+					continue
 				}
-				if tfOK {
-					accepted++
+				if _, err := terraformValue(v, x); err != nil {
+					continue
 				}
-				if !apiOK {
-					refused++
+				raw, _ := json.Marshal(x)
+				values[n+"__"+v.Name] = raw
+				if out {
+					beyond[n+"__"+v.Name] = raw
+				} else {
+					fp[fields.Name(v.Name)] = f
 				}
-				switch {
-				case tfOK && !apiOK:
-					t.Errorf("\n%s: Terraform accepts var.%s = %s, the API server refuses it: %v", n, v.Name, raw, rules(k.blocks[v.Name]))
-				case evalOK != apiOK:
-					t.Errorf("\n%s: modkind's evaluation of the rules of %s (%v) says %v for %s, the API server %v", n, v.Name, rules(k.blocks[v.Name]), evalOK, raw, apiOK)
-				case enforced && apiOK && !tfOK:
-					t.Errorf("\n%s: the enforced rules %v of %s accept %s, Terraform refuses it: %v", n, rules(k.blocks[v.Name]), v.Name, raw, tfErrs[n+"__"+v.Name])
-				}
+				break
 			}
 		}
+		forProviders[n] = fp
 	}
-	t.Logf("%d values checked: Terraform accepted %d, the API server refused %d", checked, accepted, refused)
-	if accepted == 0 || refused == 0 {
-		t.Errorf("\nThe values should include some that Terraform accepts and some the API server refuses: %d accepted, %d refused", accepted, refused)
+	return values, forProviders, beyond
+}
+
+// judgeInstance creates an instance of the kind k of public module n with the forProvider fp,
+// and checks the API server's verdict on each variable's value against Terraform's (tfErrs) and
+// against modkind's own evaluation of the rules.
+func judgeInstance(ctx context.Context, t *testing.T, cl client.Client, round int, n string, m *module.Module, k *publicKind, fp map[string]any, tfErrs map[string][]string, c *tally) {
+	t.Helper()
+	rejected, err := dryRun(ctx, cl, k.crd, fp)
+	if err != nil {
+		t.Fatalf("%s round %d: %v", n, round, err)
+	}
+	for _, v := range m.Variables {
+		f, ok := fp[fields.Name(v.Name)]
+		if !ok {
+			continue
+		}
+		c.checked++
+		raw, _ := json.Marshal(f)
+		tfOK := len(tfErrs[n+"__"+v.Name]) == 0
+		apiOK := !rejected[fields.Name(v.Name)]
+		evalOK, enforced := true, true
+		for _, b := range k.blocks[v.Name] {
+			if b.pred != nil && !accepts(b.pred, f) {
+				evalOK = false
+			}
+			enforced = enforced && b.Outcome == Enforced
+		}
+		if tfOK {
+			c.accepted++
+		}
+		if !apiOK {
+			c.refused++
+		}
+		switch {
+		case tfOK && !apiOK:
+			t.Errorf("\n%s: Terraform accepts var.%s = %s, the API server refuses it: %v", n, v.Name, raw, rules(k.blocks[v.Name]))
+		case evalOK != apiOK:
+			t.Errorf("\n%s: modkind's evaluation of the rules of %s (%v) says %v for %s, the API server %v", n, v.Name, rules(k.blocks[v.Name]), evalOK, raw, apiOK)
+		case enforced && apiOK && !tfOK:
+			t.Errorf("\n%s: the enforced rules %v of %s accept %s, Terraform refuses it: %v", n, rules(k.blocks[v.Name]), v.Name, raw, tfErrs[n+"__"+v.Name])
+		}
 	}
 }
 
@@ -313,7 +335,7 @@ func dryRun(ctx context.Context, cl client.Client, c *extv1.CustomResourceDefini
 // corpus can be planned as one.
 func prefixed(t *testing.T, prefix string) string {
 	t.Helper()
-	dir := filepath.Join("testdata", "corpus", "public", prefix)
+	dir := filepath.Join("testdata", "public", prefix)
 	raw, err := os.ReadFile(filepath.Join(dir, "variables.tf"))
 	if err != nil {
 		t.Fatal(err)

@@ -3,56 +3,21 @@ package crd
 import (
 	"context"
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
-	"github.com/modkind/modkind/module"
+	"github.com/modkind/modkind/crd/internal/crdtest"
+	"github.com/modkind/modkind/crd/validation"
 )
-
-func TestMaxASCIILength(t *testing.T) {
-	type want struct {
-		N  int64
-		OK bool
-	}
-	cases := map[string]struct {
-		reason string
-		re     string
-		want   want
-	}{
-		"Bounded":      {reason: "An anchored pattern of bounded repetitions of ASCII classes.", re: `^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$`, want: want{63, true}},
-		"Alternatives": {reason: "The longest alternative counts.", re: `^(Disabled|Enabled)$`, want: want{8, true}},
-		"EachAnchored": {reason: "Alternatives each anchored.", re: `^a$|^bcd$`, want: want{3, true}},
-		"GUID":         {reason: "Fixed repetitions.", re: `^[0-9a-f]{8}-([0-9a-f]{4}-){3}[0-9a-f]{12}$`, want: want{36, true}},
-		"Optional":     {reason: "An optional part counts whole.", re: `^v[0-9]{1,3}(\.[0-9]{1,3})?$`, want: want{8, true}},
-		"Unanchored":   {reason: "A search matches within longer strings.", re: `[a-z]{1,8}`, want: want{0, false}},
-		"EndOnly":      {reason: "Anchored at one end only.", re: `^[a-z]{1,8}`, want: want{0, false}},
-		"Star":         {reason: "Unbounded repetition.", re: `^[a-z]+$`, want: want{0, false}},
-		"AnyChar":      {reason: "Any character may be outside ASCII.", re: `^.{1,64}$`, want: want{0, false}},
-		"NotASCII":     {reason: "A class with non-ASCII characters.", re: `^[a-zé]{1,3}$`, want: want{0, false}},
-		"Negated":      {reason: "A negated class holds non-ASCII characters.", re: `^[^/]{1,3}$`, want: want{0, false}},
-		"FoldCase":     {reason: "Case folding matches KELVIN SIGN for k.", re: `^(?i)kms$`, want: want{0, false}},
-		"Multiline":    {reason: "Line anchors match inside longer strings.", re: `(?m)^[a-z]{1,3}$`, want: want{0, false}},
-	}
-	for name, tc := range cases {
-		t.Run(name, func(t *testing.T) {
-			n, ok := maxASCIILength(tc.re)
-			if diff := cmp.Diff(tc.want, want{n, ok}); diff != "" {
-				t.Errorf("\n%s\nmaxASCIILength(%s): -want, +got:\n%s", tc.reason, tc.re, diff)
-			}
-		})
-	}
-}
 
 // TestBoundsAPIServer checks that a module whose conditions bound a list and its strings gets a
 // schema with those bounds, and with them a quantifier rule the API server could not afford
 // without: values within the bounds are judged by the rule, values beyond them refused.
 func TestBoundsAPIServer(t *testing.T) {
-	cl := testAPIServer(t)
+	cl := crdtest.APIServer(t)
 	ctx := context.Background()
 	src := `
 variable "zones" {
@@ -78,9 +43,9 @@ variable "labels" {
 }
 `
 	c := crdOf(t, src)
-	m := inspectSource(t, src)
+	m := crdtest.InspectSource(t, src)
 	rules := map[string][]string{}
-	for _, tr := range Translations(m) {
+	for _, tr := range validation.Translations(m) {
 		rules[tr.Variable] = append(rules[tr.Variable], tr.Rule)
 	}
 	want := map[string][]string{
@@ -91,7 +56,7 @@ variable "labels" {
 		t.Fatalf("\nThe bounded quantifier should be kept within the budget; one over a map the module does not bound costs too much.\nRules: -want, +got:\n%s", diff)
 	}
 	fp := c.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["spec"].Properties["forProvider"]
-	ApplyValidations(&fp, m)
+	validation.Apply(&fp, m)
 	zones := fp.Properties["zones"]
 	if zones.MaxItems == nil || *zones.MaxItems != 6 || zones.Items.Schema.MaxLength == nil || *zones.Items.Schema.MaxLength != 15 {
 		t.Fatalf("\nThe schema should bound the list and its strings as the conditions do: maxItems %v, items maxLength %v", zones.MaxItems, zones.Items.Schema.MaxLength)
@@ -142,17 +107,4 @@ variable "labels" {
 			}
 		})
 	}
-}
-
-func inspectSource(t *testing.T, src string) *module.Module {
-	t.Helper()
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "main.tf"), []byte(src), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	m, err := module.Inspect(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return m
 }

@@ -1,0 +1,44 @@
+// Package validation translates the validation blocks of a Terraform module's variables into checks
+// the API server makes when an instance of the module's kind is written: CEL rules
+// (x-kubernetes-validations) and OpenAPI bounds, patterns and enums, each only where it is provably
+// no stricter than Terraform. It reports, per block, what the API server checks of it (Report):
+// all of it, part of it, nothing because the schema already implies it, or nothing, leaving it to
+// Terraform at plan time. Package crd puts the translations into the schema it synthesizes (Apply).
+//
+// A module's validation block is checked by Terraform at plan time, long after `kubectl apply`
+// said yes. modkind puts into the CRD the part of each condition it can prove means, for every
+// value the API server would hand Terraform, what Terraform would decide, or at least never
+// refuses what Terraform would accept: a translation may be weaker than the condition (Terraform
+// still enforces all of it), never stronger. What that takes, beyond reading the expression:
+//
+//   - Terraform normalizes every string to Unicode NFC and counts a string's length in grapheme
+//     clusters; the API server and CEL do neither. For strings of ASCII characters the two agree
+//     (NFC leaves ASCII alone, and each ASCII character is a cluster of its own except CR LF), so
+//     rules on strings only judge ASCII strings unless the rule is insensitive to both.
+//   - Terraform compares numbers exactly; CEL compares doubles. Bounds are used only when they are
+//     doubles whose shortest decimal form is exact and below 2^53, where both orders agree.
+//   - A set in Terraform holds no duplicates, and it removes them itself: a longer list given for a
+//     set may still have few enough elements for Terraform.
+//   - CEL rules never run on null, and Terraform fails a condition that errors: `var.x == null ||
+//     c` needs only c, and a null that Terraform refuses is left to Terraform.
+//   - An optional attribute without a default is null to Terraform and absent to the API server:
+//     comparisons with null become has(), and a test of an attribute that may be absent is guarded
+//     to hold, or fail, where Terraform's null would make it (see guarded in translate.go).
+//   - Terraform before 1.12 evaluates both sides of || and && and errs when either errs, later
+//     versions (and CEL) take a true (||) or false (&&) from either side over an error: rules
+//     follow the later, more lenient reading, which is sound for both; they are called exact only
+//     where both readings agree.
+//   - A default that fails a rule makes the API server refuse the whole CRD, so a rule the module's
+//     own default fails is left out.
+//   - The API server refuses a CRD whose rules might cost too much; expensive parts are dropped
+//     once a budget is spent (see Translations), unless the module's own conditions bound the
+//     collections and strings they walk (see bounds.go), or OpenAPI's checks of a string say the
+//     same (see schema.go).
+//
+// Every translation is a CEL rule (x-kubernetes-validations) rather than OpenAPI's enum, pattern,
+// minimum or maxLength, even where those would mean the same: only a rule carries the module's
+// error_message to the user, and a failed enum or maxLength stops the API server from running any
+// rule at all. The exceptions are set only where a module's rules would not fit the API server's
+// cost limits without them: bounds (maxItems, maxProperties, maxLength), and patterns and enums
+// in place of the rules that cost too much.
+package validation

@@ -1,0 +1,337 @@
+package validation
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+	"unicode/utf8"
+
+	extv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+
+	"github.com/modkind/modkind/crd/internal/fields"
+	"github.com/modkind/modkind/module"
+)
+
+// The API server refuses a CRD when a rule's estimated cost exceeds 10^7 or the sum over the CRD
+// exceeds 10^8 (StaticEstimatedCostLimit, StaticEstimatedCRDCostLimit). modkind's own estimate is
+// already above the server's; it keeps a further 10% and 20% for rules added elsewhere.
+type costBudget struct{ rule, total int64 }
+
+var (
+	apiServerBudget = costBudget{rule: 9_000_000, total: 80_000_000}
+	unlimited       = costBudget{rule: maxCost, total: maxCost}
+)
+
+// Parts cheaper than this are always kept: a module cannot have enough of them to matter.
+const cheap = 1_000
+
+// Translations translates the validation blocks of m's variables into CEL rules, keeping the
+// rules of the whole module within the API server's cost limits: every cheap part is kept, then
+// the expensive parts (regular expressions, quantifiers over collections) from the cheapest up, so
+// that as many as possible fit, until the budget is spent. Dropping a part of a conjunction only
+// makes a rule weaker, which is safe.
+func Translations(m *module.Module) []Translation { return translations(m, apiServerBudget) }
+
+func translations(m *module.Module, budget costBudget) []Translation {
+	ts, _ := translateModule(m, budget)
+	return ts
+}
+
+// variableBounds are the bounds the validation blocks of v give its collections and strings, as
+// far as its defaults keep them.
+func variableBounds(v module.Variable) *schemaBounds {
+	b := newSchemaBounds()
+	for _, val := range v.Validations {
+		if tr := translateValidation(v, val); tr.p != constPred(true) {
+			b.collect(tr.p)
+		}
+	}
+	for path, n := range b.maxItems {
+		if !defaultsWithin(v, path, func(x any) bool {
+			switch x := x.(type) {
+			case []any:
+				return int64(len(x)) <= n
+			case map[string]any:
+				return int64(len(x)) <= n
+			}
+			return true
+		}) {
+			delete(b.maxItems, path)
+		}
+	}
+	for path, n := range b.maxLength {
+		if !defaultsWithin(v, path, func(x any) bool {
+			s, ok := x.(string)
+			return !ok || int64(utf8.RuneCountInString(s)) <= n
+		}) {
+			delete(b.maxLength, path)
+		}
+	}
+	return b
+}
+
+// translateModule translates the validation blocks of m's variables, and returns with them the
+// bounds of each variable's field. Bounds replace the module's message with the API server's for
+// values beyond them, so they are used only where the rules would not fit the budget without: for
+// the variables with expensive rules, in a module whose rules do not all fit.
+func translateModule(m *module.Module, budget costBudget) ([]Translation, map[string]*schemaBounds) {
+	ts, bounds := translateModuleWith(m, budget, nil)
+	for _, t := range ts {
+		// Bounds keep the module's own rule and message where schema checks would not.
+		if len(t.Schema) > 0 {
+			return translateModuleWith(m, budget, expensive)
+		}
+		for _, d := range t.Dropped {
+			if strings.Contains(d, overBudget) {
+				return translateModuleWith(m, budget, expensive)
+			}
+		}
+	}
+	return ts, bounds
+}
+
+const overBudget = "over the API server's CEL cost limit"
+
+// expensive reports whether bounds make an expensive rule of v affordable.
+func expensive(v module.Variable) bool {
+	b := variableBounds(v)
+	if b.empty() {
+		return false
+	}
+	for _, val := range v.Validations {
+		unbounded, bounded := conjuncts(translateValidation(v, val).p), conjuncts(translateBounded(v, val, b).p)
+		if len(unbounded) != len(bounded) {
+			continue
+		}
+		for i := range unbounded {
+			if c := bounded[i].cost(); unbounded[i].cost() >= cheap && c < unbounded[i].cost() && c <= apiServerBudget.rule {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// translateModuleWith translates the validation blocks of m's variables within the budget, the
+// fields of the variables bounded picks (none when it is nil) bounded as their conditions say.
+func translateModuleWith(m *module.Module, budget costBudget, bounded func(module.Variable) bool) ([]Translation, map[string]*schemaBounds) {
+	blocks, bounds := translateBlocks(m, bounded)
+	keepWithin(blocks, budget)
+	checkBySchema(blocks, bounds)
+	out := make([]Translation, len(blocks))
+	for i, b := range blocks {
+		out[i] = b.translation(budget)
+	}
+	return out, bounds
+}
+
+// A block is a validation block on its way to its Translation: the parts of its condition's
+// translation, and which of them the API server checks.
+type block struct {
+	v     module.Variable
+	t     Translation
+	parts []part
+	exact bool
+	// implied is set when the condition holds for every non-null value the schema admits.
+	implied bool
+}
+
+// A part is a conjunct of the translation of a block's condition.
+type part struct {
+	p    pred
+	keep bool
+	// schema is set for a part the schema's checks (patterns, enums) make.
+	schema *schemaBounds
+}
+
+// translateBlocks translates each validation block of m's variables into parts, and returns the
+// blocks with the bounds of the fields of the variables bounded picks.
+func translateBlocks(m *module.Module, bounded func(module.Variable) bool) ([]*block, map[string]*schemaBounds) {
+	var blocks []*block
+	bounds := map[string]*schemaBounds{}
+	for _, v := range m.Variables {
+		var vb *schemaBounds
+		if len(v.Validations) > 0 && !v.Sensitive && bounded != nil && bounded(v) {
+			if vb = variableBounds(v); !vb.empty() {
+				bounds[v.Name] = vb
+			}
+		}
+		for _, val := range v.Validations {
+			blocks = append(blocks, newBlock(v, val, vb))
+		}
+	}
+	return blocks, bounds
+}
+
+// newBlock translates the validation block val of v, whose field has the bounds vb. Its parts are
+// the conjuncts of the translation, the cheap ones kept; a condition that holds for every value
+// but null, or for none, or that the module's own default fails, has none.
+func newBlock(v module.Variable, val module.Validation, vb *schemaBounds) *block {
+	tr := translateBounded(v, val, vb)
+	b := &block{v: v, t: Translation{Variable: v.Name, Pos: val.Pos, Message: message(val.ErrorMessage), Dropped: tr.dropped}, exact: tr.exact}
+	switch {
+	case tr.p == constPred(true):
+		b.implied = tr.exact
+	case tr.p == constPred(false):
+		// Only null would pass: not worth a rule that reads as a mistake.
+		b.t.Dropped = append(b.t.Dropped, "the condition refuses every value but null")
+		b.exact = false
+	case !defaultPasses(v, tr.p):
+		b.t.Dropped = append(b.t.Dropped, "the module's own default fails the condition, and the API server refuses a CRD whose default fails a rule")
+		b.exact = false
+	default:
+		for _, c := range conjuncts(tr.p) {
+			b.parts = append(b.parts, part{p: c, keep: c.cost() < cheap})
+		}
+	}
+	return b
+}
+
+// keepWithin keeps, besides the cheap parts of the blocks, the expensive ones from the cheapest up,
+// each that still fits the budget of its rule and of the module.
+func keepWithin(blocks []*block, budget costBudget) {
+	spent := int64(0)
+	rule := make([]int64, len(blocks))
+	type ref struct{ b, i int }
+	var costly []ref
+	for bi, b := range blocks {
+		for i := range b.parts {
+			if b.parts[i].keep {
+				spent += b.parts[i].p.cost()
+				rule[bi] += b.parts[i].p.cost()
+			} else {
+				costly = append(costly, ref{bi, i})
+			}
+		}
+	}
+	slices.SortStableFunc(costly, func(x, y ref) int {
+		return cmp.Compare(blocks[x.b].parts[x.i].p.cost(), blocks[y.b].parts[y.i].p.cost())
+	})
+	for _, r := range costly {
+		b := blocks[r.b]
+		c := b.parts[r.i].p.cost()
+		if rule[r.b]+c <= budget.rule && spent+c <= budget.total {
+			b.parts[r.i].keep = true
+			rule[r.b] += c
+			spent += c
+		}
+	}
+}
+
+// checkBySchema makes the parts that do not fit the budget checks of the schema where it can, and
+// adds those to the bounds of their variable's field.
+func checkBySchema(blocks []*block, bounds map[string]*schemaBounds) {
+	for _, b := range blocks {
+		if b.v.Sensitive {
+			continue
+		}
+		// Optional attributes the rule requires are present where the checks apply.
+		var present []*term
+		for _, p := range b.parts {
+			if ts, ok := presentTerms(p.p); ok && p.keep {
+				present = append(present, ts...)
+			}
+		}
+		for i := range b.parts {
+			if b.parts[i].keep {
+				continue
+			}
+			c, ok := schemaChecks(b.parts[i].p, present...)
+			if !ok || !defaultsPassChecks(b.v, c) {
+				continue
+			}
+			vb := bounds[b.v.Name]
+			if vb == nil {
+				vb = newSchemaBounds()
+			}
+			if !vb.addFrom(c) {
+				continue
+			}
+			bounds[b.v.Name] = vb
+			b.parts[i].schema = c
+		}
+	}
+}
+
+// translation is what became of the block: the rule of the parts kept, the schema's checks of
+// others, what was left to Terraform and why, and the outcome.
+func (b *block) translation(budget costBudget) Translation {
+	var kept, checked andPred
+	for _, p := range b.parts {
+		switch {
+		case p.keep:
+			kept = append(kept, p.p)
+			checked = append(checked, p.p)
+		case p.schema != nil && p.schema.inexact:
+			// The checks hold for more than the part: the rest is Terraform's.
+			b.exact = false
+			b.t.Schema = append(b.t.Schema, p.schema.describe()...)
+			b.t.Dropped = append(b.t.Dropped, fmt.Sprintf("%s: %s; the schema's pattern checks only the shape of the strings", p.p.cel(), overBudgetReason(p.p, budget)))
+		case p.schema != nil:
+			checked = append(checked, p.p)
+			b.t.Schema = append(b.t.Schema, p.schema.describe()...)
+		default:
+			b.exact = false
+			b.t.Dropped = append(b.t.Dropped, fmt.Sprintf("%s: %s", p.p.cel(), overBudgetReason(p.p, budget)))
+		}
+	}
+	switch len(kept) {
+	case 0:
+	case 1:
+		b.t.Rule = kept[0].cel()
+	default:
+		b.t.Rule = kept.cel()
+	}
+	switch len(checked) {
+	case 0:
+		b.exact = false
+	case 1:
+		b.t.pred = checked[0]
+	default:
+		b.t.pred = checked
+	}
+	b.t.Exact = b.exact
+	b.t.Outcome = b.outcome(len(checked) > 0)
+	return b.t
+}
+
+// outcome sums up what the API server checks of the block, which checks some of its condition by
+// rules or the schema's checks when checks is set.
+func (b *block) outcome(checks bool) Outcome {
+	switch {
+	case checks && b.exact:
+		return Enforced
+	case checks || len(b.t.Schema) > 0:
+		return Partly
+	case b.implied:
+		return Implied
+	}
+	return PlanTime
+}
+
+// Apply adds to the forProvider schema the rules translated from the validation blocks of m's
+// variables, each with its block's error_message, and the bounds those blocks give the variables'
+// collections and strings, and returns what became of each block. Variables without a field of
+// their own in forProvider (sensitive ones) get none.
+func Apply(forProvider *extv1.JSONSchemaProps, m *module.Module) []Translation {
+	ts, bounds := translateModule(m, apiServerBudget)
+	rules := map[string]extv1.ValidationRules{}
+	for _, t := range ts {
+		if t.Rule != "" {
+			rules[t.Variable] = append(rules[t.Variable], extv1.ValidationRule{Rule: t.Rule, Message: t.Message})
+		}
+	}
+	for _, v := range m.Variables {
+		f := fields.Name(v.Name)
+		p, ok := forProvider.Properties[f]
+		if !ok || v.Sensitive {
+			continue
+		}
+		// Replacing rather than appending keeps this idempotent.
+		p.XValidations = rules[v.Name]
+		bounds[v.Name].apply(&p)
+		forProvider.Properties[f] = p
+	}
+	return ts
+}

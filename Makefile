@@ -14,13 +14,14 @@ run: build
 	KUBEBUILDER_ASSETS="$$(hack/testbin.sh)" ./bin/modkind --quickstart examples/quickstart
 
 # Builds (once, cached) or reuses the envtest binaries, kube-controller-manager, OpenTofu and Crossplane, and runs every test,
-# unit and integration; the suites of reconcile/ and reconcile/terraform/ run again with tofu instead of terraform.
+# unit and integration; the integration suite of the controllers (reconcile/integration/) and terraform/ run again
+# with tofu instead of terraform.
 test:
 	assets="$$(hack/testbin.sh)" && tofu="$$(hack/tofu.sh)" && crossplane="$$(hack/crossplane.sh)" && \
 	kcm="$$(hack/controller-manager.sh)" && \
 	KUBEBUILDER_ASSETS="$$assets" MODKIND_CROSSPLANE="$$crossplane" MODKIND_CONTROLLER_MANAGER="$$kcm" $(GO) test ./... -count=1 -timeout 30m && \
-	echo "== reconcile/ with OpenTofu ($$tofu)" && \
-	KUBEBUILDER_ASSETS="$$assets" MODKIND_TERRAFORM="$$tofu" $(GO) test ./reconcile/ ./reconcile/terraform/ -count=1 -timeout 30m && \
+	echo "== reconcile/integration/ and terraform/ with OpenTofu ($$tofu)" && \
+	KUBEBUILDER_ASSETS="$$assets" MODKIND_TERRAFORM="$$tofu" $(GO) test ./reconcile/integration/ ./terraform/ -count=1 -timeout 30m && \
 	echo "== test provider and composition function (modules of their own)" && \
 	$(GO) -C test/thingsprovider test ./... -count=1 && \
 	MODKIND_TERRAFORM="$$tofu" $(GO) -C test/thingsprovider test ./... -count=1 && \
@@ -28,12 +29,16 @@ test:
 	echo "== test node: pods as local processes, Jobs through kube-controller-manager" && \
 	KUBEBUILDER_ASSETS="$$assets" MODKIND_CONTROLLER_MANAGER="$$kcm" $(GO) -C test/testnode test ./... -count=1
 
-# Unit tests only: no API server, no terraform.
+# Unit tests only: no API server, no terraform. The instance client's decisions
+# (reconcile.TestInstanceDecisions) run here against a fake executor and a fake state store.
 unit:
-	$(GO) test ./module/ ./state/ -count=1 && $(GO) test ./crd/ -count=1 -skip 'APIServer|Terraform'
+	$(GO) test ./apis/... ./kind/... ./runs/ ./slots/ ./state/ ./executor/... ./reconcile/ ./module/ ./terraform/detached/ -count=1 && \
+	$(GO) test ./terraform/ -count=1 -skip 'TestDetachedTerraform' && \
+	$(GO) test ./crd/... -count=1 -skip 'APIServer|Terraform' && \
+	$(GO) test ./artifact/ ./charts/ -count=1 -skip 'APIServer'
 
 bench:
-	assets="$$(hack/testbin.sh)" && KUBEBUILDER_ASSETS="$$assets" $(GO) test ./reconcile/ -run '^$$' -bench . -benchtime 1x -count=1 -timeout 30m
+	assets="$$(hack/testbin.sh)" && KUBEBUILDER_ASSETS="$$assets" $(GO) test ./reconcile/integration/ -run '^$$' -bench . -benchtime 1x -count=1 -timeout 30m
 
 # Raw terraform's floor and modkind side by side on one API server: N instances (N=1000 for a
 # thousand) created, updated, then idle for IDLE, with a terraform_data module and one using the

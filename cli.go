@@ -26,9 +26,10 @@ import (
 
 	"github.com/modkind/modkind/apis/v1alpha1"
 	"github.com/modkind/modkind/crd"
+	"github.com/modkind/modkind/kind"
+	"github.com/modkind/modkind/kind/fields"
 	"github.com/modkind/modkind/module"
-	"github.com/modkind/modkind/reconcile"
-	"github.com/modkind/modkind/reconcile/terraform"
+	"github.com/modkind/modkind/terraform"
 )
 
 // command is one of modkind's subcommands.
@@ -141,6 +142,10 @@ Commands:
 	sort.Strings(names)
 	for _, n := range names {
 		fmt.Fprintf(w, "  %-10s %s\n", n, commands[n].summary)
+	}
+	fmt.Fprintln(w, "\nModes modkind starts itself in (never started by hand):")
+	for _, m := range earlyModes {
+		fmt.Fprintf(w, "  %s (%s set): %s\n", m.name, m.env, m.what)
 	}
 	fmt.Fprintln(w, "\nController flags:")
 	printDefaults(fs, w)
@@ -267,14 +272,21 @@ func render(args []string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	forProvider, _, _ := unstructured.NestedMap(inst.Object, "spec", "forProvider")
+	forProvider, _, _ := unstructured.NestedMap(inst.Object, "spec", fields.ForProvider)
 	redacted := map[string]any{}
 	for _, v := range m.Variables {
 		if v.Sensitive {
 			redacted[v.Name] = "(redacted: from a Secret)"
 		}
 	}
-	root, err := terraform.Render(m, terraform.Inputs{ModuleSource: "<module " + *source + ">", ForProvider: forProvider, SecretValues: redacted})
+	in := terraform.Inputs{ForProvider: forProvider, SecretValues: redacted}
+	if m.Resource == nil {
+		// The module's path within its package, as the controller calls it below a run's link.
+		if _, in.ModulePath, err = module.PackageOf(*cache, m.Dir); err != nil {
+			return err
+		}
+	}
+	root, err := terraform.Render(m, in)
 	if err != nil {
 		return err
 	}
@@ -325,8 +337,8 @@ type instanceRef struct {
 // resolve connects to the cluster and finds the kind of arg (<kind>/<name>, the kind as a
 // resource name such as traces or traces.example.org, or as Kind.group) through discovery.
 func (c *clusterFlags) resolve(fs *flagSet, arg string) (*instanceRef, error) {
-	kind, name, ok := strings.Cut(arg, "/")
-	if !ok || kind == "" || name == "" || strings.Contains(name, "/") {
+	kindArg, name, ok := strings.Cut(arg, "/")
+	if !ok || kindArg == "" || name == "" || strings.Contains(name, "/") {
 		return nil, fs.fail("want <kind>/<name>, such as traces.example.org/web, got %q", arg)
 	}
 	rules := clientcmd.NewDefaultClientConfigLoadingRules()
@@ -347,7 +359,7 @@ func (c *clusterFlags) resolve(fs *flagSet, arg string) (*instanceRef, error) {
 		return nil, err
 	}
 	mapper := restmapper.NewShortcutExpander(restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(dc)), dc, nil)
-	gvk, err := reconcile.ResolveKind(mapper, kind)
+	gvk, err := kind.ResolveKind(mapper, kindArg)
 	if err != nil {
 		return nil, err
 	}
@@ -397,7 +409,7 @@ func plan(args []string, out io.Writer) error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	view, err := reconcile.ReadPlanView(ctx, ref.client, ref.gvk.GroupKind().String(), ref.key.Namespace, ref.key.Name)
+	view, err := kind.ReadPlanView(ctx, ref.client, ref.gvk.GroupKind().String(), ref.key.Namespace, ref.key.Name)
 	if err != nil {
 		return err
 	}
@@ -410,7 +422,7 @@ func plan(args []string, out io.Writer) error {
 		fmt.Fprintf(out, "The last plan of %s, made %s, changes nothing.\n\n", ref, view.Time)
 	} else {
 		fmt.Fprintf(out, "Plan %s of %s (%s), made %s.\n", view.ID, ref, view.Summary, view.Time)
-		if reconcile.WaitingPlan(inst) == view.ID {
+		if kind.WaitingPlan(inst) == view.ID {
 			fmt.Fprintf(out, "It waits for approval: modkind approve %s -n %s --plan %s\n", pos[0], ref.key.Namespace, view.ID)
 		}
 		fmt.Fprintln(out)
@@ -439,7 +451,7 @@ func approve(args []string, out io.Writer) error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	view, err := reconcile.Approve(ctx, ref.client, ref.gvk, ref.key, *want)
+	view, err := kind.Approve(ctx, ref.client, ref.gvk, ref.key, *want)
 	if err != nil {
 		return err
 	}

@@ -35,7 +35,7 @@ func TestPlanViewCLI(t *testing.T) {
 	p := startModkind(t, "--kubeconfig", kubeconfig, "--work-dir", filepath.Join(dir, "work"), "--poll-interval", "1s")
 	t.Cleanup(func() { _ = p.Process.Kill(); _ = p.Wait() })
 
-	modDir, err := filepath.Abs(filepath.Join("reconcile", "testdata", "modules", "trace"))
+	modDir, err := filepath.Abs(filepath.Join("reconcile", "integration", "testdata", "modules", "trace"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,7 +12,8 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/modkind/modkind/reconcile"
+	"github.com/modkind/modkind/apis"
+	"github.com/modkind/modkind/kind"
 	"github.com/modkind/modkind/state"
 )
 
@@ -22,7 +23,7 @@ modkind state accept <kind>/<name> [-n namespace]   sign that state, once review
 modkind state rotate-key                            add a new key to the state signing keys
 
 Flags of every subcommand: --kubeconfig file, --keys namespace/name (the key ring's Secret,
-` + reconcile.DefaultNamespace + "/" + state.DefaultKeysSecret + ` by default)`
+` + apis.DefaultNamespace + "/" + state.DefaultKeysSecret + ` by default)`
 
 // stateCommand reads and signs the states the controller keeps, as a cluster admin: it needs
 // to read the state signing keys in the controller's namespace.
@@ -35,7 +36,7 @@ func stateCommand(args []string, out io.Writer) error {
 	fs = newCommandFlags("state", stateUsage)
 	var cf clusterFlags
 	cf.register(fs)
-	keysAt := fs.String("keys", reconcile.DefaultNamespace+"/"+state.DefaultKeysSecret, "namespace/name of the Secret holding the state signing keys (the controller's --state-keys-secret)")
+	keysAt := fs.String("keys", apis.DefaultNamespace+"/"+state.DefaultKeysSecret, "namespace/name of the Secret holding the state signing keys (the controller's --state-keys-secret)")
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
 		return err
@@ -73,7 +74,7 @@ func stateCommand(args []string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	sref := reconcile.StateRef(ref.gvk.GroupKind().String(), ref.key.Namespace, ref.key.Name)
+	sref := kind.StateRef(ref.gvk.GroupKind().String(), ref.key.Namespace, ref.key.Name)
 	store := &state.Store{Client: ref.client}
 	if sub == "show" {
 		st, err := store.Get(ctx, sref)

@@ -15,8 +15,9 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/modkind/modkind/apis"
 	"github.com/modkind/modkind/apis/v1alpha1"
-	"github.com/modkind/modkind/reconcile"
+	"github.com/modkind/modkind/kind"
 	"github.com/modkind/modkind/state"
 )
 
@@ -30,7 +31,7 @@ func TestStateCLI(t *testing.T) {
 	t.Cleanup(func() { _ = p.Process.Kill(); _ = p.Wait() })
 	ctx := context.Background()
 
-	modDir, err := filepath.Abs(filepath.Join("reconcile", "testdata", "modules", "trace"))
+	modDir, err := filepath.Abs(filepath.Join("reconcile", "integration", "testdata", "modules", "trace"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,7 +64,7 @@ func TestStateCLI(t *testing.T) {
 	}
 
 	// The state is written again by someone else: the controller refuses it.
-	ref := reconcile.StateRef("Trace.statecli.example.org", "default", "x")
+	ref := kind.StateRef("Trace.statecli.example.org", "default", "x")
 	sec := &corev1.Secret{}
 	if err := c.Get(ctx, ref.NamespacedName, sec); err != nil {
 		t.Fatal(err)
@@ -95,7 +96,7 @@ func TestStateCLI(t *testing.T) {
 	})
 
 	// A new key signs from now on: the state written with the old one is signed again with it.
-	keysAt := types.NamespacedName{Namespace: reconcile.DefaultNamespace, Name: state.DefaultKeysSecret}
+	keysAt := types.NamespacedName{Namespace: apis.DefaultNamespace, Name: state.DefaultKeysSecret}
 	code, out, stderr = cli("state", "rotate-key", "--kubeconfig", kubeconfig)
 	if code != 0 || !strings.Contains(out, "Added key ") {
 		t.Fatalf("modkind state rotate-key: exit %d\n%s%s", code, out, stderr)

@@ -78,7 +78,7 @@ spec:
 		t.Fatal(err)
 	}
 	var out bytes.Buffer
-	if err := render([]string{"--source", filepath.Join("reconcile", "testdata", "modules", "trace"), "--cache-dir", t.TempDir(), inst}, &out); err != nil {
+	if err := render([]string{"--source", filepath.Join("reconcile", "integration", "testdata", "modules", "trace"), "--cache-dir", t.TempDir(), inst}, &out); err != nil {
 		t.Fatal(err)
 	}
 	var got struct {

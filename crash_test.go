@@ -20,8 +20,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
+	"github.com/modkind/modkind/apis"
 	"github.com/modkind/modkind/apis/v1alpha1"
-	"github.com/modkind/modkind/reconcile"
+	"github.com/modkind/modkind/kind"
 	"github.com/modkind/modkind/state"
 )
 
@@ -97,7 +98,7 @@ func TestKillNineDuringApplies(t *testing.T) {
 	// No state was lost: each state tracks both files and the generation resource.
 	store := &state.Store{Client: c}
 	for _, u := range insts {
-		ref := reconcile.StateRef(u.GroupVersionKind().GroupKind().String(), u.GetNamespace(), u.GetName())
+		ref := kind.StateRef(u.GroupVersionKind().GroupKind().String(), u.GetNamespace(), u.GetName())
 		st, err := store.Get(ctx, ref)
 		if err != nil || st == nil {
 			t.Fatalf("state of %s: %v", u.GetName(), err)
@@ -147,7 +148,7 @@ func instancesIn(t *testing.T, raw []byte) int {
 // returns the directory of the trace files and the instances. modkind must be running.
 func createTraces(t *testing.T, c client.Client, name string, n int, files func(i int) []any, createSeconds int64) (string, []*unstructured.Unstructured) {
 	t.Helper()
-	modDir, err := filepath.Abs(filepath.Join("reconcile", "testdata", "modules", "trace"))
+	modDir, err := filepath.Abs(filepath.Join("reconcile", "integration", "testdata", "modules", "trace"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -209,7 +210,7 @@ func startAPIServer(t *testing.T) (string, client.Client) {
 	if err := os.WriteFile(kubeconfig, kc, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	s, err := reconcile.Scheme()
+	s, err := apis.Scheme()
 	if err != nil {
 		t.Fatal(err)
 	}

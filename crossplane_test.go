@@ -34,6 +34,7 @@ import (
 
 	"github.com/modkind/modkind/apis/v1alpha1"
 	"github.com/modkind/modkind/crd"
+	"github.com/modkind/modkind/kind/fields"
 	"github.com/modkind/modkind/module"
 )
 
@@ -324,9 +325,9 @@ func TestCrossplaneExampleIsConsistent(t *testing.T) {
 	required, _, _ := unstructured.NestedStringSlice(params, "required")
 	vars := map[string]bool{}
 	for _, v := range m.Variables {
-		vars[crd.FieldName(v.Name)] = true
-		if v.Required() && !slices.Contains(required, crd.FieldName(v.Name)) {
-			t.Errorf("XRD does not require parameter %s, a required variable of the module", crd.FieldName(v.Name))
+		vars[fields.Name(v.Name)] = true
+		if v.Required() && !slices.Contains(required, fields.Name(v.Name)) {
+			t.Errorf("XRD does not require parameter %s, a required variable of the module", fields.Name(v.Name))
 		}
 	}
 	for p := range props {

@@ -37,10 +37,12 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
+	"github.com/modkind/modkind/apis"
 	"github.com/modkind/modkind/apis/v1alpha1"
 	"github.com/modkind/modkind/artifact"
-	"github.com/modkind/modkind/reconcile"
-	"github.com/modkind/modkind/reconcile/terraform"
+	jobexec "github.com/modkind/modkind/executor/job"
+	"github.com/modkind/modkind/kind"
+	"github.com/modkind/modkind/kind/fields"
 	"github.com/modkind/modkind/state"
 	"github.com/modkind/modkind/test/thingstest"
 )
@@ -92,7 +94,7 @@ func startJobGround(t *testing.T) *jobGround {
 		"--root-ca-file", ca, "--leader-elect=false", "--secure-port=0")
 	startProcess(t, "testnode", testnode, "--kubeconfig", adminKubeconfig(t, env, dir, "system:node:testnode"),
 		"--root", filepath.Join(dir, "pods"), "--image", runnerImage+"="+modkind)
-	s, err := reconcile.Scheme()
+	s, err := apis.Scheme()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -250,7 +252,7 @@ func watchActiveRuns(t *testing.T, c client.Client) {
 func (g *jobGround) tenant(t *testing.T, ns string) {
 	t.Helper()
 	ctx := context.Background()
-	for _, o := range reconcile.RunnerAccess("modkind-runner", ns) {
+	for _, o := range jobexec.RunnerAccess("modkind-runner", ns) {
 		if err := g.c.Create(ctx, o); err != nil && !kerrors.IsAlreadyExists(err) {
 			t.Fatal(err)
 		}
@@ -355,8 +357,8 @@ func TestJobRunner(t *testing.T) {
 			t.Fatal(err)
 		}
 		pod := job.Spec.Template.Spec
-		if pod.ServiceAccountName != reconcile.DefaultRunnerServiceAccount {
-			t.Errorf("Job runs as %q, want %s", pod.ServiceAccountName, reconcile.DefaultRunnerServiceAccount)
+		if pod.ServiceAccountName != jobexec.DefaultRunnerServiceAccount {
+			t.Errorf("Job runs as %q, want %s", pod.ServiceAccountName, jobexec.DefaultRunnerServiceAccount)
 		}
 		if got := job.Spec.Template.Annotations["example.org/workload-identity"]; got != "team-a-role" {
 			t.Errorf("pod template annotation from the ProviderConfig: got %q", got)
@@ -377,7 +379,7 @@ func TestJobRunner(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		tr, err := cs.CoreV1().ServiceAccounts("team-a").CreateToken(ctx, reconcile.DefaultRunnerServiceAccount,
+		tr, err := cs.CoreV1().ServiceAccounts("team-a").CreateToken(ctx, jobexec.DefaultRunnerServiceAccount,
 			&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To[int64](600)}}, metav1.CreateOptions{})
 		if err != nil {
 			t.Fatal(err)
@@ -388,7 +390,7 @@ func TestJobRunner(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ref := reconcile.StateRef(greeting.GroupKind().String(), "team-a", "world")
+		ref := kind.StateRef(greeting.GroupKind().String(), "team-a", "world")
 		if st, err := (&state.Store{Client: runner}).Get(ctx, ref); err != nil || st == nil {
 			t.Errorf("team-a's runner cannot read team-a's state: %v", err)
 		}
@@ -434,7 +436,7 @@ func TestJobRunner(t *testing.T) {
 	t.Run("in approval mode a Job's plan waits, and the next Run applies the approved plan", func(t *testing.T) {
 		u := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{
 			"forProvider": map[string]any{"name": "Approval"},
-			"approval":    map[string]any{"mode": terraform.ApprovalManual},
+			"approval":    map[string]any{"mode": fields.ApprovalManual},
 		}}}
 		u.SetGroupVersionKind(greeting)
 		u.SetNamespace("team-a")
@@ -448,18 +450,18 @@ func TestJobRunner(t *testing.T) {
 			if err := c.Get(ctx, client.ObjectKeyFromObject(u), got); err != nil {
 				return false, nil
 			}
-			id = reconcile.WaitingPlan(got)
+			id = kind.WaitingPlan(got)
 			return id != "", nil
 		})
 		runs := runsOf(t, c, u)
 		if len(runs) != 1 || runs[0].Status.Phase != v1alpha1.PhaseWaitingForApproval || runs[0].Status.Plan == nil || runs[0].Status.Plan.ID != id {
 			t.Fatalf("want one Run waiting for approval of plan %s, got %+v", id, runs)
 		}
-		ref := reconcile.StateRef(greeting.GroupKind().String(), "team-a", "approved")
+		ref := kind.StateRef(greeting.GroupKind().String(), "team-a", "approved")
 		if st, err := (&state.Store{Client: c}).Get(ctx, ref); err != nil || st != nil {
 			t.Errorf("a waiting plan applied something: state %v, %v", st, err)
 		}
-		if _, err := reconcile.Approve(ctx, c, greeting, client.ObjectKeyFromObject(u), id); err != nil {
+		if _, err := kind.Approve(ctx, c, greeting, client.ObjectKeyFromObject(u), id); err != nil {
 			t.Fatal(err)
 		}
 		waitInstanceReady(t, c, u)
@@ -503,7 +505,7 @@ func TestJobRunner(t *testing.T) {
 		b.SetNamespace("team-a")
 		b.SetName("logs")
 		// Drift checks are Runs too: often, to see one here.
-		b.SetAnnotations(map[string]string{reconcile.AnnotationDriftInterval: "3s"})
+		b.SetAnnotations(map[string]string{kind.AnnotationDriftInterval: "3s"})
 		poll(t, "the Bucket CRD to be served", 2*time.Minute, func(ctx context.Context) (bool, error) {
 			return c.Create(ctx, b) == nil, nil
 		})
@@ -659,7 +661,7 @@ func TestJobRunner(t *testing.T) {
 		if objs := cloud.Objects("things_bucket"); len(objs) != 0 {
 			t.Errorf("a tampered provider made buckets: %v", objs)
 		}
-		ref := reconcile.StateRef("Bucket.jobthings.example.org", "team-a", "tampered")
+		ref := kind.StateRef("Bucket.jobthings.example.org", "team-a", "tampered")
 		if st, err := (&state.Store{Client: c}).Get(ctx, ref); err != nil || st != nil {
 			t.Errorf("state of the instance whose init failed: %v, %v; want none", st, err)
 		}
@@ -681,7 +683,7 @@ func TestJobRunner(t *testing.T) {
 		poll(t, "the instance to be gone", 3*time.Minute, func(ctx context.Context) (bool, error) {
 			return kerrors.IsNotFound(c.Get(ctx, client.ObjectKeyFromObject(world), world.DeepCopy())), nil
 		})
-		ref := reconcile.StateRef(greeting.GroupKind().String(), "team-a", "world")
+		ref := kind.StateRef(greeting.GroupKind().String(), "team-a", "world")
 		if st, err := (&state.Store{Client: c}).Get(ctx, ref); err != nil || st != nil {
 			t.Errorf("state after delete: %v, %v; want none", st, err)
 		}

@@ -23,18 +23,37 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	"github.com/modkind/modkind/apis"
 	"github.com/modkind/modkind/apis/crds"
 	"github.com/modkind/modkind/crd"
 	"github.com/modkind/modkind/reconcile"
-	"github.com/modkind/modkind/reconcile/terraform"
 	"github.com/modkind/modkind/slots"
 	"github.com/modkind/modkind/state"
+	"github.com/modkind/modkind/terraform"
+	"github.com/modkind/modkind/terraform/detached"
+	"github.com/modkind/modkind/terraform/providerhost"
 )
 
+// The binary's modes:
+//
+//   - the controller (no command, flags only): run, below;
+//   - `modkind runner`: one Run, in the Job the controller made for it (runner.go);
+//   - the CLI commands (cli.go, cli_state.go): generate, render, plan, approve, state, version;
+//   - and two modes modkind starts itself in, recognised before main runs (earlyModes).
 func main() {
 	if code := runMain(os.Args[1:], os.Stdout, os.Stderr, run); code != 0 {
 		os.Exit(code)
 	}
+}
+
+// earlyModes are the modes modkind starts its own executable in, each recognised in the init of
+// its package from an environment variable modkind sets for it, and ended there: a detached
+// terraform shim runs once per terraform process, so it exits before the controller's packages
+// initialize (0.02 rather than 0.08 CPU-seconds a start); and test binaries, which import those
+// packages without this main, serve both modes as the modkind binary does.
+var earlyModes = []struct{ name, env, what string }{
+	{"detached terraform shim", detached.Env, "runs terraform in a session of its own, so that it outlives a controller killed mid-apply (terraform/detached)"},
+	{"provider host", providerhost.EnvBinary, "serves one provider process to the terraform runs that share it (terraform/providerhost)"},
 }
 
 // runMain runs the command line args and returns the exit code: 0, 1 when the command failed, 2
@@ -248,7 +267,7 @@ func run(o *controllerOptions) error {
 	defer stop()
 	restCfg.QPS, restCfg.Burst = apiLimits(o.APIQPS, o.APIBurst, cfg.MaxConcurrentRuns)
 
-	scheme, err := reconcile.Scheme()
+	scheme, err := apis.Scheme()
 	if err != nil {
 		return err
 	}
@@ -316,7 +335,7 @@ func ownNamespace() string {
 	if b, err := os.ReadFile("/var/run/secrets/kubernetes.io/serviceaccount/namespace"); err == nil && len(b) > 0 {
 		return strings.TrimSpace(string(b))
 	}
-	return "modkind-system"
+	return apis.DefaultNamespace
 }
 
 // splitList splits a comma-separated flag value, dropping empty items.

@@ -22,6 +22,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/modkind/modkind/apis/v1alpha1"
+	"github.com/modkind/modkind/kind/fields"
 )
 
 // runQuickstart applies the manifests in dir, waits until every instance is Ready and prints
@@ -141,7 +142,7 @@ func waitReady(ctx context.Context, c client.Client, o *unstructured.Unstructure
 
 func printOutputs(ctx context.Context, c client.Client, o *unstructured.Unstructured, out io.Writer) error {
 	fmt.Fprintf(out, "%s %s/%s is Ready.\n", o.GetKind(), o.GetNamespace(), o.GetName())
-	if at, ok, _ := unstructured.NestedMap(o.Object, "status", "atProvider"); ok {
+	if at, ok, _ := unstructured.NestedMap(o.Object, "status", fields.AtProvider); ok {
 		b, _ := yaml.Marshal(map[string]any{"status.atProvider": at})
 		fmt.Fprint(out, string(b))
 	}

@@ -32,13 +32,15 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	"github.com/modkind/modkind/apis"
 	"github.com/modkind/modkind/apis/crds"
 	"github.com/modkind/modkind/apis/v1alpha1"
 	"github.com/modkind/modkind/charts"
 	"github.com/modkind/modkind/crd"
+	jobexec "github.com/modkind/modkind/executor/job"
 	"github.com/modkind/modkind/reconcile"
 	"github.com/modkind/modkind/reconcile/reconciletest"
-	"github.com/modkind/modkind/reconcile/terraform"
+	"github.com/modkind/modkind/terraform"
 )
 
 const (
@@ -114,7 +116,7 @@ func impersonate(cfg *rest.Config, user string, groups ...string) *rest.Config {
 
 func rbacClient(t *testing.T, cfg *rest.Config) client.Client {
 	t.Helper()
-	s, err := reconcile.Scheme()
+	s, err := apis.Scheme()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -205,7 +207,7 @@ func event(ns string) *corev1.Event {
 // runnerJob is the Job the controller makes for a Run named name in ns.
 func runnerJob(ns, name string) *batchv1.Job {
 	run := &v1alpha1.Run{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, UID: types.UID(name + "-uid")}}
-	return reconcile.RunnerJob(run, nil, reconcile.JobOptions{Image: "modkind:test", ArtifactsURL: "https://modkind.modkind-system.svc:8443"})
+	return jobexec.RunnerJob(run, nil, jobexec.JobOptions{Image: "modkind:test", ArtifactsURL: "https://modkind.modkind-system.svc:8443"})
 }
 
 func mergePatch(ctx context.Context, c client.Client, obj client.Object, patch string) error {
@@ -308,11 +310,11 @@ func testControllerPermissions(t *testing.T, g *rbacGround) {
 			func(ctx context.Context) error { return c.Create(ctx, lease(rbacOther, "tfstate.x")) }, forbidden},
 		{"EventInOtherNamespace", "No events outside the tenant namespaces, its own and default.",
 			func(ctx context.Context) error { return c.Create(ctx, event(rbacOther)) }, forbidden},
-		{"CreateRunnerJob", "A Run is executed by a Job in the instance's namespace (reconcile.RunnerJob).",
+		{"CreateRunnerJob", "A Run is executed by a Job in the instance's namespace (jobexec.RunnerJob).",
 			func(ctx context.Context) error { return c.Create(ctx, runnerJob(rbacTenant, "job-run")) }, allowed},
-		{"WatchRunnerJobs", "Runner Jobs are listed and watched (reconcile.JobWatcher).",
+		{"WatchRunnerJobs", "Runner Jobs are listed and watched (jobexec.Watcher).",
 			func(ctx context.Context) error {
-				return c.List(ctx, &batchv1.JobList{}, client.InNamespace(rbacTenant), client.MatchingLabelsSelector{Selector: reconcile.RunnerJobSelector()})
+				return c.List(ctx, &batchv1.JobList{}, client.InNamespace(rbacTenant), client.MatchingLabelsSelector{Selector: jobexec.RunnerJobSelector()})
 			}, allowed},
 		{"UpdateRunnerJob", "A runner Job is never changed once created.",
 			func(ctx context.Context) error {
@@ -324,7 +326,7 @@ func testControllerPermissions(t *testing.T, g *rbacGround) {
 			func(ctx context.Context) error { return c.Create(ctx, runnerJob(rbacOther, "job-run")) }, forbidden},
 		{"ReviewRunnerToken", "The artifact server asks the API server whose token a runner presents.",
 			func(ctx context.Context) error {
-				return c.Create(ctx, &authenticationv1.TokenReview{Spec: authenticationv1.TokenReviewSpec{Token: "not-a-token", Audiences: []string{reconcile.RunnerTokenAudience}}})
+				return c.Create(ctx, &authenticationv1.TokenReview{Spec: authenticationv1.TokenReviewSpec{Token: "not-a-token", Audiences: []string{jobexec.RunnerTokenAudience}}})
 			}, allowed},
 		{"GetCredentialsInOwnNamespace", "Module source credentials are read from modkind's own namespace.",
 			func(ctx context.Context) error {
@@ -623,7 +625,7 @@ func testTenantRoles(t *testing.T, g *rbacGround) {
 
 // Leader election, as main.go configures it with the chart's flags, works with the chart's grant.
 func testLeaderElection(t *testing.T, g *rbacGround) {
-	s, err := reconcile.Scheme()
+	s, err := apis.Scheme()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -876,12 +878,12 @@ func rbacWaitFor(ctx context.Context, t *testing.T, what string, refused *refusa
 func testRunnerPermissions(t *testing.T, g *rbacGround) {
 	ctx := context.Background()
 	sa := &corev1.ServiceAccount{}
-	if err := g.admin.Get(ctx, types.NamespacedName{Namespace: rbacTenant, Name: reconcile.DefaultRunnerServiceAccount}, sa); err != nil {
-		t.Fatalf("runner.namespaces must create the default runner service account %s: %v", reconcile.DefaultRunnerServiceAccount, err)
+	if err := g.admin.Get(ctx, types.NamespacedName{Namespace: rbacTenant, Name: jobexec.DefaultRunnerServiceAccount}, sa); err != nil {
+		t.Fatalf("runner.namespaces must create the default runner service account %s: %v", jobexec.DefaultRunnerServiceAccount, err)
 	}
 	asRunner := func(ns string) client.Client {
 		// The groups a service account's token carries.
-		return rbacClient(t, impersonate(g.adminConfig, "system:serviceaccount:"+ns+":"+reconcile.DefaultRunnerServiceAccount,
+		return rbacClient(t, impersonate(g.adminConfig, "system:serviceaccount:"+ns+":"+jobexec.DefaultRunnerServiceAccount,
 			"system:serviceaccounts", "system:serviceaccounts:"+ns, "system:authenticated"))
 	}
 	runner, unbound := asRunner(rbacTenant), asRunner(rbacOther)
@@ -906,7 +908,7 @@ func testRunnerPermissions(t *testing.T, g *rbacGround) {
 	if err := g.controller.Status().Update(ctx, run); err != nil {
 		t.Fatal(err)
 	}
-	inPod := podClient(ctx, t, g, g.admin, rbacTenant, reconcile.DefaultRunnerServiceAccount, run.Name+"-x7k2p")
+	inPod := podClient(ctx, t, g, g.admin, rbacTenant, jobexec.DefaultRunnerServiceAccount, run.Name+"-x7k2p")
 
 	stateLabels := map[string]string{"modkind.io/state-chunk-of": "runner"}
 	cases := []struct {
@@ -1062,7 +1064,7 @@ func testRunnerPermissions(t *testing.T, g *rbacGround) {
 func testJobWatcher(t *testing.T, g *rbacGround) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	s, err := reconcile.Scheme()
+	s, err := apis.Scheme()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -1071,12 +1073,12 @@ func testJobWatcher(t *testing.T, g *rbacGround) {
 	restCfg.Wrap(refused.wrap)
 	opts := reconcile.ManagerOptions(s, reconcile.Config{Namespaces: []string{rbacTenant}})
 	opts.Metrics = metricsserver.Options{BindAddress: "0"}
-	opts.Cache.ByObject[&batchv1.Job{}] = cache.ByObject{Label: reconcile.RunnerJobSelector()}
+	opts.Cache.ByObject[&batchv1.Job{}] = cache.ByObject{Label: jobexec.RunnerJobSelector()}
 	mgr, err := ctrl.NewManager(restCfg, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := (&reconcile.JobWatcher{Client: mgr.GetClient(), Reader: mgr.GetAPIReader()}).SetupWithManager(mgr); err != nil {
+	if err := (&jobexec.Watcher{Client: mgr.GetClient(), Reader: mgr.GetAPIReader()}).SetupWithManager(mgr); err != nil {
 		t.Fatal(err)
 	}
 	done := make(chan error, 1)
@@ -1098,7 +1100,7 @@ func testJobWatcher(t *testing.T, g *rbacGround) {
 	if err := g.controller.Status().Update(ctx, run); err != nil {
 		t.Fatal(err)
 	}
-	job := reconcile.RunnerJob(run, nil, reconcile.JobOptions{Image: "modkind:test", ArtifactsURL: "https://modkind.modkind-system.svc:8443"})
+	job := jobexec.RunnerJob(run, nil, jobexec.JobOptions{Image: "modkind:test", ArtifactsURL: "https://modkind.modkind-system.svc:8443"})
 	if err := g.controller.Create(ctx, job); err != nil {
 		t.Fatal(err)
 	}

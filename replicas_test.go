@@ -12,7 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/modkind/modkind/apis/v1alpha1"
-	"github.com/modkind/modkind/reconcile/terraform"
+	"github.com/modkind/modkind/terraform"
 )
 
 // Two modkind processes without leader election reconcile the same instances at once: the state

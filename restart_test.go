@@ -29,7 +29,7 @@ func TestBrokenModuleServedAfterRestart(t *testing.T) {
 	proc := startModkind(t, args...)
 	t.Cleanup(func() { _ = proc.Process.Kill(); _ = proc.Wait() })
 
-	src, err := filepath.Abs(filepath.Join("reconcile", "testdata", "modules", "trace", "main.tf"))
+	src, err := filepath.Abs(filepath.Join("reconcile", "integration", "testdata", "modules", "trace", "main.tf"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,14 +16,16 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/modkind/modkind/apis"
 	"github.com/modkind/modkind/artifact"
-	"github.com/modkind/modkind/reconcile"
-	"github.com/modkind/modkind/reconcile/terraform"
+	"github.com/modkind/modkind/executor/job"
+	runnerpod "github.com/modkind/modkind/executor/runner"
+	"github.com/modkind/modkind/terraform"
 )
 
 // envArtifactsCA holds the PEM of the certificate a runner trusts for the controller's artifact
 // server; the controller sets it on every runner Job.
-const envArtifactsCA = reconcile.EnvArtifactsCA
+const envArtifactsCA = job.EnvArtifactsCA
 
 // runner executes one Run inside the Job the controller made for it, with the pod's identity.
 func runner(args []string, out io.Writer) error {
@@ -31,8 +33,8 @@ func runner(args []string, out io.Writer) error {
 	name := fs.String("run", "", "the Run to execute")
 	namespace := fs.String("namespace", "", "the Run's namespace")
 	artifacts := fs.String("artifacts", "", "https URL of the controller's artifact server")
-	tokenFile := fs.String("token-file", reconcile.RunnerTokenPath, "service account token (audience "+reconcile.RunnerTokenAudience+") presented to the artifact server; relative paths are from the working directory")
-	workDir := fs.String("work-dir", reconcile.RunnerWorkDir, "scratch directory for the module, providers and terraform; relative paths are from the working directory")
+	tokenFile := fs.String("token-file", job.RunnerTokenPath, "service account token (audience "+job.RunnerTokenAudience+") presented to the artifact server; relative paths are from the working directory")
+	workDir := fs.String("work-dir", job.RunnerWorkDir, "scratch directory for the module, providers and terraform; relative paths are from the working directory")
 	binary := fs.String("terraform-binary", "", "terraform or tofu executable; found on PATH when empty")
 	lockDuration := fs.Duration("lock-duration", time.Minute, "how long the state lock outlives this runner's last renewal")
 	shared := fs.Bool("shared-providers", true, "the Run's terraform calls attach to provider processes started once for the Run instead of each starting every provider")
@@ -59,7 +61,7 @@ func runner(args []string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	s, err := reconcile.Scheme()
+	s, err := apis.Scheme()
 	if err != nil {
 		return err
 	}
@@ -84,7 +86,7 @@ func runner(args []string, out io.Writer) error {
 		}
 		return strings.TrimSpace(string(token)), nil
 	}
-	x := &reconcile.RunExecutor{
+	x := &runnerpod.Executor{
 		Client: c, Binary: bin, Dir: dir, LockDuration: *lockDuration,
 		Identity:        fmt.Sprintf("runner/%s/%s/%s", *namespace, *name, host),
 		SharedProviders: *shared, Exe: exe,

@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/modkind/modkind/apis/v1alpha1"
+	"github.com/modkind/modkind/kind"
 	"github.com/modkind/modkind/reconcile"
 	"github.com/modkind/modkind/state"
 	"github.com/modkind/modkind/test/thingstest"
@@ -83,7 +84,7 @@ func TestStopDuringCreates(t *testing.T) {
 	// Each half-made bucket is in its instance's stored state.
 	store := &state.Store{Client: c}
 	for _, u := range insts {
-		st, err := store.Get(ctx, reconcile.StateRef(gvk.GroupKind().String(), "default", u.GetName()))
+		st, err := store.Get(ctx, kind.StateRef(gvk.GroupKind().String(), "default", u.GetName()))
 		if err != nil || st == nil {
 			t.Fatalf("state of %s after SIGTERM: want the interrupted bucket recorded, got %v, %v", u.GetName(), st, err)
 		}

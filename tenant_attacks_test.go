@@ -29,7 +29,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/modkind/modkind/apis/v1alpha1"
+	jobexec "github.com/modkind/modkind/executor/job"
+	"github.com/modkind/modkind/kind"
 	"github.com/modkind/modkind/reconcile"
+	"github.com/modkind/modkind/runs"
 	"github.com/modkind/modkind/state"
 )
 
@@ -214,7 +217,7 @@ func testStatusWrites(t *testing.T, g *rbacGround) {
 	tenantCfg := tenantToken(ctx, t, g, rbacTenant, "edit")
 	tenant := rbacClient(t, tenantCfg)
 	// edit may impersonate the namespace's service accounts: the runner's, too.
-	asRunner := rbacClient(t, impersonate(tenantCfg, "system:serviceaccount:"+rbacTenant+":"+reconcile.DefaultRunnerServiceAccount))
+	asRunner := rbacClient(t, impersonate(tenantCfg, "system:serviceaccount:"+rbacTenant+":"+jobexec.DefaultRunnerServiceAccount))
 
 	mk := func(name string, phase v1alpha1.RunPhase, executor string) *v1alpha1.Run {
 		r := &v1alpha1.Run{
@@ -237,9 +240,9 @@ func testStatusWrites(t *testing.T, g *rbacGround) {
 	process := mk("status-process", v1alpha1.PhaseSucceeded, v1alpha1.ExecutorProcess)
 	// The tenant makes pods named as pods of these Runs' Jobs, and requests their runner's tokens
 	// bound to them: all edit allows.
-	activePod := podClient(ctx, t, g, tenant, rbacTenant, reconcile.DefaultRunnerServiceAccount, active.Name+"-f0rg3")
-	endedPod := podClient(ctx, t, g, tenant, rbacTenant, reconcile.DefaultRunnerServiceAccount, ended.Name+"-f0rg3")
-	processPod := podClient(ctx, t, g, tenant, rbacTenant, reconcile.DefaultRunnerServiceAccount, process.Name+"-f0rg3")
+	activePod := podClient(ctx, t, g, tenant, rbacTenant, jobexec.DefaultRunnerServiceAccount, active.Name+"-f0rg3")
+	endedPod := podClient(ctx, t, g, tenant, rbacTenant, jobexec.DefaultRunnerServiceAccount, ended.Name+"-f0rg3")
+	processPod := podClient(ctx, t, g, tenant, rbacTenant, jobexec.DefaultRunnerServiceAccount, process.Name+"-f0rg3")
 
 	dials := testCRD("dials", rbacGroup, "Dial", nil)
 	dials.Spec.Versions[0].Subresources = &extv1.CustomResourceSubresources{Status: &extv1.CustomResourceSubresourceStatus{}}
@@ -359,7 +362,7 @@ func testJobModeAttacks(t *testing.T, g *rbacGround) {
 		c.Runner = reconcile.RunnerModeJob
 		// Two slots: a namespace's share is one.
 		c.MaxConcurrentRuns, c.MaxReconciles = 2, 4
-		c.Job = reconcile.JobOptions{Image: runnerImage, ArtifactsURL: "https://" + addr}
+		c.Job = jobexec.JobOptions{Image: runnerImage, ArtifactsURL: "https://" + addr}
 		c.ArtifactsAddress, c.ArtifactsHosts = addr, []string{"127.0.0.1"}
 	})
 	tenantA := rbacClient(t, tenantToken(ctx, t, g, rbacTenant, "edit"))
@@ -417,7 +420,7 @@ func testJobModeAttacks(t *testing.T, g *rbacGround) {
 		}
 		var mine []v1alpha1.Run
 		for _, r := range list.Items {
-			if r.Annotations[reconcile.AnnotationRunSignature] != "" {
+			if r.Annotations[runs.AnnotationRunSignature] != "" {
 				mine = append(mine, r)
 			}
 		}
@@ -475,7 +478,7 @@ func testJobModeAttacks(t *testing.T, g *rbacGround) {
 	// publish their outputs, and only within its limits: a 248 KiB state Secret that inflates to
 	// 250 MiB, planted by the tenant for an instance, is refused before it takes the memory.
 	bombed := instance("JobNote", rbacThird, "jn-bombed", map[string]any{"text": "e"})
-	bombRef := reconcile.StateRef("JobNote."+rbacGroup, rbacThird, bombed.GetName())
+	bombRef := kind.StateRef("JobNote."+rbacGroup, rbacThird, bombed.GetName())
 	bomb := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: rbacThird, Name: bombRef.Name},
 		Type: state.SecretType, Data: map[string][]byte{state.KeyState: gzipBomb(250)}}
 	if err := tenantC.Create(ctx, bomb); err != nil {
@@ -551,7 +554,7 @@ func gzipBomb(mib int) []byte {
 // stateSecret is the state Secret of instance u, as the tenant reads it.
 func stateSecret(ctx context.Context, t *testing.T, c client.Client, u *unstructured.Unstructured) *corev1.Secret {
 	t.Helper()
-	ref := reconcile.StateRef(u.GroupVersionKind().GroupKind().String(), u.GetNamespace(), u.GetName())
+	ref := kind.StateRef(u.GroupVersionKind().GroupKind().String(), u.GetNamespace(), u.GetName())
 	sec := &corev1.Secret{}
 	if err := c.Get(ctx, ref.NamespacedName, sec); err != nil {
 		t.Fatal(err)

@@ -24,6 +24,11 @@ import (
 // providers (by archive digest and hash) its runs may install.
 const ManifestName = "providers.json"
 
+// BundleModule is where a bundle holds the module's package. The providers its root module needs
+// come from the controller's provider mirror (MirrorPrefix), as the bundle's manifest
+// (ManifestName) lists them.
+const BundleModule = "module"
+
 const (
 	errProviderAddress = "malformed provider package address"
 	errProviderSource  = "cannot read installed provider package"

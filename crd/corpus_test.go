@@ -24,8 +24,8 @@ import (
 
 	"github.com/modkind/modkind/apis/v1alpha1"
 	"github.com/modkind/modkind/crd/internal/crdtest"
-	"github.com/modkind/modkind/crd/internal/fields"
 	"github.com/modkind/modkind/crd/validation"
+	"github.com/modkind/modkind/kind/fields"
 	"github.com/modkind/modkind/module"
 )
 
@@ -135,7 +135,7 @@ func (c *corpus) base(t *testing.T) map[string]any {
 		}
 		for _, cc := range c.cases[v.Name].Valid {
 			if len(cc.Value) > 0 {
-				fp[FieldName(v.Name)] = decode(t, cc.Value)
+				fp[fields.Name(v.Name)] = decode(t, cc.Value)
 				break
 			}
 		}
@@ -227,7 +227,7 @@ func TestCorpusAPIServer(t *testing.T) {
 			base := c.base(t)
 			for _, vname := range slices.Sorted(maps.Keys(c.cases)) {
 				v, cv := c.variable(t, vname), c.cases[vname]
-				field := FieldName(vname)
+				field := fields.Name(vname)
 				for i, cc := range cv.Valid {
 					t.Run(fmt.Sprintf("%s/valid/%d", vname, i), func(t *testing.T) {
 						got, err := c.create(ctx, cl, base, field, cc.Value)
@@ -298,9 +298,9 @@ func checkRoundTrip(t *testing.T, v module.Variable, forProvider map[string]any,
 	if !ok {
 		t.Fatalf("\nThe API server should store %s (set, or defaulted to %s); forProvider is %v", field, want, forProvider)
 	}
-	got, err := ToTerraform(stored, v.Type)
+	got, err := fields.ToTerraform(stored, v.Type)
 	if err != nil {
-		t.Fatalf("ToTerraform(%v): %v", stored, err)
+		t.Fatalf("fields.ToTerraform(%v): %v", stored, err)
 	}
 	if diff := cmp.Diff(decode(t, want), normalize(t, got)); diff != "" {
 		t.Errorf("\nThe tfvars of %s = %s should be what a person would write.\nToTerraform: -want, +got:\n%s", field, cc.Value, diff)
@@ -353,7 +353,7 @@ func TestCorpusTerraform(t *testing.T) {
 						}
 					}
 					if i < len(msgs) {
-						tv, err := ToTerraform(decode(t, msgs[i].Value), c.variable(t, n).Type)
+						tv, err := fields.ToTerraform(decode(t, msgs[i].Value), c.variable(t, n).Type)
 						if err != nil {
 							t.Fatal(err)
 						}
@@ -430,9 +430,9 @@ func TestCorpusOutputsAPIServer(t *testing.T) {
 	// Null attributes of typed objects are dropped: absent and null mean the same in Terraform.
 	kept := map[string]any{}
 	for _, o := range m.Outputs {
-		if f, ok := atProvider[FieldName(o.Name)]; ok {
-			tfv, _ := ToTerraform(f, o.Type)
-			kept[FieldName(o.Name)], _ = ToField(fields.WithoutNullAttributes(tfv, o.Type), o.Type)
+		if f, ok := atProvider[fields.Name(o.Name)]; ok {
+			tfv, _ := fields.ToTerraform(f, o.Type)
+			kept[fields.Name(o.Name)], _ = fields.FromTerraform(fields.WithoutNullAttributes(tfv, o.Type), o.Type)
 		}
 	}
 	if diff := cmp.Diff(normalize(t, kept), normalize(t, got)); diff != "" {
@@ -488,13 +488,13 @@ func appliedOutputs(t *testing.T, tf, dir string, m *module.Module) map[string]a
 		if o.Sensitive || !ok {
 			continue
 		}
-		f, err := ToField(out.Value, o.Type)
+		f, err := fields.FromTerraform(out.Value, o.Type)
 		if err != nil {
 			t.Errorf("\nThe value of output %s should convert to its field.\nToField(%v, %s): %v", o.Name, out.Value, o.Type.FriendlyName(), err)
 			continue
 		}
 		if f != nil {
-			atProvider[FieldName(o.Name)] = f
+			atProvider[fields.Name(o.Name)] = f
 		}
 	}
 	return atProvider

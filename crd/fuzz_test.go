@@ -20,6 +20,7 @@ import (
 	"k8s.io/kube-openapi/pkg/validation/validate"
 
 	"github.com/modkind/modkind/crd/internal/crdtest"
+	"github.com/modkind/modkind/kind/fields"
 	"github.com/modkind/modkind/module"
 )
 
@@ -57,7 +58,7 @@ func FuzzTypeMapping(f *testing.F) {
 			return
 		}
 		schema, err := TypeSchema(ty, defaults)
-		var ce *CollisionError
+		var ce *fields.CollisionError
 		if errors.As(err, &ce) {
 			return
 		}
@@ -91,13 +92,13 @@ func checkValue(t *testing.T, expr string, ty cty.Type, s *structuralschema.Stru
 	if _, err := ctyconvert.Convert(tv, ty); err != nil {
 		t.Fatalf("randomValue made %s, which is not a value of %s: %v", raw, expr, err)
 	}
-	f, err := ToField(v, ty)
+	f, err := fields.FromTerraform(v, ty)
 	if err != nil {
-		t.Fatalf("ToField(%s, %s): %v", raw, expr, err)
+		t.Fatalf("fields.FromTerraform(%s, %s): %v", raw, expr, err)
 	}
-	back, err := ToTerraform(runtime.DeepCopyJSONValue(f), ty)
+	back, err := fields.ToTerraform(runtime.DeepCopyJSONValue(f), ty)
 	if err != nil {
-		t.Fatalf("ToTerraform(ToField(%s), %s): %v", raw, expr, err)
+		t.Fatalf("fields.ToTerraform(fields.FromTerraform(%s), %s): %v", raw, expr, err)
 	}
 	if diff := cmp.Diff(v, back); diff != "" {
 		t.Errorf("ToTerraform∘ToField should be the identity on values of %s: -value, +round trip:\n%s", expr, diff)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/modkind/modkind/crd/internal/crdtest"
 	"github.com/modkind/modkind/crd/validation"
+	"github.com/modkind/modkind/kind/fields"
 	"github.com/modkind/modkind/module"
 )
 
@@ -147,7 +148,7 @@ func TestLargeModuleAPIServer(t *testing.T) {
 		t.Fatalf("\nA valid instance of the large kind should be accepted.\n%v", err)
 	}
 	// Defaults apply at every depth of a partly given object.
-	tf, err := ToTerraform(got["deep00"], m.Variables[0].Type)
+	tf, err := fields.ToTerraform(got["deep00"], m.Variables[0].Type)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/modkind/modkind/apis/v1alpha1"
 	"github.com/modkind/modkind/crd/internal/crdtest"
+	"github.com/modkind/modkind/kind/fields"
 	"github.com/modkind/modkind/module"
 )
 
@@ -156,7 +157,7 @@ func checkTerraformRefuses(t *testing.T, reason, tf, dir string, m *module.Modul
 	raw, _ := json.Marshal(x)
 	var tv any
 	_ = json.Unmarshal(raw, &tv)
-	tv, err := ToTerraform(tv, crdtest.VariableOf(m, refused).Type)
+	tv, err := fields.ToTerraform(tv, crdtest.VariableOf(m, refused).Type)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -173,9 +174,9 @@ func checkTerraformTakes(t *testing.T, reason, tf, dir string, m *module.Module,
 	t.Helper()
 	values, shown := map[string]json.RawMessage{}, map[string]string{}
 	for _, v := range m.Variables {
-		tv, err := ToTerraform(stored[FieldName(v.Name)], v.Type)
+		tv, err := fields.ToTerraform(stored[fields.Name(v.Name)], v.Type)
 		if err != nil {
-			t.Fatalf("ToTerraform(%s): %v", v.Name, err)
+			t.Fatalf("fields.ToTerraform(%s): %v", v.Name, err)
 		}
 		values[v.Name], _ = json.Marshal(tv)
 		shown[v.Name] = string(values[v.Name])

@@ -10,7 +10,7 @@ import (
 	extv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/utils/ptr"
 
-	"github.com/modkind/modkind/crd/internal/fields"
+	"github.com/modkind/modkind/kind/fields"
 )
 
 const (

@@ -16,6 +16,7 @@ import (
 
 	"github.com/modkind/modkind/apis/v1alpha1"
 	"github.com/modkind/modkind/crd/internal/crdtest"
+	"github.com/modkind/modkind/kind/fields"
 	"github.com/modkind/modkind/module"
 )
 
@@ -200,50 +201,50 @@ func TestSynthesizeCollisions(t *testing.T) {
 	cases := map[string]struct {
 		reason string
 		m      *module.Module
-		want   *CollisionError
+		want   *fields.CollisionError
 	}{
 		"Variables": {
 			reason: "Two variables that become one field are refused, naming both.",
 			m: &module.Module{Variables: []module.Variable{
 				{Name: "fooBar", Type: cty.String}, {Name: "foo_bar", Type: cty.String},
 			}},
-			want: &CollisionError{Where: "variables", Field: "fooBar", Names: []string{"fooBar", "foo_bar"}},
+			want: &fields.CollisionError{Where: "variables", Field: "fooBar", Names: []string{"fooBar", "foo_bar"}},
 		},
 		"Outputs": {
 			reason: "Two outputs that become one status field are refused, naming both.",
 			m: &module.Module{Outputs: []module.Output{
 				{Name: "db_host", Type: cty.String}, {Name: "dbHost", Type: cty.String},
 			}},
-			want: &CollisionError{Where: "outputs", Field: "dbHost", Names: []string{"dbHost", "db_host"}},
+			want: &fields.CollisionError{Where: "outputs", Field: "dbHost", Names: []string{"dbHost", "db_host"}},
 		},
 		"Attributes": {
 			reason: "Two attributes of a variable's object type that become one field are refused.",
 			m: &module.Module{Variables: []module.Variable{
 				{Name: "cfg", Type: cty.Object(map[string]cty.Type{"max_size": cty.Number, "maxSize": cty.Number})},
 			}},
-			want: &CollisionError{Where: "value", Field: "maxSize", Names: []string{"maxSize", "max_size"}},
+			want: &fields.CollisionError{Where: "value", Field: "maxSize", Names: []string{"maxSize", "max_size"}},
 		},
 		"SecretRef": {
 			reason: "A sensitive variable's field is its Secret reference: token and token_secret_ref would both be tokenSecretRef, one silently replacing the other.",
 			m: &module.Module{Variables: []module.Variable{
 				{Name: "token", Type: cty.String, Sensitive: true}, {Name: "token_secret_ref", Type: cty.String},
 			}},
-			want: &CollisionError{Where: "variables", Field: "tokenSecretRef", Names: []string{"token", "token_secret_ref"}},
+			want: &fields.CollisionError{Where: "variables", Field: "tokenSecretRef", Names: []string{"token", "token_secret_ref"}},
 		},
 		"SecretRefBothSensitive": {
 			reason: "Two sensitive variables whose Secret references are one field collide too.",
 			m: &module.Module{Variables: []module.Variable{
 				{Name: "api_key", Type: cty.String, Sensitive: true}, {Name: "apiKey", Type: cty.String, Sensitive: true},
 			}},
-			want: &CollisionError{Where: "variables", Field: "apiKeySecretRef", Names: []string{"apiKey", "api_key"}},
+			want: &fields.CollisionError{Where: "variables", Field: "apiKeySecretRef", Names: []string{"apiKey", "api_key"}},
 		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			_, err := Synthesize("mod", v1alpha1.CRDNames{Group: "example.org", Kind: "Thing"}, tc.m)
-			var got *CollisionError
+			var got *fields.CollisionError
 			if !errors.As(err, &got) {
-				t.Fatalf("\n%s\nSynthesize: want *CollisionError, got %v", tc.reason, err)
+				t.Fatalf("\n%s\nSynthesize: want *fields.CollisionError, got %v", tc.reason, err)
 			}
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("\n%s\nSynthesize: -want, +got:\n%s", tc.reason, diff)

@@ -15,8 +15,8 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/modkind/modkind/apis/v1alpha1"
-	"github.com/modkind/modkind/crd/internal/fields"
 	"github.com/modkind/modkind/crd/validation"
+	"github.com/modkind/modkind/kind/fields"
 	"github.com/modkind/modkind/module"
 )
 
@@ -72,33 +72,33 @@ func Synthesize(moduleName string, n v1alpha1.CRDNames, m *module.Module) (*extv
 		Type:        "object",
 		Description: fmt.Sprintf("%s is the desired state of the %s: the module's inputs and how modkind manages it.", "Spec", n.Kind),
 		Properties: map[string]extv1.JSONSchemaProps{
-			"forProvider":                forProvider,
+			fields.ForProvider:           forProvider,
 			"providerConfigRef":          providerConfigRefSchema,
 			"writeConnectionSecretToRef": writeConnectionSecretToRefSchema,
 			"managementPolicies":         managementPoliciesSchema,
-			"allowDestructivePlans":      allowDestructiveSchema,
-			"approval":                   approvalSchema,
+			fields.AllowDestructive:      allowDestructiveSchema,
+			fields.Approval:              approvalSchema,
 		},
 	}
 	if len(forProvider.Required) > 0 {
-		spec.Required = []string{"forProvider"}
+		spec.Required = []string{fields.ForProvider}
 	} else {
 		// An empty forProvider lets the API server fill the variables' defaults.
-		fp := spec.Properties["forProvider"]
+		fp := spec.Properties[fields.ForProvider]
 		fp.Default = &extv1.JSON{Raw: []byte("{}")}
-		spec.Properties["forProvider"] = fp
+		spec.Properties[fields.ForProvider] = fp
 	}
 	status := extv1.JSONSchemaProps{
 		Type:        "object",
 		Description: "Status is the observed state of the " + n.Kind + ".",
 		Properties: map[string]extv1.JSONSchemaProps{
-			"atProvider":         atProvider,
-			"conditions":         conditionsSchema,
-			"lastPlan":           lastPlanSchema,
-			"stateLock":          stateLockSchema,
-			"state":              stateSchema,
-			"pendingDrift":       pendingDriftSchema,
-			"observedGeneration": {Type: "integer", Format: "int64", Description: "ObservedGeneration is the generation the conditions describe."},
+			fields.AtProvider:         atProvider,
+			"conditions":              conditionsSchema,
+			fields.LastPlan:           lastPlanSchema,
+			fields.StateLock:          stateLockSchema,
+			fields.State:              stateSchema,
+			fields.PendingDrift:       pendingDriftSchema,
+			fields.ObservedGeneration: {Type: "integer", Format: "int64", Description: "ObservedGeneration is the generation the conditions describe."},
 		},
 	}
 
@@ -157,9 +157,9 @@ func ForProviderSchema(m *module.Module) (extv1.JSONSchemaProps, error) {
 	// field too: token and token_secret_ref would both be tokenSecretRef.
 	field, err := fields.NamesBy("variables", names, func(n string) string {
 		if sensitive[n] {
-			return SecretRefField(n)
+			return fields.SecretRef(n)
 		}
-		return FieldName(n)
+		return fields.Name(n)
 	})
 	if err != nil {
 		return extv1.JSONSchemaProps{}, err
@@ -224,7 +224,7 @@ func describeNested(p *extv1.JSONSchemaProps, ty cty.Type, descs map[string]stri
 	switch {
 	case ty.IsObjectType():
 		for n, at := range ty.AttributeTypes() {
-			child, ok := p.Properties[FieldName(n)]
+			child, ok := p.Properties[fields.Name(n)]
 			if !ok {
 				continue
 			}
@@ -233,7 +233,7 @@ func describeNested(p *extv1.JSONSchemaProps, ty cty.Type, descs map[string]stri
 				child.Description = d
 			}
 			describeNested(&child, at, descs, cp)
-			p.Properties[FieldName(n)] = child
+			p.Properties[fields.Name(n)] = child
 		}
 	case ty.IsListType(), ty.IsSetType():
 		if p.Items != nil && p.Items.Schema != nil {
@@ -245,10 +245,6 @@ func describeNested(p *extv1.JSONSchemaProps, ty cty.Type, descs map[string]stri
 		}
 	}
 }
-
-// SecretRefField is the spec.forProvider field of a sensitive variable: a reference to the Secret
-// key that holds its value.
-func SecretRefField(variable string) string { return FieldName(variable) + "SecretRef" }
 
 func secretRefSchema(v module.Variable) extv1.JSONSchemaProps {
 	d := "Sensitive. The value is read from this key of a Secret in the instance's namespace"
@@ -359,9 +355,9 @@ var approvalSchema = extv1.JSONSchemaProps{
 	Type:        "object",
 	Description: "Approval makes changes wait for a person: with mode Manual, a plan is applied only once approvedPlan names its id (status.lastPlan.id). A newer plan has a new id, so an old approval never applies it. Drift corrections wait too.",
 	Properties: map[string]extv1.JSONSchemaProps{
-		"mode": {Type: "string", Description: "Auto applies every plan; Manual waits for approval.",
-			Enum: []extv1.JSON{{Raw: []byte(`"Auto"`)}, {Raw: []byte(`"Manual"`)}}},
-		"approvedPlan": {Type: "string", Description: "The id of the plan to apply, from status.lastPlan.id."},
+		fields.ApprovalMode: {Type: "string", Description: "Auto applies every plan; Manual waits for approval.",
+			Enum: []extv1.JSON{{Raw: []byte(`"` + fields.ApprovalAuto + `"`)}, {Raw: []byte(`"` + fields.ApprovalManual + `"`)}}},
+		fields.ApprovedPlan: {Type: "string", Description: "The id of the plan to apply, from status.lastPlan.id."},
 	},
 }
 
@@ -399,12 +395,12 @@ var conditionsSchema = extv1.JSONSchemaProps{
 		Type:     "object",
 		Required: []string{"lastTransitionTime", "reason", "status", "type"},
 		Properties: map[string]extv1.JSONSchemaProps{
-			"lastTransitionTime": {Type: "string", Format: "date-time"},
-			"message":            {Type: "string"},
-			"observedGeneration": {Type: "integer", Format: "int64"},
-			"reason":             {Type: "string"},
-			"status":             {Type: "string"},
-			"type":               {Type: "string"},
+			"lastTransitionTime":      {Type: "string", Format: "date-time"},
+			"message":                 {Type: "string"},
+			fields.ObservedGeneration: {Type: "integer", Format: "int64"},
+			"reason":                  {Type: "string"},
+			"status":                  {Type: "string"},
+			"type":                    {Type: "string"},
 		},
 	}},
 }

@@ -7,6 +7,8 @@ import (
 
 	extv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"sigs.k8s.io/yaml"
+
+	"github.com/modkind/modkind/kind/fields"
 )
 
 // Field names YAML reads as something else.
@@ -57,7 +59,7 @@ func YAMLAmbiguousFields(c *extv1.CustomResourceDefinition) []string {
 	if s == nil {
 		return nil
 	}
-	fp, ok := s.Properties["forProvider"]
+	fp, ok := s.Properties[fields.ForProvider]
 	if !ok {
 		return nil
 	}

@@ -16,7 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/modkind/modkind/apis/v1alpha1"
-	"github.com/modkind/modkind/reconcile/terraform"
+	"github.com/modkind/modkind/terraform"
 )
 
 // A Pruner removes module snapshots that no Module uses any more.

@@ -1,3 +1,15 @@
-// Package reconcile runs modkind's controllers: the Module controller that installs a CRD per
-// module, and one crossplane-runtime managed reconciler per generated kind that runs Terraform.
+// Package reconcile holds modkind's controllers, which decide and never run terraform themselves:
+//
+//   - the Module controller (module.go) fetches and inspects each Module, installs or evolves its
+//     CRD and has the Engine serve it;
+//   - the Engine (engine.go) runs one crossplane-runtime managed reconciler per generated kind,
+//     started and stopped while modkind runs;
+//   - the instance client (connect.go, observe.go, apply.go, drift.go) decides what an instance
+//     needs from its spec, its state and its drift clock, renders its root module once per
+//     reconcile, and hands the Work to an executor.Executor: an apply, a destroy, a drift plan or
+//     a refresh;
+//   - the ProviderConfig resolver (providerconfig.go) reads an instance's provider configuration
+//     and refuses what a tenant may not configure;
+//   - the collector (collect.go) removes what nothing needs any more;
+//   - Setup (setup.go) wires them to the executor --runner names, the harness and the stores.
 package reconcile

@@ -2,7 +2,6 @@ package reconcile
 
 import (
 	"context"
-	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -26,10 +25,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
-	"github.com/modkind/modkind/apis/v1alpha1"
+	"github.com/modkind/modkind/executor"
 	"github.com/modkind/modkind/module"
-	"github.com/modkind/modkind/reconcile/terraform"
-	"github.com/modkind/modkind/state"
+	"github.com/modkind/modkind/slots"
 )
 
 const errStartController = "cannot start controller for generated kind"
@@ -43,8 +41,8 @@ type Snapshot struct {
 	DriftInterval *time.Duration
 }
 
-// kind is a generated kind with a running controller.
-type kind struct {
+// generatedKind is a generated kind with a running controller.
+type generatedKind struct {
 	gvk      schema.GroupVersionKind
 	snapshot atomic.Pointer[Snapshot]
 	stop     context.CancelFunc
@@ -52,14 +50,12 @@ type kind struct {
 }
 
 // Snapshot returns the module the kind's instances are applied with now.
-func (k *kind) Snapshot() *Snapshot { return k.snapshot.Load() }
+func (k *generatedKind) Snapshot() *Snapshot { return k.snapshot.Load() }
 
 // Options tune the instance controllers.
 type Options struct {
-	// WorkDir holds the per-instance terraform work directories.
-	WorkDir string
-	// Dir is the controller's own directory (--work-dir), WorkDir's parent when empty: no
-	// tenant's environment variable may name a file in it.
+	// Dir is the controller's own directory (--work-dir): no tenant's environment variable may
+	// name a file in it.
 	Dir string
 	// PollInterval is how often an unchanged instance is observed (no terraform runs then).
 	PollInterval time.Duration
@@ -73,43 +69,41 @@ type Options struct {
 	MaxReconciles int
 	// CredentialsNamespaces are the namespaces ClusterProviderConfigs may take Secrets from.
 	CredentialsNamespaces []string
-	// RunHistory is how many finished Runs of an instance are kept; DefaultRunHistory when < 1.
-	RunHistory int
-	// Jobs executes Runs in Jobs; nil runs terraform in this process.
-	Jobs *JobExecutor
-	// Keys sign the Runs the controller creates (and, in process mode, the states it writes).
-	Keys state.KeySource
+	// Executor runs what the instance controllers decide.
+	Executor executor.Executor
+	// Waiters are the instances waiting for a run slot, retried at a steady pace.
+	Waiters *slots.Waiters
+	// Modules is the module cache's root.
+	Modules string
 }
 
 // Engine starts, updates and stops one controller per generated kind while modkind runs.
 type Engine struct {
 	mgr    manager.Manager
-	runner *terraform.Runner
+	states States
 	opts   Options
 	log    logr.Logger
 	drift  *driftClock
 	notes  *notebook
-	// waiters are the instances waiting for a run slot in process mode (the Job executor keeps
-	// its own).
-	waiters slotWaiters
 
 	// base bounds the life of every instance controller; it is the manager's, set by Start.
 	base    context.Context
 	started chan struct{}
 
 	mu     sync.Mutex
-	kinds  map[schema.GroupVersionKind]*kind
+	kinds  map[schema.GroupVersionKind]*generatedKind
 	owners map[string]schema.GroupVersionKind
 }
 
-// NewEngine returns an Engine that runs terraform through runner.
-func NewEngine(mgr manager.Manager, runner *terraform.Runner, o Options) *Engine {
+// NewEngine returns an Engine whose instance controllers read states from states and have
+// o.Executor run what they decide.
+func NewEngine(mgr manager.Manager, states States, o Options) *Engine {
 	return &Engine{
-		mgr: mgr, runner: runner, opts: o,
+		mgr: mgr, states: states, opts: o,
 		log:     mgr.GetLogger().WithName("instances"),
 		drift:   newDriftClock(o.DriftInterval, o.MinDriftInterval),
 		notes:   newNotebook(),
-		kinds:   map[schema.GroupVersionKind]*kind{},
+		kinds:   map[schema.GroupVersionKind]*generatedKind{},
 		owners:  map[string]schema.GroupVersionKind{},
 		started: make(chan struct{}),
 	}
@@ -143,50 +137,21 @@ func (e *Engine) Run(ctx context.Context, gvk schema.GroupVersionKind, snap *Sna
 		k.snapshot.Store(snap)
 		return nil
 	}
-	k := &kind{gvk: gvk, done: make(chan struct{})}
+	k := &generatedKind{gvk: gvk, done: make(chan struct{})}
 	k.snapshot.Store(snap)
 
 	km := newKindManager(e.mgr, gvk)
 	log := e.log.WithValues("kind", gvk.GroupKind().String())
 	name := "instances/" + strings.ToLower(gvk.GroupKind().String())
 	recorder := event.NewAPIRecorder(e.mgr.GetEventRecorderFor("modkind/" + strings.ToLower(gvk.Kind)))
-	executor, waiters := v1alpha1.ExecutorProcess, &e.waiters
-	if e.opts.Jobs != nil {
-		executor, waiters = v1alpha1.ExecutorJob, &e.opts.Jobs.waiters
+	conn := &connector{
+		kind: k, client: e.mgr.GetAPIReader(), states: e.states, exec: e.opts.Executor, modules: e.opts.Modules,
+		configs: &ProviderConfigResolver{Client: e.mgr.GetAPIReader(), CredentialsNamespaces: e.opts.CredentialsNamespaces, Protected: []string{e.opts.ownDir()}},
+		drift:   e.drift, notes: e.notes, record: recorder, waiters: e.opts.Waiters,
 	}
-	r := managed.NewReconciler(km, resource.ManagedKind(gvk),
-		managed.WithExternalConnector(&connector{
-			kind: k, client: e.mgr.GetAPIReader(), runner: e.runner,
-			configs:  &ProviderConfigResolver{Client: e.mgr.GetAPIReader(), CredentialsNamespaces: e.opts.CredentialsNamespaces, Protected: []string{e.opts.ownDir()}},
-			workRoot: e.opts.WorkDir, drift: e.drift, notes: e.notes, record: recorder,
-			runs: &RunRecorder{Client: e.mgr.GetClient(), Reader: e.mgr.GetAPIReader(), History: e.opts.RunHistory,
-				Executor: executor, Keys: e.opts.Keys, Log: log.WithName("runs")},
-			jobs: e.opts.Jobs, waiters: waiters,
-		}),
-		managed.WithInitializers(),
-		managed.WithFinalizer(finalizer{client: km.GetClient()}),
-		// Terraform state makes a repeated create safe: an interrupted apply is just applied again.
-		managed.WithDeterministicExternalName(true),
-		// Existence is read from the state Secret, which is never eventually consistent.
-		managed.WithCreationGracePeriod(0),
-		managed.WithManagementPolicies(),
-		managed.WithPollInterval(e.opts.PollInterval),
-		// The managed reconciler observes an updated instance again only a poll interval later,
-		// counting on the status it writes to reconcile it at once; the watch below ignores
-		// status. An instance a run just applied is observed again at once, so that its outputs
-		// and observed generation show the apply.
-		managed.WithPollIntervalHook(func(mg resource.Managed, interval time.Duration) time.Duration {
-			if e.notes.TakeApplied(mg.GetUID()) {
-				return time.Millisecond
-			}
-			return interval
-		}),
-		managed.WithTimeout(e.opts.Timeout),
-		managed.WithLogger(logging.NewLogrLogger(log)),
-		managed.WithRecorder(recorder),
-	)
-	// An instance waiting for a run slot is tried again at a steady pace, in either executor.
-	rec := slotPacedReconciler{Reconciler: r, gvk: gvk, waiters: waiters}
+	r := newInstanceReconciler(km, gvk, conn, e.opts, log)
+	// An instance waiting for a run slot is tried again at a steady pace.
+	rec := e.opts.Waiters.Paced(gvk, r)
 	c, err := controller.NewUnmanaged(name, controller.Options{
 		Reconciler:              rec,
 		SkipNameValidation:      ptr.To(true),
@@ -205,16 +170,9 @@ func (e *Engine) Run(ctx context.Context, gvk schema.GroupVersionKind, snap *Sna
 	if err := c.Watch(source.Kind[client.Object](e.mgr.GetCache(), u, &handler.EnqueueRequestForObject{}, resource.DesiredStateChanged())); err != nil {
 		return errors.Wrap(err, errStartController)
 	}
-	if e.opts.Jobs != nil {
-		// A Run a Job executes ends without the controller waiting for it: its change reconciles
-		// the instance that owns it.
-		owner := handler.EnqueueRequestForOwner(e.mgr.GetScheme(), e.mgr.GetRESTMapper(), u)
-		if err := c.Watch(source.Kind[client.Object](e.mgr.GetCache(), &v1alpha1.Run{}, owner)); err != nil {
-			return errors.Wrap(err, errStartController)
-		}
-		if err := c.Watch(source.Kind[client.Object](e.mgr.GetCache(), &v1alpha1.Run{}, e.opts.Jobs.SlotFreed(gvk))); err != nil {
-			return errors.Wrap(err, errStartController)
-		}
+	// What the executor needs to reconcile an instance again: the end of a run it handed on.
+	if err := e.opts.Executor.Watch(c, gvk); err != nil {
+		return errors.Wrap(err, errStartController)
 	}
 	cctx, cancel := context.WithCancel(e.base)
 	k.stop = cancel
@@ -229,6 +187,35 @@ func (e *Engine) Run(ctx context.Context, gvk schema.GroupVersionKind, snap *Sna
 	e.kinds[gvk] = k
 	log.Info("started instance controller")
 	return nil
+}
+
+// newInstanceReconciler is the managed reconciler of gvk's instances: crossplane-runtime's,
+// with conn as the instance client.
+func newInstanceReconciler(km *kindManager, gvk schema.GroupVersionKind, conn *connector, o Options, log logr.Logger) *managed.Reconciler {
+	return managed.NewReconciler(km, resource.ManagedKind(gvk),
+		managed.WithExternalConnector(conn),
+		managed.WithInitializers(),
+		managed.WithFinalizer(finalizer{client: km.GetClient()}),
+		// Terraform state makes a repeated create safe: an interrupted apply is just applied again.
+		managed.WithDeterministicExternalName(true),
+		// Existence is read from the state Secret, which is never eventually consistent.
+		managed.WithCreationGracePeriod(0),
+		managed.WithManagementPolicies(),
+		managed.WithPollInterval(o.PollInterval),
+		// The managed reconciler observes an updated instance again only a poll interval later,
+		// counting on the status it writes to reconcile it at once; the watch on instances ignores
+		// status. An instance a run just applied is observed again at once, so that its outputs
+		// and observed generation show the apply.
+		managed.WithPollIntervalHook(func(mg resource.Managed, interval time.Duration) time.Duration {
+			if conn.notes.TakeApplied(mg.GetUID()) {
+				return time.Millisecond
+			}
+			return interval
+		}),
+		managed.WithTimeout(o.Timeout),
+		managed.WithLogger(logging.NewLogrLogger(log)),
+		managed.WithRecorder(conn.record),
+	)
 }
 
 // Stop ends the controller of gvk, if one runs, and waits for it to finish.
@@ -295,12 +282,7 @@ func (e *Engine) StopModule(name string) {
 	}
 }
 
-func (o Options) ownDir() string {
-	if o.Dir != "" {
-		return o.Dir
-	}
-	return filepath.Dir(o.WorkDir)
-}
+func (o Options) ownDir() string { return o.Dir }
 
 // MaxRetryDelay is the longest an instance whose reconcile failed (or whose plan waits for
 // approval, or was refused) waits to be tried again: a minute, as Crossplane's providers wait.

@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	"github.com/modkind/modkind/apis"
 	"github.com/modkind/modkind/apis/v1alpha1"
 	"github.com/modkind/modkind/module"
 )
@@ -22,7 +23,7 @@ import (
 // A Module that changed while it was reconciled is reconciled again, and that is no error: the
 // log of a run that then works shows none.
 func TestModuleStatusConflictIsNoError(t *testing.T) {
-	s, err := Scheme()
+	s, err := apis.Scheme()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,7 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/modkind/modkind/apis/v1alpha1"
-	"github.com/modkind/modkind/reconcile/terraform"
+	"github.com/modkind/modkind/terraform"
 )
 
 const (
@@ -55,92 +55,21 @@ func (r *ProviderConfigResolver) Resolve(ctx context.Context, namespace string, 
 	if ref == nil {
 		return s, nil
 	}
-	var (
-		spec    v1alpha1.ProviderConfigSpec
-		cluster bool
-	)
-	switch ref.Kind {
-	case "", v1alpha1.ProviderConfigGroupVersionKind.Kind:
-		pc := &v1alpha1.ProviderConfig{}
-		if err := r.Client.Get(ctx, types.NamespacedName{Namespace: namespace, Name: ref.Name}, pc); err != nil {
-			return nil, errors.Wrapf(err, "%s %s", errGetProviderConfig, ref.Name)
-		}
-		spec = pc.Spec
-	case v1alpha1.ClusterProviderConfigGroupVersionKind.Kind:
-		pc := &v1alpha1.ClusterProviderConfig{}
-		if err := r.Client.Get(ctx, types.NamespacedName{Name: ref.Name}, pc); err != nil {
-			return nil, errors.Wrapf(err, "%s %s", errGetProviderConfig, ref.Name)
-		}
-		if !slices.Contains(pc.Spec.Namespaces, namespace) && !slices.Contains(pc.Spec.Namespaces, "*") {
-			return nil, errors.Errorf(errNotShared, ref.Name, namespace)
-		}
-		spec, cluster = pc.Spec.ProviderConfigSpec, true
-	default:
-		return nil, errors.New(errUnknownKind)
+	spec, cluster, err := r.get(ctx, namespace, ref)
+	if err != nil {
+		return nil, err
 	}
 	where := fmt.Sprintf("%s %s: ", ref.Kind, ref.Name)
 	if ref.Kind == "" {
 		where = "ProviderConfig " + ref.Name + ": "
 	}
-	secrets := map[types.NamespacedName]*corev1.Secret{}
-	value := func(sel v1alpha1.SecretKeySelector) ([]byte, error) {
-		key := types.NamespacedName{Namespace: namespace, Name: sel.Name}
-		switch {
-		case cluster && !slices.Contains(r.CredentialsNamespaces, sel.Namespace):
-			return nil, errors.Errorf("%sSecret %s/%s is outside the namespaces cluster credentials are read from (%s)",
-				where, sel.Namespace, sel.Name, strings.Join(r.CredentialsNamespaces, ", "))
-		case cluster:
-			key.Namespace = sel.Namespace
-		case sel.Namespace != "" && sel.Namespace != namespace:
-			return nil, errors.Errorf("%sa ProviderConfig reads Secrets of its own namespace only, not %s", where, sel.Namespace)
-		}
-		sec, ok := secrets[key]
-		if !ok {
-			sec = &corev1.Secret{}
-			if err := r.Client.Get(ctx, key, sec); err != nil {
-				return nil, errors.Wrapf(err, "%s %s", errGetCredentials, sel.Name)
-			}
-			secrets[key] = sec
-		}
-		v, ok := sec.Data[sel.Key]
-		if !ok {
-			return nil, errors.Errorf("%s %q: %s", errMissingKey, sel.Key, sel.Name)
-		}
-		s.Secrets = append(s.Secrets, string(v))
-		return v, nil
+	c := &credentials{resolver: r, namespace: namespace, cluster: cluster, where: where, setup: s,
+		secrets: map[types.NamespacedName]*corev1.Secret{}}
+	if err := c.readEnv(ctx, spec.Env); err != nil {
+		return nil, err
 	}
-	// Admission refuses all of this already; the controller checks again, since a CRD installed
-	// by an older version, or edited, may not.
-	for _, e := range spec.Env {
-		if err := v1alpha1.ValidateEnvName(e.Name); err != nil {
-			return nil, errors.Wrap(err, where+errProviderConfig)
-		}
-		switch {
-		case e.Value != nil:
-			s.Env[e.Name] = *e.Value
-		case e.SecretKeyRef != nil:
-			v, err := value(*e.SecretKeyRef)
-			if err != nil {
-				return nil, err
-			}
-			s.Env[e.Name] = string(v)
-		}
-		// A variable naming a file outside the run would point a provider at the controller's
-		// own token or another run's files. The value itself stays out of the message: it may
-		// come from a Secret.
-		if !cluster && envPathOutside(s.Env[e.Name], r.Protected) {
-			return nil, errors.Errorf("%s%s: environment variable %s names a path outside the run's directory; write the file with spec.files and refer to it as files/<path>", where, errProviderConfig, e.Name)
-		}
-	}
-	for _, f := range spec.Files {
-		if err := v1alpha1.ValidateFilePath(f.Path); err != nil {
-			return nil, errors.Wrap(err, where+errProviderConfig)
-		}
-		v, err := value(f.SecretKeyRef)
-		if err != nil {
-			return nil, err
-		}
-		s.Files[f.Path] = v
+	if err := c.readFiles(ctx, spec.Files); err != nil {
+		return nil, err
 	}
 	if cluster && (len(spec.Env) > 0 || len(spec.Files) > 0) {
 		s.ClusterCredentials = ref.Name
@@ -157,6 +86,115 @@ func (r *ProviderConfigResolver) Resolve(ctx context.Context, namespace string, 
 		}
 	}
 	return s, nil
+}
+
+// get reads the provider configuration ref names for an instance in namespace, and says whether
+// it is a ClusterProviderConfig (which must be shared with that namespace).
+func (r *ProviderConfigResolver) get(ctx context.Context, namespace string, ref *ProviderConfigRef) (v1alpha1.ProviderConfigSpec, bool, error) {
+	switch ref.Kind {
+	case "", v1alpha1.ProviderConfigGroupVersionKind.Kind:
+		pc := &v1alpha1.ProviderConfig{}
+		if err := r.Client.Get(ctx, types.NamespacedName{Namespace: namespace, Name: ref.Name}, pc); err != nil {
+			return v1alpha1.ProviderConfigSpec{}, false, errors.Wrapf(err, "%s %s", errGetProviderConfig, ref.Name)
+		}
+		return pc.Spec, false, nil
+	case v1alpha1.ClusterProviderConfigGroupVersionKind.Kind:
+		pc := &v1alpha1.ClusterProviderConfig{}
+		if err := r.Client.Get(ctx, types.NamespacedName{Name: ref.Name}, pc); err != nil {
+			return v1alpha1.ProviderConfigSpec{}, false, errors.Wrapf(err, "%s %s", errGetProviderConfig, ref.Name)
+		}
+		if !slices.Contains(pc.Spec.Namespaces, namespace) && !slices.Contains(pc.Spec.Namespaces, "*") {
+			return v1alpha1.ProviderConfigSpec{}, false, errors.Errorf(errNotShared, ref.Name, namespace)
+		}
+		return pc.Spec.ProviderConfigSpec, true, nil
+	}
+	return v1alpha1.ProviderConfigSpec{}, false, errors.New(errUnknownKind)
+}
+
+// credentials reads the values of one provider configuration into a ProviderSetup: a
+// ProviderConfig's from Secrets of the instance's namespace only, a ClusterProviderConfig's from
+// the namespaces cluster credentials are read from only. Every value read is recorded as a secret
+// to redact.
+type credentials struct {
+	resolver  *ProviderConfigResolver
+	namespace string
+	cluster   bool
+	// where begins every error: the kind and name of the configuration.
+	where   string
+	secrets map[types.NamespacedName]*corev1.Secret
+	setup   *terraform.ProviderSetup
+}
+
+// readEnv sets the configuration's environment variables. Admission refuses all that readEnv and
+// readFiles refuse already; the controller checks again, since a CRD installed by an older
+// version, or edited, may not.
+func (c *credentials) readEnv(ctx context.Context, env []v1alpha1.EnvVar) error {
+	for _, e := range env {
+		if err := v1alpha1.ValidateEnvName(e.Name); err != nil {
+			return errors.Wrap(err, c.where+errProviderConfig)
+		}
+		switch {
+		case e.Value != nil:
+			c.setup.Env[e.Name] = *e.Value
+		case e.SecretKeyRef != nil:
+			v, err := c.value(ctx, *e.SecretKeyRef)
+			if err != nil {
+				return err
+			}
+			c.setup.Env[e.Name] = string(v)
+		}
+		// A variable naming a file outside the run would point a provider at the controller's
+		// own token or another run's files. The value itself stays out of the message: it may
+		// come from a Secret.
+		if !c.cluster && envPathOutside(c.setup.Env[e.Name], c.resolver.Protected) {
+			return errors.Errorf("%s%s: environment variable %s names a path outside the run's directory; write the file with spec.files and refer to it as files/<path>", c.where, errProviderConfig, e.Name)
+		}
+	}
+	return nil
+}
+
+// readFiles sets the files the configuration writes into the run's directory.
+func (c *credentials) readFiles(ctx context.Context, files []v1alpha1.File) error {
+	for _, f := range files {
+		if err := v1alpha1.ValidateFilePath(f.Path); err != nil {
+			return errors.Wrap(err, c.where+errProviderConfig)
+		}
+		v, err := c.value(ctx, f.SecretKeyRef)
+		if err != nil {
+			return err
+		}
+		c.setup.Files[f.Path] = v
+	}
+	return nil
+}
+
+// value reads the Secret key sel names, from where this configuration may read Secrets.
+func (c *credentials) value(ctx context.Context, sel v1alpha1.SecretKeySelector) ([]byte, error) {
+	key := types.NamespacedName{Namespace: c.namespace, Name: sel.Name}
+	allowed := c.resolver.CredentialsNamespaces
+	switch {
+	case c.cluster && !slices.Contains(allowed, sel.Namespace):
+		return nil, errors.Errorf("%sSecret %s/%s is outside the namespaces cluster credentials are read from (%s)",
+			c.where, sel.Namespace, sel.Name, strings.Join(allowed, ", "))
+	case c.cluster:
+		key.Namespace = sel.Namespace
+	case sel.Namespace != "" && sel.Namespace != c.namespace:
+		return nil, errors.Errorf("%sa ProviderConfig reads Secrets of its own namespace only, not %s", c.where, sel.Namespace)
+	}
+	sec, ok := c.secrets[key]
+	if !ok {
+		sec = &corev1.Secret{}
+		if err := c.resolver.Client.Get(ctx, key, sec); err != nil {
+			return nil, errors.Wrapf(err, "%s %s", errGetCredentials, sel.Name)
+		}
+		c.secrets[key] = sec
+	}
+	v, ok := sec.Data[sel.Key]
+	if !ok {
+		return nil, errors.Errorf("%s %q: %s", errMissingKey, sel.Key, sel.Name)
+	}
+	c.setup.Secrets = append(c.setup.Secrets, string(v))
+	return v, nil
 }
 
 // literalProviders rewrites a tenant's provider block so that Terraform reads every string in it as

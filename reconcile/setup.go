@@ -8,26 +8,29 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	extv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
-	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
-
+	"github.com/modkind/modkind/apis"
 	"github.com/modkind/modkind/apis/v1alpha1"
 	"github.com/modkind/modkind/crd"
+	"github.com/modkind/modkind/executor"
+	"github.com/modkind/modkind/executor/job"
+	"github.com/modkind/modkind/executor/process"
 	"github.com/modkind/modkind/module"
-	"github.com/modkind/modkind/reconcile/terraform"
+	"github.com/modkind/modkind/runs"
 	"github.com/modkind/modkind/slots"
 	"github.com/modkind/modkind/state"
+	"github.com/modkind/modkind/terraform"
 )
 
 // Config is what an operator sets when running modkind.
@@ -78,7 +81,7 @@ type Config struct {
 	// Runner is where Runs execute: RunnerModeProcess or RunnerModeJob.
 	Runner string
 	// Job shapes the runner Jobs of RunnerModeJob.
-	Job JobOptions
+	Job job.JobOptions
 	// ArtifactsAddress is where the artifact server listens for runners; ArtifactsHosts are the
 	// names and IPs its certificate is for.
 	ArtifactsAddress string
@@ -120,10 +123,10 @@ func DefaultConfig() Config {
 		RunTimeout:        20 * time.Minute,
 		Identity:          DefaultIdentity(),
 		LockDuration:      time.Minute,
-		RunHistory:        DefaultRunHistory,
+		RunHistory:        runs.DefaultRunHistory,
 		Runner:            RunnerModeProcess,
 		ArtifactsAddress:  ":8443",
-		StateKeys:         types.NamespacedName{Namespace: DefaultNamespace, Name: state.DefaultKeysSecret},
+		StateKeys:         types.NamespacedName{Namespace: apis.DefaultNamespace, Name: state.DefaultKeysSecret},
 		MaxStateBytes:     state.DefaultMaxBytes,
 		MaxStateChunks:    state.DefaultMaxChunks,
 
@@ -134,25 +137,11 @@ func DefaultConfig() Config {
 	}
 }
 
-// DefaultNamespace is the controller's own namespace when nothing says which it is.
-const DefaultNamespace = "modkind-system"
-
 // DefaultIdentity names this process: host, pid and a random suffix, so that a restarted process
 // never mistakes its predecessor's locks for its own.
 func DefaultIdentity() string {
 	host, _ := os.Hostname()
 	return fmt.Sprintf("%s_%d_%08x", host, os.Getpid(), rand.Uint32())
-}
-
-// Scheme returns the scheme modkind's manager needs.
-func Scheme() (*runtime.Scheme, error) {
-	s := runtime.NewScheme()
-	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, extv1.AddToScheme, v1alpha1.AddToScheme} {
-		if err := add(s); err != nil {
-			return nil, err
-		}
-	}
-	return s, nil
 }
 
 // GracefulShutdown is how long a stopping controller waits for interrupted terraform runs to
@@ -178,7 +167,7 @@ func ManagerOptions(s *runtime.Scheme, cfg Config) manager.Options {
 			// Only modkind's own CRDs are watched; a cluster may have thousands of others.
 			&extv1.CustomResourceDefinition{}: {Label: crd.OwnedSelector()},
 			// Only runner Jobs (--runner job); a cluster's other Jobs are none of modkind's business.
-			&batchv1.Job{}: {Label: RunnerJobSelector()},
+			&batchv1.Job{}: {Label: job.RunnerJobSelector()},
 		}},
 		Client: client.Options{Cache: &client.CacheOptions{
 			// Instances of generated kinds are read from the informers their controllers start.
@@ -190,7 +179,8 @@ func ManagerOptions(s *runtime.Scheme, cfg Config) manager.Options {
 	}
 }
 
-// Setup registers the Module controller and the Engine that runs instance controllers.
+// Setup registers the Module controller, the Engine that runs instance controllers with the
+// executor cfg.Runner names, and the collector of what nothing needs any more.
 func Setup(mgr manager.Manager, cfg Config) (*Engine, error) {
 	bin, err := terraform.Binary(cfg.Terraform)
 	if err != nil {
@@ -199,46 +189,26 @@ func Setup(mgr manager.Manager, cfg Config) (*Engine, error) {
 	if cfg.StateKeys.Name == "" {
 		cfg.StateKeys = DefaultConfig().StateKeys
 	}
-	keys, err := stateKeys(mgr.GetAPIReader(), mgr.GetClient(), cfg.StateKeys)
-	if err != nil {
-		return nil, err
-	}
-	store := &state.Store{Client: mgr.GetClient(), MaxBytes: cfg.MaxStateBytes, MaxChunks: cfg.MaxStateChunks}
-	if cfg.Runner != RunnerModeJob {
-		// The controller runs terraform with its own identity: only states it signed. In job
-		// mode the tenant's runner writes states with the tenant's identity, and the controller
-		// only publishes their outputs, which are the tenant's anyway.
-		store.Keys = keys
-	}
-	runner := terraform.NewRunner(bin, store, cfg.MaxConcurrentRuns)
-	policy := slots.Policy{Total: cfg.MaxConcurrentRuns, PerNamespace: cfg.MaxRunsPerNamespace,
-		Override: namespaceAnnotations(mgr.GetClient())}
-	runner.Slots = slots.NewPool(policy)
 	if cfg.Identity == "" {
 		cfg.Identity = DefaultIdentity()
 	}
 	if cfg.LockDuration <= 0 {
 		cfg.LockDuration = time.Minute
 	}
-	// Each provider version is installed once, for every instance's work directory.
-	runner.PluginCache = filepath.Join(cfg.Dir, "plugins")
-	if cfg.SharedProviders {
-		if runner.Providers, err = newProviderPool(cfg); err != nil {
-			return nil, err
-		}
-		if err := mgr.Add(providerPoolCloser{runner.Providers}); err != nil {
-			return nil, err
-		}
+	keys, err := stateKeys(mgr.GetAPIReader(), mgr.GetClient(), cfg.StateKeys)
+	if err != nil {
+		return nil, err
 	}
-	runner.Locks = &state.Locker{Client: mgr.GetClient(), Identity: cfg.Identity, Duration: cfg.LockDuration}
-	var jobs *JobExecutor
-	if cfg.Runner == RunnerModeJob {
-		if jobs, err = setupJobs(mgr, runner, cfg, policy, keys); err != nil {
-			return nil, err
-		}
+	runner, err := newRunner(mgr, cfg, bin, keys)
+	if err != nil {
+		return nil, err
 	}
-	engine := NewEngine(mgr, runner, Options{
-		WorkDir:       filepath.Join(cfg.Dir, "work"),
+	waiters := &slots.Waiters{}
+	exec, err := newExecutor(mgr, cfg, runner, keys, waiters)
+	if err != nil {
+		return nil, err
+	}
+	engine := NewEngine(mgr, runner.States, Options{
 		Dir:           cfg.Dir,
 		PollInterval:  cfg.PollInterval,
 		DriftInterval: cfg.DriftInterval,
@@ -247,9 +217,9 @@ func Setup(mgr manager.Manager, cfg Config) (*Engine, error) {
 
 		CredentialsNamespaces: cfg.CredentialsNamespaces,
 		MinDriftInterval:      cfg.MinDriftInterval,
-		RunHistory:            cfg.RunHistory,
-		Jobs:                  jobs,
-		Keys:                  keys,
+		Executor:              exec,
+		Waiters:               waiters,
+		Modules:               filepath.Join(cfg.Dir, "modules"),
 	})
 	if err := mgr.Add(engine); err != nil {
 		return nil, err
@@ -263,8 +233,8 @@ func Setup(mgr manager.Manager, cfg Config) (*Engine, error) {
 		Grace: 2*cfg.RunTimeout + cfg.ModuleRecheck,
 		Log:   mgr.GetLogger().WithName("collector"),
 	}
-	if jobs != nil {
-		collector.Artifacts = jobs
+	if artifacts, ok := exec.(ArtifactPruner); ok {
+		collector.Artifacts = artifacts
 	}
 	if err := mgr.Add(collector); err != nil {
 		return nil, err
@@ -274,6 +244,58 @@ func Setup(mgr manager.Manager, cfg Config) (*Engine, error) {
 		return nil, err
 	}
 	return engine, nil
+}
+
+// newRunner is the terraform harness of the controller: states and plans in Secrets (signed
+// with keys when the controller runs terraform itself), runs serialized per state by Leases, run
+// slots shared fairly among namespaces, providers installed once and, with cfg.SharedProviders,
+// provider processes kept across runs.
+func newRunner(mgr manager.Manager, cfg Config, bin string, keys state.KeySource) (*terraform.Runner, error) {
+	store := &state.Store{Client: mgr.GetClient(), MaxBytes: cfg.MaxStateBytes, MaxChunks: cfg.MaxStateChunks}
+	if cfg.Runner != RunnerModeJob {
+		// The controller runs terraform with its own identity: only states it signed. In job
+		// mode the tenant's runner writes states with the tenant's identity, and the controller
+		// only publishes their outputs, which are the tenant's anyway.
+		store.Keys = keys
+	}
+	runner := terraform.NewRunner(bin, store, &state.Plans{Client: mgr.GetClient()}, cfg.MaxConcurrentRuns)
+	runner.Slots = slots.NewPool(runPolicy(mgr, cfg))
+	// Each provider version is installed once, for every instance's work directory.
+	runner.PluginCache = filepath.Join(cfg.Dir, "plugins")
+	if cfg.SharedProviders {
+		pool, err := newProviderPool(cfg)
+		if err != nil {
+			return nil, err
+		}
+		if err := mgr.Add(providerPoolCloser{pool}); err != nil {
+			return nil, err
+		}
+		runner.Providers = pool
+	}
+	runner.Locks = &state.Locker{Client: mgr.GetClient(), Identity: cfg.Identity, Duration: cfg.LockDuration}
+	return runner, nil
+}
+
+// runPolicy shares the run slots among namespaces: --max-concurrent-runs-per-namespace, or a
+// cluster admin's annotation on the Namespace.
+func runPolicy(mgr manager.Manager, cfg Config) slots.Policy {
+	return slots.Policy{Total: cfg.MaxConcurrentRuns, PerNamespace: cfg.MaxRunsPerNamespace,
+		Override: namespaceAnnotations(mgr.GetClient())}
+}
+
+// newExecutor is the executor cfg.Runner names: terraform in this process, or a Job per Run.
+func newExecutor(mgr manager.Manager, cfg Config, runner *terraform.Runner, keys state.KeySource, waiters *slots.Waiters) (executor.Executor, error) {
+	recorder := &runs.Recorder{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), History: cfg.RunHistory,
+		Executor: v1alpha1.ExecutorProcess, Keys: keys, Log: mgr.GetLogger().WithName("runs")}
+	if cfg.Runner != RunnerModeJob {
+		return &process.Executor{Runner: runner, WorkRoot: filepath.Join(cfg.Dir, "work"), Runs: recorder}, nil
+	}
+	recorder.Executor = v1alpha1.ExecutorJob
+	o := job.Options{Dir: cfg.Dir, Job: cfg.Job, ArtifactsAddress: cfg.ArtifactsAddress, ArtifactsHosts: cfg.ArtifactsHosts,
+		Slots: runPolicy(mgr, cfg), Waiters: waiters, Keys: keys, Runs: recorder, RefreshEvery: cfg.PollInterval}
+	// Runners follow the controller's choice of sharing provider processes.
+	o.Job.UnsharedProviders = !cfg.SharedProviders
+	return job.New(mgr, runner, o)
 }
 
 // namespaceAnnotations reads a namespace's annotations from the manager's cache, where a cluster

@@ -4,5 +4,6 @@
 // tenant's namespace, so what is read is checked before it is trusted: a store with keys signs
 // every state it writes and refuses any other (KeyRing, keys in the controller's namespace), and
 // every read is bounded (MaxBytes decompressed, MaxChunks chunk Secrets, chunk lists only as the
-// writer makes them). Locker holds one Lease per state so that one run at a time uses it.
+// writer makes them). Locker holds one Lease per state so that one run at a time uses it. Plans
+// keeps the readable plan of an instance that waits for approval in a Secret beside its state.
 package state

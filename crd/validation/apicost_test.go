@@ -16,7 +16,7 @@ import (
 	"k8s.io/apiserver/pkg/cel/environment"
 
 	"github.com/modkind/modkind/apis/v1alpha1"
-	"github.com/modkind/modkind/crd/internal/fields"
+	"github.com/modkind/modkind/kind/fields"
 )
 
 // ruleCost is the API server's estimate of one rule's cost: what it compares with the per-rule

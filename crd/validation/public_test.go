@@ -24,7 +24,7 @@ import (
 
 	"github.com/modkind/modkind/apis/v1alpha1"
 	"github.com/modkind/modkind/crd/internal/crdtest"
-	"github.com/modkind/modkind/crd/internal/fields"
+	"github.com/modkind/modkind/kind/fields"
 	"github.com/modkind/modkind/module"
 )
 

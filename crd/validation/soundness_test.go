@@ -28,7 +28,7 @@ import (
 	"k8s.io/kube-openapi/pkg/validation/validate"
 
 	"github.com/modkind/modkind/crd/internal/crdtest"
-	"github.com/modkind/modkind/crd/internal/fields"
+	"github.com/modkind/modkind/kind/fields"
 	"github.com/modkind/modkind/module"
 )
 

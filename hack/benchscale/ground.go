@@ -22,7 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/modkind/modkind/apis/v1alpha1"
-	"github.com/modkind/modkind/reconcile"
+	"github.com/modkind/modkind/executor/job"
 )
 
 // runnerImage is the image of runner Jobs; the test node runs the measured modkind binary for it.
@@ -165,7 +165,7 @@ func (g *ground) callCount() int { return countLines(g.calls, "") }
 
 // tenant makes namespace ns with the runner service account, bound to the runner ClusterRole.
 func (g *ground) tenant(ctx context.Context, ns string) error {
-	for _, o := range reconcile.RunnerAccess("modkind-runner", ns) {
+	for _, o := range job.RunnerAccess("modkind-runner", ns) {
 		if err := g.c.Create(ctx, o); err != nil && !kerrors.IsAlreadyExists(err) {
 			return err
 		}

@@ -43,12 +43,12 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
+	"github.com/modkind/modkind/apis"
 	"github.com/modkind/modkind/apis/crds"
 	"github.com/modkind/modkind/apis/v1alpha1"
 	"github.com/modkind/modkind/artifact"
 	"github.com/modkind/modkind/crd"
-	"github.com/modkind/modkind/reconcile"
-	"github.com/modkind/modkind/reconcile/terraform"
+	"github.com/modkind/modkind/terraform"
 	"github.com/modkind/modkind/test/thingstest"
 )
 
@@ -247,7 +247,7 @@ func newBench(ctx context.Context, o options, env *envtest.Environment, cfg *res
 // setUpAPIServer installs modkind's CRDs and makes its namespace on the API server at cfg, and
 // returns a client of it.
 func setUpAPIServer(ctx context.Context, cfg *rest.Config) (client.WithWatch, error) {
-	s, err := reconcile.Scheme()
+	s, err := apis.Scheme()
 	if err != nil {
 		return nil, err
 	}

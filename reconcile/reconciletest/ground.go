@@ -15,10 +15,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	"github.com/modkind/modkind/apis"
 	"github.com/modkind/modkind/apis/crds"
 	"github.com/modkind/modkind/crd"
 	"github.com/modkind/modkind/reconcile"
-	"github.com/modkind/modkind/reconcile/terraform"
+	"github.com/modkind/modkind/terraform"
 )
 
 // Ground is a running API server with modkind's controllers attached.
@@ -52,7 +53,7 @@ func Start(cfg reconcile.Config) (*Ground, error) {
 }
 
 func (g *Ground) startModkind(cfg reconcile.Config) error {
-	s, err := reconcile.Scheme()
+	s, err := apis.Scheme()
 	if err != nil {
 		return err
 	}
@@ -71,7 +72,7 @@ func (g *Ground) startModkind(cfg reconcile.Config) error {
 
 // run starts modkind's manager on g's API server.
 func (g *Ground) run(cfg reconcile.Config) error {
-	s, err := reconcile.Scheme()
+	s, err := apis.Scheme()
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,103 @@
+package job
+
+import (
+	"context"
+	"time"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+	batchv1 "k8s.io/api/batch/v1"
+	kerrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/modkind/modkind/apis/v1alpha1"
+	"github.com/modkind/modkind/executor"
+	"github.com/modkind/modkind/runs"
+	"github.com/modkind/modkind/slots"
+)
+
+// activeRuns counts the Runs that hold a run slot, in the cluster and per namespace: Runs the
+// controller created (signed) that are pending or running and whose Job has not ended. What a
+// Run's status says is its runner's word; a Run whose Job ended holds no slot whatever its status
+// says (the JobWatcher ends it), nor one Running without a Job once its Job had time to be made.
+func (x *Executor) activeRuns(ctx context.Context) (int, map[string]int, error) {
+	list := &v1alpha1.RunList{}
+	if err := x.Client.List(ctx, list); err != nil {
+		return 0, nil, errors.Wrap(err, errListRuns)
+	}
+	rs, _, err := runs.Proven(ctx, x.Keys, list.Items)
+	if err != nil {
+		return 0, nil, errors.Wrap(err, errListRuns)
+	}
+	n, byNamespace := 0, map[string]int{}
+	seen := map[types.NamespacedName]bool{}
+	for i := range list.Items {
+		seen[client.ObjectKeyFromObject(&list.Items[i])] = true
+	}
+	for i := range rs {
+		if !runs.Active(rs[i].Status.Phase) {
+			continue
+		}
+		live, err := x.holdsSlot(ctx, &rs[i])
+		if err != nil {
+			return 0, nil, err
+		}
+		if live {
+			n++
+			byNamespace[rs[i].Namespace]++
+		}
+	}
+	for key, at := range x.created {
+		switch {
+		case seen[key] || time.Since(at) > time.Minute:
+			delete(x.created, key)
+		default:
+			n++
+			byNamespace[key.Namespace]++
+		}
+	}
+	return n, byNamespace, nil
+}
+
+// holdsSlot reports whether an active Run's Job may still run it: it has not ended, or, with no
+// Job in the cache, the Run is young enough for its Job to be on the way, or pending (to be
+// adopted).
+func (x *Executor) holdsSlot(ctx context.Context, run *v1alpha1.Run) (bool, error) {
+	job := &batchv1.Job{}
+	err := x.Client.Get(ctx, client.ObjectKeyFromObject(run), job)
+	switch {
+	case kerrors.IsNotFound(err):
+		return run.Status.Phase != v1alpha1.PhaseRunning || time.Since(runs.Created(run)) < adoptAfter, nil
+	case err != nil:
+		return false, errors.Wrapf(err, "%s %s", errGetJob, run.Name)
+	}
+	if owner := metav1.GetControllerOf(job); owner == nil || owner.UID != run.UID {
+		// Not the Job the controller made for this Run.
+		return run.Status.Phase != v1alpha1.PhaseRunning || time.Since(runs.Created(run)) < adoptAfter, nil
+	}
+	_, ended := jobEnd(job)
+	return !ended, nil
+}
+
+// slotFree returns nil when a Run of the Work's instance may start now, or the error that says
+// what it waits for: its namespace's share of the run slots, or a free slot at all. x.starting
+// is held.
+func (x *Executor) slotFree(ctx context.Context, w *executor.Work) error {
+	total := x.Slots.Total
+	if total <= 0 {
+		return nil
+	}
+	n, byNamespace, err := x.activeRuns(ctx)
+	if err != nil {
+		return err
+	}
+	ns := w.Instance.GetNamespace()
+	if share := x.Slots.Share(ns); byNamespace[ns] >= share {
+		return &slots.ShareFullError{Namespace: ns, Active: byNamespace[ns], Share: share}
+	}
+	if n >= total {
+		return &slots.FullError{Active: n, Max: total}
+	}
+	return nil
+}

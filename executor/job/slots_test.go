@@ -1,0 +1,140 @@
+package job
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+
+	"github.com/modkind/modkind/apis/v1alpha1"
+	"github.com/modkind/modkind/executor"
+	"github.com/modkind/modkind/kind"
+	"github.com/modkind/modkind/runs"
+	"github.com/modkind/modkind/slots"
+	"github.com/modkind/modkind/state"
+)
+
+// Runs count against --max-concurrent-runs, in the cluster and in their namespace, from the
+// moment they are created, before the cache shows them, and stop counting once they ended: by
+// their phase, or by their Job's end whatever their status says. A Run the controller did not
+// create (no valid signature) counts for nothing.
+func TestActiveRuns(t *testing.T) {
+	s := testScheme()
+	keys := state.StaticKeys{KeyRing: testKeyRing(t)}
+	old := metav1.NewTime(time.Now().Add(-time.Hour))
+	mk := func(ns, name string, p v1alpha1.RunPhase, signed bool) *v1alpha1.Run {
+		r := &v1alpha1.Run{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, UID: types.UID(name + "-uid"), CreationTimestamp: old},
+			Status: v1alpha1.RunStatus{Phase: p}}
+		if signed {
+			if err := runs.Sign(context.Background(), keys, r); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return r
+	}
+	job := func(run *v1alpha1.Run, ended bool) *batchv1.Job {
+		j := RunnerJob(run, nil, JobOptions{Image: "modkind:test"})
+		if ended {
+			j.Status.Conditions = []batchv1.JobCondition{{Type: batchv1.JobFailed, Status: corev1.ConditionTrue, Reason: "DeadlineExceeded"}}
+		}
+		return j
+	}
+	running, runningB := mk("team-a", "running", v1alpha1.PhaseRunning, true), mk("team-b", "running-b", v1alpha1.PhaseRunning, true)
+	rewritten := mk("team-a", "rewritten", v1alpha1.PhaseRunning, true)
+	c := fake.NewClientBuilder().WithScheme(s).WithObjects(
+		mk("team-a", "pending", v1alpha1.PhasePending, true), running, runningB, mk("team-a", "done", v1alpha1.PhaseSucceeded, true),
+		mk("team-a", "waiting", v1alpha1.PhaseWaitingForApproval, true),
+		// Its status says Running; its Job ended: a runner (or a tenant as one) rewrote it.
+		rewritten, job(rewritten, true),
+		// Running, and its Job long gone.
+		mk("team-a", "jobless", v1alpha1.PhaseRunning, true),
+		// Made by someone else: however active it says it is, it holds nothing.
+		mk("team-a", "forged", v1alpha1.PhaseRunning, false), mk("team-b", "forged-pending", v1alpha1.PhasePending, false),
+		job(running, false), job(runningB, false)).Build()
+	x := &Executor{Client: c, Keys: keys, created: map[types.NamespacedName]time.Time{
+		{Namespace: "team-a", Name: "running"}:   time.Now(), // seen: counted once
+		{Namespace: "team-a", Name: "just-made"}: time.Now(), // not yet seen: counted
+		{Namespace: "team-a", Name: "long-gone"}: time.Now().Add(-time.Hour),
+	}}
+	n, byNamespace, err := x.activeRuns(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(map[string]int{"team-a": 3, "team-b": 1}, byNamespace); diff != "" || n != 4 {
+		t.Errorf("active Runs: want 4 (team-a: pending, running, just made; team-b: running), got %d: -want +got\n%s", n, diff)
+	}
+	if _, ok := x.created[types.NamespacedName{Namespace: "team-a", Name: "long-gone"}]; ok {
+		t.Errorf("a Run created long ago that the cache never showed is still counted")
+	}
+}
+
+// A Run of a namespace that holds its share waits, and so does one when every slot is taken;
+// another namespace's Run starts while the first waits.
+func TestSlotFree(t *testing.T) {
+	s := testScheme()
+	inst := func(ns string) *executor.Work {
+		i := &kind.Instance{}
+		i.SetGroupVersionKind(schema.GroupVersionKind{Group: "example.org", Version: "v1alpha1", Kind: "Thing"})
+		i.SetNamespace(ns)
+		i.SetName("web")
+		return &executor.Work{Instance: i}
+	}
+	pending := func(ns, name string) *v1alpha1.Run {
+		return &v1alpha1.Run{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, CreationTimestamp: metav1.Now()},
+			Status: v1alpha1.RunStatus{Phase: v1alpha1.PhasePending}}
+	}
+	c := fake.NewClientBuilder().WithScheme(s).WithObjects(pending("team-a", "a1"), pending("team-a", "a2"), pending("team-b", "b1")).Build()
+	cases := []struct {
+		reason string
+		policy slots.Policy
+		ns     string
+		want   string
+	}{
+		{"team-a holds its share of 2 of 4 slots: its next Run waits.", slots.Policy{Total: 4}, "team-a", "namespace team-a hold 2 of the 2"},
+		{"team-c holds none: its Run starts.", slots.Policy{Total: 4}, "team-c", ""},
+		{"Every slot is taken: team-c waits too.", slots.Policy{Total: 3}, "team-c", "3 of 3 Runs are active"},
+		{"No limit at all.", slots.Policy{}, "team-a", ""},
+	}
+	for _, tc := range cases {
+		x := &Executor{Client: c, Slots: tc.policy}
+		err := x.slotFree(context.Background(), inst(tc.ns))
+		got := ""
+		if err != nil {
+			got = err.Error()
+			if !slots.IsWaiting(err) {
+				t.Errorf("%s\nwant a wait, got %v", tc.reason, err)
+			}
+		}
+		if tc.want == "" && got != "" || !strings.Contains(got, tc.want) {
+			t.Errorf("%s\nwant %q, got %q", tc.reason, tc.want, got)
+		}
+	}
+}
+
+// testScheme knows the objects the job executor reads and writes.
+func testScheme() *runtime.Scheme {
+	s := runtime.NewScheme()
+	_ = batchv1.AddToScheme(s)
+	_ = corev1.AddToScheme(s)
+	_ = v1alpha1.AddToScheme(s)
+	return s
+}
+
+// testKeyRing is a key ring for tests of what the controller signs.
+func testKeyRing(t *testing.T) *state.KeyRing {
+	t.Helper()
+	k, err := state.ParseKeyRing(map[string][]byte{"k1": []byte("0123456789abcdef0123456789abcdef")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
+}

@@ -1,0 +1,329 @@
+package job
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	kerrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/modkind/modkind/apis/v1alpha1"
+	"github.com/modkind/modkind/executor"
+	"github.com/modkind/modkind/kind"
+	"github.com/modkind/modkind/runs"
+	"github.com/modkind/modkind/state"
+	"github.com/modkind/modkind/terraform"
+)
+
+const (
+	errCreateJob             = "cannot create the runner Job of Run"
+	errCreateInputs          = "cannot create the inputs Secret of Run"
+	errCreateRun             = "cannot create Run"
+	errReadRun               = "cannot get Run"
+	errUpdateRun             = "cannot update the status of Run"
+	errJobClusterCredentials = "ClusterProviderConfig %s sets environment variables or files, which may hold a cluster admin's credentials (literal or from Secrets) " +
+		"and never go to a runner pod, where the namespace's tenants could read them: give the runner's service account a cloud identity " +
+		"(workload identity), or use a ProviderConfig of this namespace; a ClusterProviderConfig used by runner Jobs may set spec.providers and spec.runner only"
+
+	// adoptAfter is how old a pending Run without a Job must be before a controller makes its
+	// Job: younger, the controller that created the Run may still be making it.
+	adoptAfter = 10 * time.Second
+
+	// msgNeverStarted ends a pending Run whose Job was never made and whose inputs have changed
+	// since: the next Run starts at once.
+	msgNeverStarted = "never started: the controller stopped before it created the Run's Job, and the instance changed since"
+	// msgJobGone ends a running Run whose Job was deleted.
+	msgJobGone = "the runner Job was deleted before the Run ended"
+)
+
+// observe returns the instance's newest Run as r shows it, and whether one of its Runs is
+// still active, adopting an active Run left without a Job.
+func (x *Executor) observe(ctx context.Context, r client.Reader, w *executor.Work) (*v1alpha1.Run, bool, error) {
+	list, err := x.Runs.List(ctx, r, w.Instance, w.Events)
+	if err != nil || len(list) == 0 {
+		return nil, false, err
+	}
+	// Any active Run, not only the newest: one instance never has two.
+	busy := false
+	for i := range list {
+		if !runs.Active(list[i].Status.Phase) {
+			continue
+		}
+		still, err := x.adopt(ctx, w, &list[i])
+		if err != nil {
+			return nil, false, err
+		}
+		busy = busy || still
+	}
+	return &list[0], busy, nil
+}
+
+// sameVersion reports whether two reads show the same version of the same Run, or both none.
+func sameVersion(a, b *v1alpha1.Run) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return a.UID == b.UID && a.ResourceVersion == b.ResourceVersion
+}
+
+// startRun starts a Run of the Work's operation executed by a Job, unless the newest Run of the
+// same work says why not yet: it was refused, waits for approval, or failed a moment ago.
+// cached is the newest Run as Busy saw it in the cache.
+func (x *Executor) startRun(ctx context.Context, w *executor.Work, cached *v1alpha1.Run) executor.Result {
+	// Busy read the cache: read the Runs fresh before starting one.
+	latest, busy, err := x.observe(ctx, x.Reader, w)
+	if err != nil || busy || !sameVersion(cached, latest) {
+		// Active, or the cache is behind: the change it does not show yet reconciles the
+		// instance again, and Busy decides from a cache that shows it.
+		return executor.Result{Pending: err == nil, Err: err}
+	}
+	res := executor.Result{Pending: true}
+	if l := latest; l != nil && sameWork(l, w) {
+		if l.Status.Plan != nil {
+			p := lastPlanOf(l.Status.Plan, w)
+			res.Plan = &p
+		}
+		if err := heldBy(l, w.Workspace); err != nil {
+			return executor.Result{Plan: res.Plan, Err: err}
+		}
+	}
+	if name := w.Workspace.Setup.ClusterCredentials; name != "" {
+		return executor.Result{Plan: res.Plan, Err: errors.Errorf(errJobClusterCredentials, name)}
+	}
+	b, err := x.bundleFor(ctx, w)
+	if err != nil {
+		return executor.Result{Plan: res.Plan, Err: err}
+	}
+	if err := x.settleWaiting(ctx, latest, w.Workspace); err != nil {
+		return executor.Result{Plan: res.Plan, Err: err}
+	}
+	prev := ""
+	if latest != nil {
+		prev = latest.Name
+	}
+	if err := x.start(ctx, w, inputsOf(w, b), b.digest, prev); err != nil {
+		return executor.Result{Plan: res.Plan, Err: err}
+	}
+	return res
+}
+
+// sameWork reports whether run was made for the same work as w: the same operation on the same
+// module, and for anything but a destroy, the same inputs.
+func sameWork(run *v1alpha1.Run, w *executor.Work) bool {
+	return run.Spec.Operation == w.Op && run.Spec.ModuleDigest == w.Module.Digest &&
+		(w.Op == v1alpha1.OperationDestroy || run.Spec.InputsDigest == w.Workspace.Inputs)
+}
+
+// heldBy returns why a Run of the same work as run does not start yet: run was refused (the same
+// inputs are refused again), waits for approval of a plan that is not the one approved, or failed
+// less than retryFailedAfter ago.
+func heldBy(run *v1alpha1.Run, ws *terraform.Workspace) error {
+	switch run.Status.Phase {
+	case v1alpha1.PhaseRefused:
+		return errors.New(run.Status.Message)
+	case v1alpha1.PhaseWaitingForApproval:
+		if run.Status.Plan == nil || ws.ApprovedPlan != run.Status.Plan.ID {
+			return errors.New(run.Status.Message)
+		}
+	case v1alpha1.PhaseFailed:
+		if run.Status.Message != msgNeverStarted && run.Status.CompletionTime != nil &&
+			time.Since(run.Status.CompletionTime.Time) < retryFailedAfter {
+			return errors.New(run.Status.Message)
+		}
+	}
+	return nil
+}
+
+// settleWaiting ends the instance's newest Run when it waits for approval: its plan is approved
+// (a new Run applies it) or the instance changed, either way the next Run takes over.
+func (x *Executor) settleWaiting(ctx context.Context, latest *v1alpha1.Run, ws *terraform.Workspace) error {
+	if latest == nil || latest.Status.Phase != v1alpha1.PhaseWaitingForApproval {
+		return nil
+	}
+	latest.Status.Phase = v1alpha1.PhaseFailed
+	latest.Status.Message = "not applied: the instance changed before its plan was approved"
+	if latest.Status.Plan != nil && ws.ApprovedPlan == latest.Status.Plan.ID {
+		latest.Status.Phase = v1alpha1.PhaseSucceeded
+		latest.Status.Message = "plan approved: a new Run applies it"
+	}
+	latest.Status.CompletionTime = ptr.To(metav1.Now())
+	return errors.Wrapf(runs.WriteStatus(ctx, x.Runs.Client, x.Runs.Reader, latest), "%s %s", errUpdateRun, latest.Name)
+}
+
+// start creates the Run, its inputs Secret and its Job. A Run whose Secret or Job could not be
+// made is marked Failed at once, so that it never looks active.
+//
+// The Run's name follows from the instance and the Run before it (prev), so that two controllers
+// that both saw prev as the newest Run and both start the next make the same Run, and the second
+// finds it made: never two active Runs for one instance, even without leader election.
+func (x *Executor) start(ctx context.Context, w *executor.Work, in *runs.Inputs, bundleDigest, prev string) error {
+	x.starting.Lock()
+	defer x.starting.Unlock()
+	if err := x.slotFree(ctx, w); err != nil {
+		return err
+	}
+	raw, err := json.Marshal(in)
+	if err != nil {
+		return errors.Wrap(err, errCreateInputs)
+	}
+	s := subject(w)
+	run := x.Runs.NewRun(w.Op, s)
+	run.Name = run.GenerateName + terraform.Digest([]byte(w.Instance.GetUID()), []byte(prev))[:5]
+	run.GenerateName = ""
+	run.Spec.ArtifactDigest = bundleDigest
+	run.Spec.RunInputsDigest = runs.InputsDigest(raw)
+	if err := runs.Sign(ctx, x.Keys, run); err != nil {
+		return err
+	}
+	if err := x.Client.Create(ctx, run); err != nil {
+		if kerrors.IsAlreadyExists(err) {
+			// Another controller started this very Run; its end reconciles the instance.
+			return nil
+		}
+		return errors.Wrap(err, errCreateRun)
+	}
+	x.noteCreated(run)
+	run.Status = v1alpha1.RunStatus{Phase: v1alpha1.PhasePending, Executor: v1alpha1.ExecutorJob}
+	if err := x.Client.Status().Update(ctx, run); err != nil {
+		return errors.Wrapf(err, "%s %s", errUpdateRun, run.Name)
+	}
+	if err := x.createJob(ctx, run, w, raw); err != nil {
+		runs.SetOutcome(&run.Status, runs.Outcome{Err: err}, terraform.NewRedactor(in.Redact...), time.Now())
+		if werr := runs.WriteStatus(ctx, x.Client, x.Reader, run); werr != nil {
+			return errors.Wrapf(werr, "%s %s", errUpdateRun, run.Name)
+		}
+		return err
+	}
+	return x.Runs.Prune(ctx, w.Instance, nil)
+}
+
+// noteCreated counts run as active until the cache shows it.
+func (x *Executor) noteCreated(run *v1alpha1.Run) {
+	if x.created == nil {
+		x.created = map[types.NamespacedName]time.Time{}
+	}
+	x.created[types.NamespacedName{Namespace: run.Namespace, Name: run.Name}] = time.Now()
+}
+
+// subject is what the Work's Runs are recorded for.
+func subject(w *executor.Work) runs.Subject {
+	return runs.Subject{Instance: w.Instance, Workspace: w.Workspace, ModuleDigest: w.Module.Digest, Events: w.Events}
+}
+
+// createJob creates the Run's inputs Secret and Job. Either may exist already: a controller that
+// adopts a Run completes what another began. A Secret that someone else made under the Run's name
+// is harmless: the runner refuses inputs the Run does not control or whose digest differs.
+func (x *Executor) createJob(ctx context.Context, run *v1alpha1.Run, w *executor.Work, raw []byte) error {
+	owner := metav1.NewControllerRef(run, v1alpha1.SchemeGroupVersion.WithKind("Run"))
+	sec := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Namespace: run.Namespace, Name: run.Name, Labels: run.Labels,
+			OwnerReferences: []metav1.OwnerReference{*owner}},
+		Data: map[string][]byte{runs.KeyInputs: raw},
+	}
+	if err := x.Client.Create(ctx, sec); err != nil && !kerrors.IsAlreadyExists(err) {
+		return errors.Wrapf(err, "%s %s", errCreateInputs, run.Name)
+	}
+	job := RunnerJob(run, w.Workspace.Setup.Runner, x.Job)
+	if err := x.Client.Create(ctx, job); err != nil && !kerrors.IsAlreadyExists(err) {
+		return errors.Wrapf(err, "%s %s", errCreateJob, run.Name)
+	}
+	return nil
+}
+
+// adopt makes the Job of a pending Run that has none and reports whether the Run is still
+// active. A controller killed between creating a Run and its Job leaves such a Run; it would
+// block its instance for good. The Job is made from the instance as it is now, only if that
+// renders the very inputs the Run was created with; otherwise the Run ends and the next one
+// starts at once.
+func (x *Executor) adopt(ctx context.Context, w *executor.Work, run *v1alpha1.Run) (bool, error) {
+	if run.Status.Executor == v1alpha1.ExecutorProcess || time.Since(runs.Created(run)) < adoptAfter {
+		return true, nil
+	}
+	err := x.Client.Get(ctx, types.NamespacedName{Namespace: run.Namespace, Name: run.Name}, &batchv1.Job{})
+	if !kerrors.IsNotFound(err) {
+		return true, errors.Wrapf(err, "%s %s", errGetJob, run.Name)
+	}
+	// The Run may be the cache's, and may have ended since: act only on what the API server holds.
+	if err := x.Reader.Get(ctx, types.NamespacedName{Namespace: run.Namespace, Name: run.Name}, run); err != nil {
+		if kerrors.IsNotFound(err) {
+			return false, nil
+		}
+		return true, errors.Wrapf(err, "%s %s", errReadRun, run.Name)
+	}
+	if !runs.Active(run.Status.Phase) {
+		return false, nil
+	}
+	if run.Status.Phase == v1alpha1.PhaseRunning {
+		// Its Job was deleted under it: nothing will record the Run's end.
+		return false, x.endRun(ctx, run, msgJobGone)
+	}
+	raw, same, err := x.sameInputs(ctx, w, run)
+	if err != nil {
+		return true, err
+	}
+	if !same {
+		return false, x.endRun(ctx, run, msgNeverStarted)
+	}
+	if run.Status.Phase == "" {
+		run.Status = v1alpha1.RunStatus{Phase: v1alpha1.PhasePending, Executor: v1alpha1.ExecutorJob}
+		if err := x.Client.Status().Update(ctx, run); err != nil {
+			return true, errors.Wrapf(err, "%s %s", errUpdateRun, run.Name)
+		}
+	}
+	ctrl.LoggerFrom(ctx).Info("creating the Job of a Run left without one", "run", run.Name)
+	return true, x.createJob(ctx, run, w, raw)
+}
+
+// sameInputs returns the inputs of a Run of the Work as it is now, and whether they are the very
+// inputs run was created with (its bundle and spec.runInputsDigest). A setup holding cluster
+// credentials never goes to a runner: its Run ends, and the next one says why it does not start.
+func (x *Executor) sameInputs(ctx context.Context, w *executor.Work, run *v1alpha1.Run) ([]byte, bool, error) {
+	same := run.Spec.Operation == v1alpha1.OperationDestroy || run.Spec.InputsDigest == w.Workspace.Inputs
+	if !same || w.Workspace.Setup.ClusterCredentials != "" {
+		return nil, false, nil
+	}
+	b, err := x.bundleFor(ctx, w)
+	if err != nil {
+		return nil, false, err
+	}
+	raw, err := json.Marshal(inputsOf(w, b))
+	if err != nil {
+		return nil, false, errors.Wrap(err, errCreateInputs)
+	}
+	return raw, b.digest == run.Spec.ArtifactDigest && runs.InputsDigest(raw) == run.Spec.RunInputsDigest, nil
+}
+
+// endRun marks an active Run Failed with msg. A conflict is an error, never overwritten:
+// whoever changed the Run meanwhile knows better.
+func (x *Executor) endRun(ctx context.Context, run *v1alpha1.Run, msg string) error {
+	run.Status.Phase = v1alpha1.PhaseFailed
+	run.Status.Message = msg
+	run.Status.CompletionTime = ptr.To(metav1.Now())
+	return errors.Wrapf(x.Client.Status().Update(ctx, run), "%s %s", errUpdateRun, run.Name)
+}
+
+// inputsOf are the inputs of a Run of the Work executed by a runner from bundle b: the root
+// module the instance client rendered, which calls the module below the runner's link to the
+// bundle's package as it does below the controller's.
+func inputsOf(w *executor.Work, b bundle) *runs.Inputs {
+	ws := w.Workspace
+	return &runs.Inputs{
+		Main: ws.Root.Main, Vars: ws.Root.Vars, Unguarded: ws.Root.Unguarded, Lock: b.lock,
+		Env: ws.Setup.Env, Files: ws.Setup.Files, Redact: ws.Redactor.Values(), State: ws.State, Digest: ws.Inputs,
+		AllowDestructive: ws.AllowDestructive, ApprovalRequired: ws.ApprovalRequired, ApprovedPlan: ws.ApprovedPlan,
+	}
+}
+
+// lastPlanOf is the plan a Run recorded as status.lastPlan shows it: a runner reports no time.
+func lastPlanOf(p *v1alpha1.RunPlan, w *executor.Work) kind.LastPlan {
+	return kind.LastPlan{ID: p.ID, Add: p.Add, Change: p.Change, Destroy: p.Destroy, Destructive: p.Destructive,
+		Secret: state.PlanRefOf(w.Workspace.State).Name}
+}

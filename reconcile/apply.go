@@ -1,0 +1,157 @@
+package reconcile
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/event"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/modkind/modkind/apis/v1alpha1"
+	"github.com/modkind/modkind/executor"
+	"github.com/modkind/modkind/kind"
+	"github.com/modkind/modkind/kind/fields"
+	"github.com/modkind/modkind/slots"
+	"github.com/modkind/modkind/terraform"
+)
+
+const reasonApplied event.Reason = "Applied"
+
+// Create applies an instance that has no state yet. An instance of a kind with one resource that
+// already names an object (its external name) adopts that object: terraform imports it.
+func (e *external) Create(ctx context.Context, _ resource.Managed) (managed.ExternalCreation, error) {
+	res, err := e.apply(ctx)
+	if err != nil || res.Stored == nil {
+		return managed.ExternalCreation{}, err
+	}
+	// Stored by crossplane-runtime with the other critical annotations right after Create.
+	if outputs, err := res.Stored.Outputs(); err == nil {
+		e.setExternalName(outputs)
+	}
+	return managed.ExternalCreation{}, nil
+}
+
+// Update applies an instance whose inputs changed, or whose objects drifted.
+func (e *external) Update(ctx context.Context, _ resource.Managed) (managed.ExternalUpdate, error) {
+	res, err := e.apply(ctx)
+	if err == nil && !res.Pending {
+		// Applied now, unlike a Run handed on, whose end reconciles the instance: observed again
+		// at once, to show its outputs.
+		e.notes.SetApplied(e.inst.GetUID())
+	}
+	return managed.ExternalUpdate{}, err
+}
+
+// apply has the instance's inputs applied, and shows the plan that was made.
+func (e *external) apply(ctx context.Context) (executor.Result, error) {
+	if e.busy {
+		return executor.Result{Pending: true}, nil
+	}
+	if err := e.adopting(); err != nil {
+		return executor.Result{}, err
+	}
+	e.work.MadeFrom = e.madeFrom()
+	e.work.HeldFor, _ = e.driftInterval()
+	res := e.execute(ctx, v1alpha1.OperationApply)
+	if res.Plan != nil {
+		shown := *res.Plan
+		if isHeld(res.Err) {
+			shown = keepShownTime(e.inst, shown)
+		}
+		e.notes.SetPlan(e.inst.GetUID(), shown)
+		e.inst.SetStatusField(fields.LastPlan, shown.Value())
+	}
+	if res.Err != nil || res.Pending {
+		return res, res.Err
+	}
+	e.drift.Checked(e.inst.GetUID())
+	e.inst.ClearStatusField(fields.PendingDrift)
+	if res.Stored != nil {
+		e.inst.SetState(e.work.Workspace.State.Name, res.Stored)
+	}
+	if p := res.Plan; p != nil {
+		e.record.Event(e.inst, event.Normal(reasonApplied, fmt.Sprintf("Applied plan %s: %d to add, %d to change, %d to destroy (planned in %s)",
+			p.ID, p.Add, p.Change, p.Destroy, p.Took.Round(time.Millisecond))))
+	}
+	return res, nil
+}
+
+// adopting renders the instance's root module with an import block when it is of a kind of one
+// resource, has no state, and names an existing object (its external name): the first apply
+// imports that object rather than creating a second. The inputs stay those without the import
+// block: once imported, it changes nothing.
+func (e *external) adopting() error {
+	r := e.snap.Module.Resource
+	if r == nil || r.IDAttribute == "" || e.work.Stored != nil || meta.GetExternalName(e.inst) == "" {
+		return nil
+	}
+	in := e.inputs
+	in.ImportID = meta.GetExternalName(e.inst)
+	root, err := terraform.Render(e.snap.Module, in)
+	if err != nil {
+		return errors.Wrap(err, errRender)
+	}
+	e.work.Workspace.Root = root
+	return nil
+}
+
+// Delete has everything the instance's state tracks destroyed; the executor deletes the state
+// only then.
+func (e *external) Delete(ctx context.Context, _ resource.Managed) (managed.ExternalDelete, error) {
+	if e.busy {
+		return managed.ExternalDelete{}, nil
+	}
+	res := e.execute(ctx, v1alpha1.OperationDestroy)
+	if res.Err != nil || res.Pending {
+		// A destroy handed on deletes the state once it destroyed everything; Observe then sees
+		// it gone.
+		return managed.ExternalDelete{}, res.Err
+	}
+	e.inst.ClearStatusField(fields.State)
+	e.drift.Forget(e.inst.GetUID())
+	e.notes.Forget(e.inst.GetUID())
+	e.exec.Forget(e.work)
+	return managed.ExternalDelete{}, nil
+}
+
+func (e *external) Disconnect(context.Context) error { return nil }
+
+// execute hands the Work of op to the executor, and notes what its run met: a stale lock it broke
+// (shown in status), or no free run slot (the instance is tried again in a few seconds rather than
+// after the work queue's backoff for a failure).
+func (e *external) execute(ctx context.Context, op v1alpha1.RunOperation) executor.Result {
+	e.work.Op = op
+	res := e.exec.Execute(ctx, e.work)
+	if res.LockBroken != nil {
+		e.notes.SetLockBroken(e.inst.GetUID(), *res.LockBroken)
+	}
+	if e.waiters != nil && slots.IsWaiting(res.Err) {
+		e.waiters.Wait(slots.Key(e.kind.gvk, types.NamespacedName{Namespace: e.inst.GetNamespace(), Name: e.inst.GetName()}))
+	}
+	return res
+}
+
+// isHeld says a run ended with a plan that waits for approval or was refused.
+func isHeld(err error) bool {
+	var waiting *terraform.AwaitingApprovalError
+	var refused *terraform.RefusedPlanError
+	return errors.As(err, &waiting) || errors.As(err, &refused)
+}
+
+// keepShownTime returns p with the time and duration status shows, when status shows p: a plan
+// that waits for approval or was refused, made again, is the plan shown, made when it was first
+// made (as its Secret keeps that time). Status is then not rewritten for a plan that did not
+// change. A plan that is applied shows when it was made, even with the id of an earlier one.
+func keepShownTime(inst *kind.Instance, p kind.LastPlan) kind.LastPlan {
+	id, at, took, ok := inst.ShownPlan()
+	if p.ID == "" || id != p.ID || !ok {
+		return p
+	}
+	p.At, p.Took = at, took
+	return p
+}

@@ -1,0 +1,162 @@
+package reconcile
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/event"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
+	"github.com/zclconf/go-cty/cty"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/modkind/modkind/executor"
+	"github.com/modkind/modkind/kind"
+	"github.com/modkind/modkind/kind/fields"
+	"github.com/modkind/modkind/module"
+	"github.com/modkind/modkind/slots"
+	"github.com/modkind/modkind/state"
+	"github.com/modkind/modkind/terraform"
+)
+
+const (
+	errNotInstance   = "managed resource is not an instance of a generated kind"
+	errModuleNotRead = "the Module of this kind has not been inspected yet"
+	errRender        = "cannot render root module"
+	errReadSensitive = "cannot read the value of"
+)
+
+// States is where the instance client reads an instance's state: it decides from it whether the
+// instance is applied and up to date.
+type States interface {
+	Get(ctx context.Context, ref state.Ref) (*state.Stored, error)
+}
+
+// connector turns an instance into the Work that would apply it, rendered once per reconcile.
+type connector struct {
+	kind    *generatedKind
+	client  client.Reader
+	configs *ProviderConfigResolver
+	states  States
+	exec    executor.Executor
+	// modules is the module cache's root: a module is run below its package's link.
+	modules string
+	drift   *driftClock
+	notes   *notebook
+	record  event.Recorder
+	waiters *slots.Waiters
+}
+
+func (c *connector) Connect(ctx context.Context, mg resource.Managed) (managed.ExternalClient, error) {
+	inst, ok := mg.(*kind.Instance)
+	if !ok {
+		return nil, errors.New(errNotInstance)
+	}
+	snap := c.kind.Snapshot()
+	if snap == nil {
+		return nil, errors.New(errModuleNotRead)
+	}
+	var pcRef *ProviderConfigRef
+	if r := inst.GetProviderConfigReference(); r != nil {
+		pcRef = &ProviderConfigRef{Kind: r.Kind, Name: r.Name}
+	}
+	setup, err := c.configs.Resolve(ctx, inst.GetNamespace(), pcRef)
+	if err != nil {
+		return nil, err
+	}
+	secretValues, secretStrings, err := resolveSensitive(ctx, c.client, inst.GetNamespace(), snap.Module, inst.ForProvider())
+	if err != nil {
+		return nil, err
+	}
+	in := terraform.Inputs{ForProvider: inst.ForProvider(), SecretValues: secretValues,
+		Providers: setup.Providers, PreventDestroy: !inst.AllowDestructive() && !meta.WasDeleted(inst)}
+	pkg := ""
+	if snap.Module.Resource == nil {
+		if pkg, in.ModulePath, err = module.PackageOf(c.modules, snap.Module.Dir); err != nil {
+			return nil, errors.Wrap(err, errRender)
+		}
+	}
+	root, err := terraform.Render(snap.Module, in)
+	if err != nil {
+		return nil, errors.Wrap(err, errRender)
+	}
+	var lock []byte
+	if snap.Module.Resource != nil {
+		lock = snap.Module.Resource.Lock
+	}
+	ws := &terraform.Workspace{
+		Root:             root,
+		Setup:            setup,
+		Package:          pkg,
+		InitKey:          terraform.Digest([]byte(snap.Module.Digest), setup.Providers, []byte(setup.Digest()), lock),
+		Lock:             lock,
+		Inputs:           terraform.Digest(root.Main, root.Vars, []byte(setup.Digest())),
+		State:            kind.StateRef(c.kind.gvk.GroupKind().String(), inst.GetNamespace(), inst.GetName()),
+		Redactor:         terraform.NewRedactor(append(secretStrings, setup.Secrets...)...),
+		AllowDestructive: inst.AllowDestructive(),
+	}
+	ws.ApprovalRequired, ws.ApprovedPlan = inst.Approval()
+	w := &executor.Work{Instance: inst, Module: snap.Module, Workspace: ws, Events: c.record}
+	return &external{connector: c, inst: inst, snap: snap, work: w, inputs: in}, nil
+}
+
+// resolveSensitive reads the values of the sensitive variables the instance sets, from the
+// Secret keys their <field>SecretRef fields name. It returns them by variable name, in Terraform's
+// shape, and as strings to redact.
+func resolveSensitive(ctx context.Context, c client.Reader, namespace string, m *module.Module, forProvider map[string]any) (map[string]any, []string, error) {
+	values := map[string]any{}
+	var redact []string
+	for _, v := range m.Variables {
+		if !v.Sensitive {
+			continue
+		}
+		field := fields.SecretRef(v.Name)
+		ref, ok := forProvider[field].(map[string]any)
+		if !ok {
+			continue
+		}
+		name, _ := ref["name"].(string)
+		key, _ := ref["key"].(string)
+		sec := &corev1.Secret{}
+		if err := c.Get(ctx, types.NamespacedName{Namespace: namespace, Name: name}, sec); err != nil {
+			return nil, nil, errors.Wrapf(err, "%s %s: Secret %s", errReadSensitive, field, name)
+		}
+		raw, ok := sec.Data[key]
+		if !ok {
+			return nil, nil, errors.Errorf("%s %s: Secret %s has no key %q", errReadSensitive, field, name, key)
+		}
+		redact = append(redact, string(raw))
+		if v.Type == cty.String {
+			values[v.Name] = string(raw)
+			continue
+		}
+		var val any
+		if err := json.Unmarshal(raw, &val); err != nil {
+			// Never wrap err: a JSON error quotes the value.
+			return nil, nil, errors.Errorf("%s %s: Secret %s key %q does not hold JSON", errReadSensitive, field, name, key)
+		}
+		values[v.Name] = val
+		redact = appendStrings(redact, val)
+	}
+	return values, redact, nil
+}
+
+func appendStrings(out []string, v any) []string {
+	switch v := v.(type) {
+	case string:
+		return append(out, v)
+	case map[string]any:
+		for _, e := range v {
+			out = appendStrings(out, e)
+		}
+	case []any:
+		for _, e := range v {
+			out = appendStrings(out, e)
+		}
+	}
+	return out
+}

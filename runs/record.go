@@ -1,0 +1,547 @@
+// Package runs keeps the Run records of an instance's terraform work: creating a Run (signed, so
+// that only the controller's count), recording how it started and ended, listing an instance's
+// Runs and pruning them to the history limit; the inputs a runner pod receives for a Run; and what
+// a Run's status says of its outcome. Execute is the one place an operation (apply, destroy, drift
+// plan, refresh) becomes calls of the terraform harness. Both executors and the runner pod use it.
+package runs
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/event"
+	"github.com/go-logr/logr"
+	kerrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	utilrand "k8s.io/apimachinery/pkg/util/rand"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/modkind/modkind/apis/v1alpha1"
+	"github.com/modkind/modkind/kind"
+	"github.com/modkind/modkind/slots"
+	"github.com/modkind/modkind/state"
+	"github.com/modkind/modkind/terraform"
+)
+
+const (
+	errCreateRun  = "cannot create Run"
+	errUpdateRun  = "cannot update the status of Run"
+	errListRuns   = "cannot list the Runs of the instance"
+	errDeleteRun  = "cannot delete Run"
+	errRecordRun  = "cannot record terraform run"
+	reasonRunLost = event.Reason("RunNotRecorded")
+
+	// DefaultRunHistory is how many finished Runs of an instance are kept.
+	DefaultRunHistory = 5
+
+	// msgControllerStopped ends a Run that a controller left Running: only one Run of an
+	// instance is active at a time, so one still Running when the next starts was cut off.
+	msgControllerStopped = "the controller that ran it stopped before it ended"
+	// maxRunPrefix keeps a Run's name within 63 characters, so that a Job of the same name
+	// (the Job executor) can carry it in a label.
+	maxRunPrefix = 63 - len("-driftplan-") - 5
+	// AnnotationCreated is when the recorder created a Run, to the nanosecond, in createdLayout
+	// (fixed width, so that later sorts after earlier as a string).
+	AnnotationCreated = "modkind.io/created"
+	createdLayout     = "2006-01-02T15:04:05.000000000Z"
+	// recordTimeout bounds recording the end of a run, which must happen even when the
+	// reconcile's own context has run out.
+	recordTimeout = 10 * time.Second
+
+	// AnnotationRunSignature proves that the controller created a Run: its signature, with the
+	// controller's key ring (state.KeyRing), of the Run's namespace, name and spec. Tenants cannot
+	// create Runs, but a Run made by anyone else (a role granted too widely) holds no run slot,
+	// drives no instance and authorizes no download: it is ignored and reported.
+	AnnotationRunSignature = "modkind.io/run-signature"
+	runSignaturePurpose    = "modkind.io/run v1"
+	reasonRunIgnored       = event.Reason("RunIgnored")
+	errSignRun             = "cannot sign Run"
+)
+
+// Sign signs run as the controller's, once its name is known.
+func Sign(ctx context.Context, keys state.KeySource, run *v1alpha1.Run) error {
+	if keys == nil {
+		return nil
+	}
+	ring, err := keys.Ring(ctx)
+	if err != nil {
+		return errors.Wrap(err, errSignRun)
+	}
+	if run.Annotations == nil {
+		run.Annotations = map[string]string{}
+	}
+	run.Annotations[AnnotationRunSignature] = ring.SignFields(runSignaturePurpose, fields(run)...)
+	return nil
+}
+
+func fields(run *v1alpha1.Run) []string {
+	spec, _ := json.Marshal(run.Spec)
+	return []string{run.Namespace, run.Name, string(spec)}
+}
+
+// Proven splits runs into those the controller created (their signature verifies) and the
+// rest. Without keys every Run counts as the controller's (unit tests of other decisions).
+func Proven(ctx context.Context, keys state.KeySource, runs []v1alpha1.Run) (proven, ignored []v1alpha1.Run, err error) {
+	if keys == nil {
+		return runs, nil, nil
+	}
+	ring, err := keys.Ring(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	for i := range runs {
+		if ring.VerifyFields(runs[i].Annotations[AnnotationRunSignature], runSignaturePurpose, fields(&runs[i])...) {
+			proven = append(proven, runs[i])
+		} else {
+			ignored = append(ignored, runs[i])
+		}
+	}
+	return proven, ignored, nil
+}
+
+// Recorder records each terraform run on an instance as a Run object in the instance's
+// namespace, owned by the instance, and keeps the last History finished ones.
+//
+// Recording is a record, not a step of the work: when it fails, the failure is logged and an
+// event is emitted, and terraform goes on.
+type Recorder struct {
+	// Client writes Runs.
+	Client client.Client
+	// Reader reads Runs fresh: a cached list could still show this controller's previous Run of
+	// the instance as Running, and it would be taken for one a dead controller left.
+	Reader client.Reader
+	// History is how many finished Runs of an instance are kept; DefaultRunHistory when < 1.
+	History int
+	// Executor is recorded in status.executor.
+	Executor string
+	// Keys sign every Run this recorder creates; Runs without a valid signature are ignored.
+	Keys state.KeySource
+	Log  logr.Logger
+	now  func() time.Time
+}
+
+// Subject is what a Run is recorded for: the instance and the terraform working set.
+type Subject struct {
+	Instance  *kind.Instance
+	Workspace *terraform.Workspace
+	// ModuleDigest identifies the module snapshot the instance is applied with.
+	ModuleDigest string
+	// Events receives a warning when recording fails.
+	Events event.Recorder
+}
+
+// A Record is one Run being recorded. A nil *Record records nothing, so callers need not
+// check whether recording is on or Begin failed.
+type Record struct {
+	r   *Recorder
+	s   Subject
+	obj *v1alpha1.Run
+	// others are the instance's other Runs as Begin listed them, when listed says it made this
+	// Run. Only the run holding the instance's state Lease writes its Runs, so Finish prunes from
+	// them without listing again.
+	others []v1alpha1.Run
+	listed bool
+	// start says Started marks the Run Running: one this run made, or one whose approved plan
+	// it applies.
+	start bool
+}
+
+// Outcome is what a terraform run ended with.
+type Outcome struct {
+	// Plan is the plan the run made, nil for none.
+	Plan *terraform.PlanSummary
+	// Stored is the state the run left, nil when unknown (a destroy deletes it).
+	Stored *state.Stored
+	// OutputsPublished says the outputs are published to the instance's connection Secret.
+	OutputsPublished bool
+	// Changes says a drift plan found the objects differ from the configuration.
+	Changes bool
+	// Note is the message of a run that succeeded, such as what a drift plan found.
+	Note string
+	Err  error
+}
+
+func (r *Recorder) clock() time.Time {
+	if r.now != nil {
+		return r.now()
+	}
+	return time.Now()
+}
+
+// Begin records that op starts on the subject's instance, and returns the record to Finish. Runs
+// of the instance still active are marked Failed first: the per-instance serialization and the
+// state Lease let only one run at a time, so they were left by a controller that stopped.
+//
+// An Apply of the inputs a Run waiting for approval was made from continues that Run rather than
+// starting another: `kubectl get runs` then shows one Run per plan that went from
+// WaitingForApproval to Succeeded, instead of one per poll. Likewise an Apply of the inputs the
+// newest Run was refused for records its outcome on that Run.
+func (r *Recorder) Begin(ctx context.Context, op v1alpha1.RunOperation, s Subject) *Record {
+	if r == nil {
+		return nil
+	}
+	rec := &Record{r: r, s: s}
+	existing, err := r.List(ctx, r.Reader, s.Instance, s.Events)
+	if err != nil {
+		r.lost(s, err)
+		return nil
+	}
+	now := metav1.NewTime(r.clock())
+	var waiting []*v1alpha1.Run
+	for i := range existing {
+		old := &existing[i]
+		switch old.Status.Phase {
+		case "", v1alpha1.PhasePending, v1alpha1.PhaseRunning:
+			old.Status.Phase = v1alpha1.PhaseFailed
+			old.Status.Message = msgControllerStopped
+			old.Status.CompletionTime = &now
+			if err := r.Client.Status().Update(ctx, old); err != nil {
+				r.lost(s, errors.Wrapf(err, "%s %s", errUpdateRun, old.Name))
+			}
+		case v1alpha1.PhaseWaitingForApproval:
+			waiting = append(waiting, old)
+		}
+	}
+	for _, w := range waiting {
+		if op == v1alpha1.OperationApply && rec.obj == nil && w.Spec.ModuleDigest == s.ModuleDigest && w.Spec.InputsDigest == s.Workspace.Inputs {
+			rec.obj = w
+			continue
+		}
+		// The instance changed, or goes, before the plan was approved: that plan is never applied.
+		w.Status.Phase = v1alpha1.PhaseFailed
+		w.Status.Message = "not applied: the instance changed before its plan was approved"
+		if op == v1alpha1.OperationDestroy {
+			w.Status.Message = "not applied: the instance was deleted before its plan was approved"
+		}
+		w.Status.CompletionTime = &now
+		if err := r.Client.Status().Update(ctx, w); err != nil {
+			r.lost(s, errors.Wrapf(err, "%s %s", errUpdateRun, w.Name))
+		}
+	}
+	if rec.obj != nil {
+		approved := rec.obj.Status.Plan != nil && s.Workspace.ApprovedPlan != "" && s.Workspace.ApprovedPlan == rec.obj.Status.Plan.ID
+		if !approved {
+			// Most likely planned again only to wait again: nothing to show until it ends.
+			return rec
+		}
+		// Running once the run holds a run slot (Started).
+		rec.start = true
+		return rec
+	}
+	if len(existing) > 0 && sameRefusedApply(&existing[0], op, s) {
+		// The guard refuses the same inputs on every poll until the instance changes: one Run
+		// says so, rather than one per poll pushing every other Run out of the history.
+		rec.obj = &existing[0]
+		return rec
+	}
+	rec.obj = r.NewRun(op, s)
+	rec.others, rec.listed = existing, true
+	if err := r.create(ctx, rec.obj); err != nil {
+		r.lost(s, errors.Wrap(err, errCreateRun))
+		return nil
+	}
+	// No phase until the run holds a run slot (Started): a status write less for every run.
+	rec.start = true
+	return rec
+}
+
+// create creates run under its GenerateName with a random suffix, signed: the signature covers
+// the name, which must therefore be chosen here rather than by the API server.
+func (r *Recorder) create(ctx context.Context, run *v1alpha1.Run) error {
+	prefix := run.GenerateName
+	run.GenerateName = ""
+	var err error
+	for range 3 {
+		run.Name = prefix + utilrand.String(5)
+		if err = Sign(ctx, r.Keys, run); err != nil {
+			return err
+		}
+		if err = r.Client.Create(ctx, run); !kerrors.IsAlreadyExists(err) {
+			return err
+		}
+	}
+	return err
+}
+
+// Started records that the run's terraform starts. Until then the Run has no phase: it waits for
+// a free run slot (--max-concurrent-runs). A Run continued while it waits for approval stays as it
+// is unless its plan was approved: most likely it only waits again.
+func (rec *Record) Started(ctx context.Context) {
+	if rec == nil || !rec.start {
+		return
+	}
+	r := rec.r
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
+	defer cancel()
+	rec.obj.Status.Phase = v1alpha1.PhaseRunning
+	rec.obj.Status.Message = ""
+	rec.obj.Status.Executor = r.executor()
+	if rec.obj.Status.StartTime == nil {
+		now := metav1.NewTime(r.clock())
+		rec.obj.Status.StartTime = &now
+	}
+	if err := r.updateStatus(ctx, rec.obj); err != nil {
+		r.lost(rec.s, errors.Wrapf(err, "%s %s", errUpdateRun, rec.obj.Name))
+	}
+}
+
+// sameRefusedApply reports whether run is a refused Apply of the same module and inputs as op
+// would be.
+func sameRefusedApply(run *v1alpha1.Run, op v1alpha1.RunOperation, s Subject) bool {
+	return op == v1alpha1.OperationApply && run.Spec.Operation == v1alpha1.OperationApply &&
+		run.Status.Phase == v1alpha1.PhaseRefused &&
+		run.Spec.ModuleDigest == s.ModuleDigest && run.Spec.InputsDigest == s.Workspace.Inputs
+}
+
+func (r *Recorder) executor() string {
+	if r.Executor == "" {
+		return v1alpha1.ExecutorProcess
+	}
+	return r.Executor
+}
+
+func (r *Recorder) NewRun(op v1alpha1.RunOperation, s Subject) *v1alpha1.Run {
+	inst := s.Instance
+	gvk := inst.GroupVersionKind()
+	prefix := inst.GetName()
+	if len(prefix) > maxRunPrefix {
+		prefix = strings.TrimRight(prefix[:maxRunPrefix], ".-")
+	}
+	inputs := s.Workspace.Inputs
+	if op == v1alpha1.OperationDestroy {
+		// A destroy applies no inputs.
+		inputs = ""
+	}
+	return &v1alpha1.Run{
+		ObjectMeta: metav1.ObjectMeta{
+			Namespace:    inst.GetNamespace(),
+			GenerateName: prefix + "-" + strings.ToLower(string(op)) + "-",
+			Labels: map[string]string{
+				"app.kubernetes.io/managed-by": "modkind",
+				v1alpha1.LabelInstanceUID:      string(inst.GetUID()),
+				v1alpha1.LabelInstance:         kind.LabelValue(inst.GetName()),
+			},
+			Annotations: map[string]string{
+				v1alpha1.AnnotationInstance: gvk.Kind + "/" + inst.GetName(),
+				AnnotationCreated:           r.clock().UTC().Format(createdLayout),
+			},
+			// Not a controller reference: the instance's controller does not reconcile Runs. The
+			// garbage collector deletes them with their instance; no blockOwnerDeletion, which
+			// would need the instances' finalizers subresource.
+			OwnerReferences: []metav1.OwnerReference{{
+				APIVersion: gvk.GroupVersion().String(), Kind: gvk.Kind, Name: inst.GetName(), UID: inst.GetUID(),
+			}},
+		},
+		Spec: v1alpha1.RunSpec{
+			InstanceRef: v1alpha1.InstanceReference{
+				APIVersion: gvk.GroupVersion().String(), Kind: gvk.Kind, Name: inst.GetName(), UID: string(inst.GetUID()),
+			},
+			Operation:    op,
+			ModuleDigest: s.ModuleDigest,
+			InputsDigest: inputs,
+		},
+	}
+}
+
+// Finish records how the run ended, then prunes the instance's finished Runs beyond the history
+// limit. It never fails the run: a recording error is logged and emitted as an event.
+func (rec *Record) Finish(ctx context.Context, o Outcome) {
+	if rec == nil {
+		return
+	}
+	r := rec.r
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
+	defer cancel()
+	if slots.IsWaiting(o.Err) {
+		// The run never started: it waits for a slot of its namespace's share and is tried again.
+		// A Run it made is no record of anything; one it continued stays as it was.
+		if rec.listed {
+			if err := r.Client.Delete(ctx, rec.obj); client.IgnoreNotFound(err) != nil {
+				r.lost(rec.s, errors.Wrapf(err, "%s %s", errDeleteRun, rec.obj.Name))
+			}
+		}
+		return
+	}
+	st := &rec.obj.Status
+	st.Executor = r.executor()
+	if o.OutputsPublished && o.Err == nil {
+		if ref := rec.s.Instance.GetWriteConnectionSecretToReference(); ref != nil {
+			st.OutputsSecretRef = ref.Name
+		}
+	}
+	SetOutcome(st, o, rec.s.Workspace.Redactor, r.clock())
+	if err := r.updateStatus(ctx, rec.obj); err != nil {
+		r.lost(rec.s, errors.Wrapf(err, "%s %s", errUpdateRun, rec.obj.Name))
+		return
+	}
+	if err := r.Prune(ctx, rec.s.Instance, rec.runs()); err != nil {
+		r.lost(rec.s, err)
+	}
+}
+
+// updateStatus writes run's status. This Run's outcome is what this run found, whatever was
+// written meanwhile (another replica taking the Run for one a stopped controller left).
+func (r *Recorder) updateStatus(ctx context.Context, run *v1alpha1.Run) error {
+	return WriteStatus(ctx, r.Client, r.Reader, run)
+}
+
+// outcome is the phase and message a run's error makes. Messages go through the run's Redactor
+// even when the runner redacted them already: a Run is read by everyone who may read the
+// namespace's objects.
+func PhaseOf(err error, red *terraform.Redactor) (v1alpha1.RunPhase, string) {
+	red = orNone(red)
+	var waiting *terraform.AwaitingApprovalError
+	var refused *terraform.RefusedPlanError
+	switch {
+	case err == nil:
+		return v1alpha1.PhaseSucceeded, ""
+	case errors.As(err, &waiting):
+		return v1alpha1.PhaseWaitingForApproval, red.Redact(err.Error())
+	case errors.As(err, &refused):
+		return v1alpha1.PhaseRefused, red.Redact(err.Error())
+	}
+	return v1alpha1.PhaseFailed, red.Redact(err.Error())
+}
+
+// PlanOf is a plan as a Run shows it: counts, id and the addresses of destructive changes.
+func PlanOf(s terraform.PlanSummary) *v1alpha1.RunPlan {
+	p := &v1alpha1.RunPlan{ID: s.ID, Add: int64(s.Add), Change: int64(s.Change), Destroy: int64(s.Destroy),
+		Summary: terraform.CountsOf(s.Add, s.Change, s.Destroy)}
+	for _, d := range s.Destructive {
+		p.Destructive = append(p.Destructive, d.String())
+	}
+	return p
+}
+
+// list returns the Runs of the instance that the controller created, newest first.
+func (r *Recorder) list(ctx context.Context, inst *kind.Instance) ([]v1alpha1.Run, error) {
+	return r.List(ctx, r.Reader, inst, nil)
+}
+
+// listFrom lists the Runs of inst as reader shows them, newest first: only those the controller
+// created and that are the instance's. Any other is reported on the instance and ignored. A nil
+// recorder has no keys and takes every Run as the controller's.
+func (r *Recorder) List(ctx context.Context, reader client.Reader, inst *kind.Instance, events event.Recorder) ([]v1alpha1.Run, error) {
+	l := &v1alpha1.RunList{}
+	if err := reader.List(ctx, l, client.InNamespace(inst.GetNamespace()),
+		client.MatchingLabels{v1alpha1.LabelInstanceUID: string(inst.GetUID())}); err != nil {
+		return nil, errors.Wrap(err, errListRuns)
+	}
+	var keys state.KeySource
+	log := logr.Discard()
+	if r != nil {
+		keys, log = r.Keys, r.Log
+	}
+	runs, ignored, err := Proven(ctx, keys, l.Items)
+	if err != nil {
+		return nil, errors.Wrap(err, errListRuns)
+	}
+	for _, run := range ignored {
+		log.Info("ignoring a Run the controller did not create", "namespace", run.Namespace, "run", run.Name)
+		if events != nil {
+			events.Event(inst, event.Warning(reasonRunIgnored, errors.Errorf(
+				"Run %s was not created by modkind (no valid %s): it is ignored, holds no run slot and changes nothing", run.Name, AnnotationRunSignature)))
+		}
+	}
+	mine := runs[:0:0]
+	for _, run := range runs {
+		if run.Spec.InstanceRef.UID == string(inst.GetUID()) {
+			mine = append(mine, run)
+		}
+	}
+	Sort(mine)
+	return mine, nil
+}
+
+// Sort sorts runs newest first.
+func Sort(runs []v1alpha1.Run) {
+	sort.SliceStable(runs, func(i, j int) bool {
+		// creationTimestamp has seconds only: Runs made within one second are told apart by
+		// the nanoseconds the recorder wrote.
+		ca, cb := runs[i].Annotations[AnnotationCreated], runs[j].Annotations[AnnotationCreated]
+		if ca != "" && cb != "" && ca != cb {
+			return ca > cb
+		}
+		a, b := runs[i].CreationTimestamp, runs[j].CreationTimestamp
+		if !a.Equal(&b) {
+			return b.Before(&a)
+		}
+		// Within one second, the one started later.
+		sa, sb := runs[i].Status.StartTime, runs[j].Status.StartTime
+		if sa != nil && sb != nil && !sa.Equal(sb) {
+			return sb.Before(sa)
+		}
+		return runs[i].Name > runs[j].Name
+	})
+}
+
+// Created is when run was created, to the nanosecond where the recorder wrote it.
+func Created(run *v1alpha1.Run) time.Time {
+	if t, err := time.Parse(createdLayout, run.Annotations[AnnotationCreated]); err == nil {
+		return t
+	}
+	return run.CreationTimestamp.Time
+}
+
+// runs are the instance's Runs, newest first, as Begin found them with this one; nil when Begin
+// took an existing Run, which then already counted against the history limit.
+func (rec *Record) runs() []v1alpha1.Run {
+	if !rec.listed {
+		return nil
+	}
+	runs := append([]v1alpha1.Run{*rec.obj}, rec.others...)
+	Sort(runs)
+	return runs
+}
+
+// prune deletes the instance's finished Runs beyond the history limit, oldest first. Active and
+// waiting Runs are never pruned. runs are the instance's Runs, newest first; nil lists them.
+func (r *Recorder) Prune(ctx context.Context, inst *kind.Instance, runs []v1alpha1.Run) error {
+	keep := r.History
+	if keep < 1 {
+		keep = DefaultRunHistory
+	}
+	if runs == nil {
+		var err error
+		if runs, err = r.list(ctx, inst); err != nil {
+			return err
+		}
+	}
+	finished := 0
+	for i := range runs {
+		switch runs[i].Status.Phase {
+		case v1alpha1.PhaseSucceeded, v1alpha1.PhaseFailed, v1alpha1.PhaseRefused:
+		default:
+			continue
+		}
+		if finished++; finished <= keep {
+			continue
+		}
+		if err := r.Client.Delete(ctx, &runs[i], client.Preconditions{UID: &runs[i].UID}); client.IgnoreNotFound(err) != nil {
+			return errors.Wrapf(err, "%s %s", errDeleteRun, runs[i].Name)
+		}
+	}
+	return nil
+}
+
+// lost reports that a Run could not be recorded; the terraform work goes on.
+func (r *Recorder) lost(s Subject, err error) {
+	msg := orNone(s.Workspace.Redactor).Redact(err.Error())
+	r.Log.Info(errRecordRun, "namespace", s.Instance.GetNamespace(), "name", s.Instance.GetName(), "error", msg)
+	if s.Events != nil {
+		s.Events.Event(s.Instance, event.Warning(reasonRunLost, fmt.Errorf("%s: %s", errRecordRun, msg)))
+	}
+}
+
+// orNone is r, or a Redactor of no values when r is nil.
+func orNone(r *terraform.Redactor) *terraform.Redactor {
+	if r == nil {
+		return terraform.NewRedactor()
+	}
+	return r
+}

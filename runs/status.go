@@ -1,0 +1,81 @@
+package runs
+
+import (
+	"context"
+	"time"
+
+	kerrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/modkind/modkind/apis/v1alpha1"
+	"github.com/modkind/modkind/terraform"
+)
+
+// SetOutcome writes how a run ended into st.
+func SetOutcome(st *v1alpha1.RunStatus, o Outcome, red *terraform.Redactor, now time.Time) {
+	if st.StartTime == nil {
+		st.StartTime = &metav1.Time{Time: now}
+	}
+	if o.Plan != nil {
+		st.Plan = PlanOf(*o.Plan)
+	}
+	if o.Stored != nil && o.Stored.State != nil {
+		st.StateSerial = &o.Stored.Serial
+	}
+	st.Phase, st.Message = PhaseOf(o.Err, red)
+	if o.Err == nil {
+		st.Message = o.Note
+	}
+	st.CompletionTime = nil
+	if st.Phase != v1alpha1.PhaseWaitingForApproval {
+		st.CompletionTime = &metav1.Time{Time: now}
+	}
+}
+
+// WriteStatus writes run's status, again on the newest version after a conflict: the outcome
+// is what this run found, whatever was written meanwhile.
+func WriteStatus(ctx context.Context, c client.Client, r client.Reader, run *v1alpha1.Run) error {
+	err := c.Status().Update(ctx, run)
+	if !kerrors.IsConflict(err) {
+		return err
+	}
+	latest := &v1alpha1.Run{}
+	if err := r.Get(ctx, client.ObjectKeyFromObject(run), latest); err != nil {
+		return err
+	}
+	latest.Status = run.Status
+	if err := c.Status().Update(ctx, latest); err != nil {
+		return err
+	}
+	*run = *latest
+	return nil
+}
+
+// finished reports whether a Run in phase p has ended.
+func Finished(p v1alpha1.RunPhase) bool {
+	switch p {
+	case v1alpha1.PhaseSucceeded, v1alpha1.PhaseFailed, v1alpha1.PhaseRefused:
+		return true
+	}
+	return false
+}
+
+// active reports whether a Run in phase p is still to run or running.
+func Active(p v1alpha1.RunPhase) bool {
+	return p == "" || p == v1alpha1.PhasePending || p == v1alpha1.PhaseRunning
+}
+
+// Notes of a drift plan's Run: what it found, as its status.message says on success.
+const (
+	NoteNoDrift = "no changes: the objects match the state"
+	NoteDrift   = "changes found: the objects differ from what was applied"
+)
+
+// DriftNote is the note of a drift plan that found changes or not.
+func DriftNote(changes bool) string {
+	if changes {
+		return NoteDrift
+	}
+	return NoteNoDrift
+}

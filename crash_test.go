@@ -148,6 +148,12 @@ func instancesIn(t *testing.T, raw []byte) int {
 // returns the directory of the trace files and the instances. modkind must be running.
 func createTraces(t *testing.T, c client.Client, name string, n int, files func(i int) []any, createSeconds int64) (string, []*unstructured.Unstructured) {
 	t.Helper()
+	return createTracesIn(t, c, name, "default", n, files, createSeconds)
+}
+
+// createTracesIn is createTraces with the instances in namespace ns.
+func createTracesIn(t *testing.T, c client.Client, name, ns string, n int, files func(i int) []any, createSeconds int64) (string, []*unstructured.Unstructured) {
+	t.Helper()
 	modDir, err := filepath.Abs(filepath.Join("reconcile", "integration", "testdata", "modules", "trace"))
 	if err != nil {
 		t.Fatal(err)
@@ -167,7 +173,7 @@ func createTraces(t *testing.T, c client.Client, name string, n int, files func(
 			"dir": traces, "files": files(i), "createSeconds": createSeconds,
 		}}}}
 		u.SetGroupVersionKind(gvk)
-		u.SetNamespace("default")
+		u.SetNamespace(ns)
 		u.SetName(fmt.Sprintf("%s%d", name[:1], i))
 		insts = append(insts, u)
 	}

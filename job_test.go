@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
@@ -17,6 +18,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -90,7 +92,7 @@ func startJobGround(t *testing.T) *jobGround {
 	}
 	startProcess(t, "kube-controller-manager", kcm,
 		"--kubeconfig", adminKubeconfig(t, env, dir, "system:kube-controller-manager"),
-		"--controllers", "job-controller,garbage-collector-controller,ttl-after-finished-controller,serviceaccount-controller,root-ca-certificate-publisher-controller",
+		"--controllers", "job-controller,garbage-collector-controller,ttl-after-finished-controller,serviceaccount-controller,root-ca-certificate-publisher-controller,resourcequota-controller",
 		"--root-ca-file", ca, "--leader-elect=false", "--secure-port=0")
 	startProcess(t, "testnode", testnode, "--kubeconfig", adminKubeconfig(t, env, dir, "system:node:testnode"),
 		"--root", filepath.Join(dir, "pods"), "--image", runnerImage+"="+modkind)
@@ -692,7 +694,8 @@ func TestJobRunner(t *testing.T) {
 
 // Killing the controller with SIGKILL at random moments while 20 instances are created by Jobs
 // costs nothing: the Jobs go on without it, the restarted controller adopts their Runs rather than
-// starting others, and every object is created exactly once.
+// starting others, and every object is created exactly once. Every kill lands while Runs are
+// active, as the test checks before it kills.
 func TestJobRunnerKillNine(t *testing.T) {
 	g := startJobGround(t)
 	g.tenant(t, "default")
@@ -700,7 +703,7 @@ func TestJobRunnerKillNine(t *testing.T) {
 	proc := startModkind(t, args...)
 	watchActiveRuns(t, g.c)
 	traces, insts := createTraces(t, g.c, "jobkill", 20, func(i int) []any { return []any{fmt.Sprintf("i%d", i)} }, 3)
-	proc = killNineRounds(t, proc, 8, args)
+	proc = killNineWhileRunsActive(t, g.c, proc, 6, 3, args, insts)
 	t.Cleanup(func() {
 		_ = proc.Process.Kill()
 		_ = proc.Wait()
@@ -719,10 +722,12 @@ func TestJobRunnerKillNine(t *testing.T) {
 // (whose inputs render the same digest), and the one Run applies the instance. No second Run.
 func TestJobRunnerAdoptsARunWithoutJob(t *testing.T) {
 	g := startJobGround(t)
+	g.tenant(t, "default")
 	g.startJobController(t, g.jobControllerArgs(t))
 	watchActiveRuns(t, g.c)
 	ctx := context.Background()
-	// No runner service account yet: the Job's pod cannot be made, so the Run stays Pending.
+	// A quota of no pods: the Job's pod cannot be made, so the Run stays Pending with its Job.
+	quota := noPods(t, g.c, "default")
 	traces, insts := createTraces(t, g.c, "jobadopt", 1, func(i int) []any { return []any{fmt.Sprintf("i%d", i)} }, 0)
 	inst := insts[0].DeepCopy()
 	var run v1alpha1.Run
@@ -745,7 +750,9 @@ func TestJobRunnerAdoptsARunWithoutJob(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	g.tenant(t, "default")
+	if err := g.c.Delete(ctx, quota); err != nil {
+		t.Fatal(err)
+	}
 	waitInstanceReady(t, g.c, inst)
 	assertCreatedOnce(t, traces, 1)
 	runs := runsOf(t, g.c, inst)
@@ -781,6 +788,92 @@ func TestJobRunnerTwoControllers(t *testing.T) {
 			}
 		}
 	}
+}
+
+// killNineWhileRunsActive kills the controller with SIGKILL up to rounds times, each at a random
+// moment while at least one Run is active (Pending or Running, read from the API server just
+// before the kill), and restarts it; it stops early once every instance of insts is Ready, and
+// fails the test unless at least minKills kills landed. It returns the running process.
+func killNineWhileRunsActive(t *testing.T, c client.Client, proc *exec.Cmd, rounds, minKills int, args []string, insts []*unstructured.Unstructured) *exec.Cmd {
+	t.Helper()
+	kills := 0
+	for round := range rounds {
+		time.Sleep(time.Duration(500+rand.IntN(2500)) * time.Millisecond) // A random moment.
+		var active []string
+		finished := false
+		poll(t, fmt.Sprintf("round %d: a Run active to kill the controller under", round), 2*time.Minute, func(ctx context.Context) (bool, error) {
+			list := &v1alpha1.RunList{}
+			if err := c.List(ctx, list); err != nil {
+				return false, nil
+			}
+			active = active[:0]
+			for _, r := range list.Items {
+				if r.Status.Phase == v1alpha1.PhasePending || r.Status.Phase == v1alpha1.PhaseRunning {
+					active = append(active, r.Name)
+				}
+			}
+			if len(active) == 0 {
+				finished = allReady(ctx, c, insts)
+			}
+			return len(active) > 0 || finished, nil
+		})
+		if finished {
+			break
+		}
+		if err := proc.Process.Signal(syscall.SIGKILL); err != nil {
+			t.Fatal(err)
+		}
+		_ = proc.Wait()
+		kills++
+		t.Logf("round %d: killed modkind with SIGKILL while %d Runs were active: %v", round, len(active), active)
+		proc = startModkind(t, args...)
+	}
+	if kills < minKills {
+		t.Errorf("only %d kills landed while Runs were active, want at least %d: the instances were created too fast to test", kills, minKills)
+	}
+	return proc
+}
+
+// allReady reports whether every instance of insts is Ready.
+func allReady(ctx context.Context, c client.Client, insts []*unstructured.Unstructured) bool {
+	for _, u := range insts {
+		got := u.DeepCopy()
+		if err := c.Get(ctx, client.ObjectKeyFromObject(u), got); err != nil {
+			return false
+		}
+		conds, _, _ := unstructured.NestedSlice(got.Object, "status", "conditions")
+		ready := false
+		for _, ci := range conds {
+			if cm, _ := ci.(map[string]any); cm["type"] == "Ready" && cm["status"] == "True" {
+				ready = true
+			}
+		}
+		if !ready {
+			return false
+		}
+	}
+	return true
+}
+
+// noPods sets a ResourceQuota of no pods on namespace ns, as a tenant's quota that is used up
+// would: runner Jobs are made there, but not their pods.
+func noPods(t *testing.T, c client.Client, ns string) *corev1.ResourceQuota {
+	t.Helper()
+	q := &corev1.ResourceQuota{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "no-pods"},
+		Spec: corev1.ResourceQuotaSpec{Hard: corev1.ResourceList{corev1.ResourcePods: resource.MustParse("0")}}}
+	if err := c.Create(context.Background(), q); err != nil {
+		t.Fatal(err)
+	}
+	// Admission holds pods to the quota once kube-controller-manager has counted what it covers.
+	poll(t, "the quota to be counted", time.Minute, func(ctx context.Context) (bool, error) {
+		got := &corev1.ResourceQuota{}
+		if err := c.Get(ctx, client.ObjectKeyFromObject(q), got); err != nil {
+			return false, nil
+		}
+		_, counted := got.Status.Used[corev1.ResourcePods]
+		return counted, nil
+	})
+	return q
 }
 
 // assertCreatedOnce checks the trace module's files i0..i<n-1> in dir: each exists and was

@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+	"time"
 
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -25,7 +26,9 @@ import (
 
 	"github.com/modkind/modkind/apis"
 	"github.com/modkind/modkind/apis/crds"
+	"github.com/modkind/modkind/apis/v1alpha1"
 	"github.com/modkind/modkind/crd"
+	"github.com/modkind/modkind/executor/job"
 	"github.com/modkind/modkind/reconcile"
 	"github.com/modkind/modkind/slots"
 	"github.com/modkind/modkind/state"
@@ -158,6 +161,9 @@ func controllerFlags() (*flagSet, *controllerOptions) {
 	fs.IntVar(&cfg.RunHistory, flagRunHistory, cfg.RunHistory, "finished Runs kept per instance; older ones are deleted")
 	fs.StringVar(&cfg.Runner, flagRunner, cfg.Runner, "where Runs execute: process (terraform as this controller's child) or job (a Job per Run in the instance's namespace, under the service account its ProviderConfig names)")
 	fs.StringVar(&cfg.Job.Image, "runner-image", "", "image of runner Jobs (--runner job): modkind's own, with terraform")
+	fs.DurationVar(&cfg.Job.StartTimeout, "runner-start-timeout", cfg.Job.StartTimeout, "how long a runner Job's pod may take to start (admitted, scheduled, pulled, running); a Run whose runner has not started by then fails, saying why, and frees its run slot; 0 never")
+	fs.Var(deadlinesFlag{cfg.Job.Deadlines}, "runner-deadlines", "how long a runner's terraform work may take per operation, from the runner's start, as Operation=duration,...; past it terraform is interrupted, its state stored and the Run failed (default "+deadlinesFlag{job.DefaultDeadlines()}.String()+")")
+	fs.DurationVar(&cfg.Job.TTLAfterFinished, "runner-job-ttl", cfg.Job.TTLAfterFinished, "how long a finished runner Job, and its pod with the runner's log, is kept; 0 until its Run is pruned (--"+flagRunHistory+")")
 	fs.StringVar(&cfg.ArtifactsAddress, "artifacts-bind-address", cfg.ArtifactsAddress, "address of the artifact server that hands modules and providers to runner Jobs (--runner job)")
 	fs.StringVar(&cfg.Job.ArtifactsURL, "artifacts-url", "", "https URL runner pods reach the artifact server at (--runner job), e.g. https://modkind.modkind-system.svc:8443")
 	fs.StringVar(&o.artifactsHosts, "artifacts-hosts", "", "comma-separated DNS names and IPs of the artifact server's certificate; the host of --artifacts-url when empty")
@@ -381,4 +387,37 @@ func apiLimits(qps float64, burst, runs int) (float32, int) {
 		burst = int(2 * qps)
 	}
 	return float32(qps), burst
+}
+
+// deadlinesFlag is --runner-deadlines: Operation=duration pairs, comma-separated, each replacing
+// that operation's default; 0 leaves an operation without a deadline.
+type deadlinesFlag struct {
+	m map[v1alpha1.RunOperation]time.Duration
+}
+
+func (f deadlinesFlag) String() string {
+	var parts []string
+	for _, op := range []v1alpha1.RunOperation{v1alpha1.OperationApply, v1alpha1.OperationDestroy, v1alpha1.OperationDriftPlan, v1alpha1.OperationRefresh} {
+		if d, ok := f.m[op]; ok {
+			parts = append(parts, fmt.Sprintf("%s=%s", op, d))
+		}
+	}
+	return strings.Join(parts, ",")
+}
+
+func (f deadlinesFlag) Set(v string) error {
+	for _, pair := range splitList(v) {
+		op, d, ok := strings.Cut(pair, "=")
+		switch v1alpha1.RunOperation(op) {
+		case v1alpha1.OperationApply, v1alpha1.OperationDestroy, v1alpha1.OperationDriftPlan, v1alpha1.OperationRefresh:
+		default:
+			return fmt.Errorf("%q: the operations are Apply, Destroy, DriftPlan and Refresh", pair)
+		}
+		dur, err := time.ParseDuration(d)
+		if !ok || err != nil || dur < 0 {
+			return fmt.Errorf("%q: want Operation=duration, such as Apply=1h", pair)
+		}
+		f.m[v1alpha1.RunOperation(op)] = dur
+	}
+	return nil
 }

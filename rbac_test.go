@@ -12,6 +12,7 @@ import (
 	"time"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
+	authorizationv1 "k8s.io/api/authorization/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -328,6 +329,31 @@ func testControllerPermissions(t *testing.T, g *rbacGround) {
 			func(ctx context.Context) error {
 				return c.Create(ctx, &authenticationv1.TokenReview{Spec: authenticationv1.TokenReviewSpec{Token: "not-a-token", Audiences: []string{jobexec.RunnerTokenAudience}}})
 			}, allowed},
+		{"ReviewRunnerAccess", "Before making a runner Job, the controller asks whether the runner may write its Run.",
+			func(ctx context.Context) error {
+				return c.Create(ctx, &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
+					User: "system:serviceaccount:" + rbacTenant + ":" + jobexec.DefaultRunnerServiceAccount,
+					ResourceAttributes: &authorizationv1.ResourceAttributes{Namespace: rbacTenant, Verb: "update",
+						Group: v1alpha1.Group, Resource: "runs", Subresource: "status"}}})
+			}, allowed},
+		{"GetRunnerServiceAccount", "The runner's service account is looked up before its Job is made.",
+			func(ctx context.Context) error {
+				err := c.Get(ctx, types.NamespacedName{Namespace: rbacTenant, Name: "nobody"}, &corev1.ServiceAccount{})
+				return client.IgnoreNotFound(err)
+			}, allowed},
+		{"ListRunnerPodsAndEvents", "Why a runner has not started is read from its pod and the events about it.",
+			func(ctx context.Context) error {
+				if err := c.List(ctx, &corev1.PodList{}, client.InNamespace(rbacTenant)); err != nil {
+					return err
+				}
+				return c.List(ctx, &corev1.EventList{}, client.InNamespace(rbacTenant))
+			}, allowed},
+		{"GetPod", "Pods are only listed: none is read by name, changed or exec'd into.",
+			func(ctx context.Context) error {
+				return client.IgnoreNotFound(c.Get(ctx, types.NamespacedName{Namespace: rbacTenant, Name: "x"}, &corev1.Pod{}))
+			}, forbidden},
+		{"ListPodsElsewhere", "No pods outside the tenant namespaces.",
+			func(ctx context.Context) error { return c.List(ctx, &corev1.PodList{}, client.InNamespace(rbacOther)) }, forbidden},
 		{"GetCredentialsInOwnNamespace", "Module source credentials are read from modkind's own namespace.",
 			func(ctx context.Context) error {
 				return c.Get(ctx, types.NamespacedName{Namespace: rbacNamespace, Name: "module-credentials"}, &corev1.Secret{})

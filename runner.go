@@ -39,6 +39,7 @@ func runner(args []string, out io.Writer) error {
 	lockDuration := fs.Duration("lock-duration", time.Minute, "how long the state lock outlives this runner's last renewal")
 	shared := fs.Bool("shared-providers", true, "the Run's terraform calls attach to provider processes started once for the Run instead of each starting every provider")
 	fetchFor := fs.Duration("fetch-timeout", 2*time.Minute, "how long to keep trying an unreachable artifact server (a controller that restarts)")
+	deadline := fs.Duration("deadline", 0, "how long the Run's terraform work may take from the runner's start; past it terraform is interrupted, its state stored and the Run failed (0: no deadline)")
 	if err := fs.parse(args); err != nil {
 		return err
 	}
@@ -89,7 +90,7 @@ func runner(args []string, out io.Writer) error {
 	x := &runnerpod.Executor{
 		Client: c, Binary: bin, Dir: dir, LockDuration: *lockDuration,
 		Identity:        fmt.Sprintf("runner/%s/%s/%s", *namespace, *name, host),
-		SharedProviders: *shared, Exe: exe,
+		SharedProviders: *shared, Exe: exe, Deadline: *deadline,
 		Fetch: func(ctx context.Context, digest, dst string) error {
 			return fetchRetrying(ctx, *fetchFor, func(ctx context.Context) error {
 				token, err := token()

@@ -19,17 +19,20 @@ import (
 // when the controller starts.
 func TestChartRunnerMode(t *testing.T) {
 	const image = "ghcr.io/modkind/modkind:0.1.0"
-	jobArgs := func(rel, domain string) []string {
+	defaultBounds := []string{"--runner-start-timeout=5m", "--runner-deadlines=Apply=1h,Destroy=1h,DriftPlan=20m,Refresh=20m", "--runner-job-ttl=1h"}
+	jobArgsBounded := func(rel, domain string, bounds []string) []string {
 		svc := rel + "-artifacts"
 		ns := svc + ".modkind-system"
-		return []string{
+		return append(append([]string{
 			"--runner=job",
 			"--runner-image=" + image,
+		}, bounds...),
 			"--artifacts-bind-address=:8443",
-			"--artifacts-url=https://" + ns + ".svc:8443",
-			"--artifacts-hosts=" + strings.Join([]string{svc, ns, ns + ".svc", ns + ".svc." + domain}, ","),
-		}
+			"--artifacts-url=https://"+ns+".svc:8443",
+			"--artifacts-hosts="+strings.Join([]string{svc, ns, ns + ".svc", ns + ".svc." + domain}, ","),
+		)
 	}
+	jobArgs := func(rel, domain string) []string { return jobArgsBounded(rel, domain, defaultBounds) }
 	cases := map[string]struct {
 		reason  string
 		release string
@@ -54,6 +57,16 @@ func TestChartRunnerMode(t *testing.T) {
 			release:     "infra",
 			values:      map[string]any{"runner": map[string]any{"mode": "job"}, "clusterDomain": "corp.internal"},
 			want:        jobArgs("infra", "corp.internal"),
+			wantPorts:   map[string]string{"metrics": "8080", "probes": "8081", "artifacts": "8443"},
+			wantService: map[string]string{"artifacts": "artifacts"},
+		},
+		"JobBounds": {
+			reason:  "Every Run ends: the start timeout, the TTL and each operation's deadline follow the values; an operation not named keeps its default.",
+			release: "modkind",
+			values: map[string]any{"runner": map[string]any{"startTimeout": "15m", "jobTTL": "24h",
+				"deadlines": map[string]any{"Apply": "3h", "Refresh": "0s"}}},
+			want: jobArgsBounded("modkind", "cluster.local", []string{"--runner-start-timeout=15m",
+				"--runner-deadlines=Apply=3h,Destroy=1h,DriftPlan=20m,Refresh=0s", "--runner-job-ttl=24h"}),
 			wantPorts:   map[string]string{"metrics": "8080", "probes": "8081", "artifacts": "8443"},
 			wantService: map[string]string{"artifacts": "artifacts"},
 		},

@@ -129,6 +129,11 @@ func DefaultConfig() Config {
 		StateKeys:         types.NamespacedName{Namespace: apis.DefaultNamespace, Name: state.DefaultKeysSecret},
 		MaxStateBytes:     state.DefaultMaxBytes,
 		MaxStateChunks:    state.DefaultMaxChunks,
+		Job: job.JobOptions{
+			StartTimeout:     job.DefaultStartTimeout,
+			TTLAfterFinished: job.DefaultTTLAfterFinished,
+			Deadlines:        job.DefaultDeadlines(),
+		},
 
 		SharedProviders:       true,
 		SharedProviderMaxRuns: 200,

@@ -196,7 +196,7 @@ func (r *Recorder) Begin(ctx context.Context, op v1alpha1.RunOperation, s Subjec
 	for i := range existing {
 		old := &existing[i]
 		switch old.Status.Phase {
-		case "", v1alpha1.PhasePending, v1alpha1.PhaseRunning:
+		case "", v1alpha1.PhaseQueued, v1alpha1.PhasePending, v1alpha1.PhaseRunning:
 			old.Status.Phase = v1alpha1.PhaseFailed
 			old.Status.Message = msgControllerStopped
 			old.Status.CompletionTime = &now
@@ -268,8 +268,25 @@ func (r *Recorder) create(ctx context.Context, run *v1alpha1.Run) error {
 	return err
 }
 
-// Started records that the run's terraform starts. Until then the Run has no phase: it waits for
-// a free run slot (--max-concurrent-runs). A Run continued while it waits for approval stays as it
+// Queued records that the run waits for a free run slot (--max-concurrent-runs), and why. A run
+// that gets its slot at once is never Queued: until Started, such a Run has no phase.
+func (rec *Record) Queued(ctx context.Context, reason error) {
+	if rec == nil || !rec.start {
+		return
+	}
+	r := rec.r
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
+	defer cancel()
+	rec.obj.Status.Phase = v1alpha1.PhaseQueued
+	rec.obj.Status.Message = reason.Error()
+	rec.obj.Status.Executor = r.executor()
+	if err := r.updateStatus(ctx, rec.obj); err != nil {
+		r.lost(rec.s, errors.Wrapf(err, "%s %s", errUpdateRun, rec.obj.Name))
+	}
+}
+
+// Started records that the run's terraform starts. Until then the Run has no phase, or is Queued
+// while it waits for a free run slot (--max-concurrent-runs). A Run continued while it waits for approval stays as it
 // is unless its plan was approved: most likely it only waits again.
 func (rec *Record) Started(ctx context.Context) {
 	if rec == nil || !rec.start {

@@ -119,6 +119,12 @@ func NewPool(p Policy) *Pool {
 // Acquire takes a slot for a run of namespace, waiting in line until one is free or ctx ends. It
 // returns the function that gives the slot back; calling it more than once gives it back once.
 func (p *Pool) Acquire(ctx context.Context, namespace string) (release func(), err error) {
+	return p.AcquireOr(ctx, namespace, nil)
+}
+
+// AcquireOr is Acquire that, when the run must wait in line, first tells queued why (a *FullError):
+// a run that gets its slot at once costs no word about waiting.
+func (p *Pool) AcquireOr(ctx context.Context, namespace string, queued func(reason error)) (release func(), err error) {
 	share := p.policy.Share(namespace)
 	p.mu.Lock()
 	p.shares[namespace] = share
@@ -129,9 +135,18 @@ func (p *Pool) Acquire(ctx context.Context, namespace string) (release func(), e
 	w := &waiter{granted: make(chan struct{})}
 	p.waiting[namespace] = append(p.waiting[namespace], w)
 	p.dispatch()
+	full := &FullError{Active: p.total, Max: p.policy.Total}
 	p.mu.Unlock()
 
 	release = p.releaser(namespace)
+	select {
+	case <-w.granted:
+		return release, nil
+	default:
+	}
+	if queued != nil {
+		queued(full)
+	}
 	select {
 	case <-w.granted:
 		return release, nil

@@ -150,6 +150,8 @@ type Workspace struct {
 	OnRecovered func(*state.State)
 	// OnLocked is told once the run holds the state Lease (or needs none), before terraform.
 	OnLocked func()
+	// OnQueued is told, when the run must wait for one of the runner's slots, why it waits.
+	OnQueued func(reason error)
 	// OnStarted is told once the run holds one of the runner's slots, right before its first
 	// terraform: until then it waits for one (--max-concurrent-runs).
 	OnStarted func()
@@ -472,7 +474,7 @@ func (r *Runner) withTerraform(ctx context.Context, op string, run *Workspace, s
 	// whose namespace holds its whole share is refused at once (*slots.ShareFullError), and its
 	// instance is tried again shortly.
 	metricRunsWaiting.Inc()
-	free, err := r.Slots.Acquire(ctx, run.State.Namespace)
+	free, err := r.Slots.AcquireOr(ctx, run.State.Namespace, run.OnQueued)
 	metricRunsWaiting.Dec()
 	if err != nil {
 		if slots.IsWaiting(err) {

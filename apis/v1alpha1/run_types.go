@@ -23,11 +23,16 @@ const (
 )
 
 // RunPhase is where a Run is in its life.
-// +kubebuilder:validation:Enum=Pending;Running;WaitingForApproval;Refused;Succeeded;Failed
+// +kubebuilder:validation:Enum=Queued;Pending;Running;WaitingForApproval;Refused;Succeeded;Failed
 type RunPhase string
 
 // Phases of a Run.
 const (
+	// PhaseQueued: the Run waits for a run slot, its namespace's share or any; status.message
+	// says which. It holds no slot.
+	PhaseQueued RunPhase = "Queued"
+	// PhasePending: the Run holds a run slot and its runner Job is made, but its runner has not
+	// started yet; status.message says what it waits for, when something holds it up.
 	PhasePending            RunPhase = "Pending"
 	PhaseRunning            RunPhase = "Running"
 	PhaseWaitingForApproval RunPhase = "WaitingForApproval"

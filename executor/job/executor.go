@@ -77,6 +77,8 @@ type Executor struct {
 
 	mu      sync.Mutex
 	bundles map[string]bundle
+	// runnersReady are the runner service accounts (namespace/name) found able to run, and when.
+	runnersReady map[string]time.Time
 	// starting serializes counting active Runs and creating one, so that the slots hold.
 	starting sync.Mutex
 	// created are the Runs this process created lately, counted as active until the cache the

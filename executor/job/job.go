@@ -59,12 +59,19 @@ type JobOptions struct {
 	// ArtifactsCA is the PEM the runner trusts for the artifact server, passed in
 	// EnvArtifactsCA; empty when the server's certificate chains to the system roots.
 	ArtifactsCA []byte
-	// TTLAfterFinished removes a finished Job whose Run is somehow kept; Jobs normally go with
-	// their Run (owner reference). Not set when 0.
+	// TTLAfterFinished removes a finished Job, and its pod with the runner's log, this long after
+	// it ended, even while its Run is kept (--run-history); Jobs otherwise go with their Run (an
+	// owner reference). Not set when 0.
 	TTLAfterFinished time.Duration
-	// ActiveDeadline bounds a runner pod's life; the Job fails with DeadlineExceeded after it.
-	// Not set when 0.
-	ActiveDeadline time.Duration
+	// StartTimeout is how long a runner may take to start once its Job is made: to be admitted,
+	// scheduled, pulled and running. A Run whose runner has not started by then fails, saying why
+	// from its Job's and pod's own events (the Watcher), and frees its run slot. 0: no limit.
+	StartTimeout time.Duration
+	// Deadlines bound the terraform work of a Run per operation, from its runner's start: the
+	// runner stops terraform, stores the state and records the Run Failed once it passes. The
+	// Job's activeDeadlineSeconds (StartTimeout + deadline + the pod's grace period) ends a runner
+	// that does not. An operation without one (or 0) has no deadline.
+	Deadlines map[v1alpha1.RunOperation]time.Duration
 	// UnsharedProviders has runners start providers in every terraform call, as the controller
 	// does with --shared-providers=false.
 	UnsharedProviders bool
@@ -108,8 +115,8 @@ func RunnerJob(run *v1alpha1.Run, spec *v1alpha1.RunnerSpec, o JobOptions) *batc
 	if o.TTLAfterFinished > 0 {
 		job.Spec.TTLSecondsAfterFinished = ptr.To(int32(o.TTLAfterFinished / time.Second))
 	}
-	if o.ActiveDeadline > 0 {
-		job.Spec.ActiveDeadlineSeconds = ptr.To(int64(o.ActiveDeadline / time.Second))
+	if d := o.Deadlines[run.Spec.Operation]; d > 0 {
+		job.Spec.ActiveDeadlineSeconds = ptr.To(int64((o.StartTimeout + d + runnerGracePeriod*time.Second) / time.Second))
 	}
 	return job
 }
@@ -245,5 +252,27 @@ func runnerArgs(run *v1alpha1.Run, o JobOptions) []string {
 	if o.UnsharedProviders {
 		args = append(args, "--shared-providers=false")
 	}
+	if d := o.Deadlines[run.Spec.Operation]; d > 0 {
+		args = append(args, "--deadline", d.String())
+	}
 	return args
+}
+
+// Defaults of the runner Jobs' bounds. A Run that cannot start ends within minutes, so that it
+// never holds a run slot for long; terraform's own work gets what real modules need (a managed
+// database or a Kubernetes cluster takes tens of minutes to create), and the reads of a drift
+// plan or a refresh far less.
+const (
+	DefaultStartTimeout     = 5 * time.Minute
+	DefaultTTLAfterFinished = time.Hour
+)
+
+// DefaultDeadlines are the runner's deadlines per operation when nothing says otherwise.
+func DefaultDeadlines() map[v1alpha1.RunOperation]time.Duration {
+	return map[v1alpha1.RunOperation]time.Duration{
+		v1alpha1.OperationApply:     time.Hour,
+		v1alpha1.OperationDestroy:   time.Hour,
+		v1alpha1.OperationDriftPlan: 20 * time.Minute,
+		v1alpha1.OperationRefresh:   20 * time.Minute,
+	}
 }

@@ -84,7 +84,7 @@ func New(mgr manager.Manager, runner *terraform.Runner, o Options) (*Executor, e
 	if err := mgr.Add(&artifactServer{srv: hs}); err != nil {
 		return nil, err
 	}
-	if err := (&Watcher{Client: mgr.GetClient(), Reader: mgr.GetAPIReader()}).SetupWithManager(mgr); err != nil {
+	if err := (&Watcher{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), StartTimeout: o.Job.StartTimeout}).SetupWithManager(mgr); err != nil {
 		return nil, err
 	}
 	return x, nil

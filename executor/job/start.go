@@ -19,6 +19,7 @@ import (
 	"github.com/modkind/modkind/executor"
 	"github.com/modkind/modkind/kind"
 	"github.com/modkind/modkind/runs"
+	"github.com/modkind/modkind/slots"
 	"github.com/modkind/modkind/state"
 	"github.com/modkind/modkind/terraform"
 )
@@ -27,6 +28,7 @@ const (
 	errCreateJob             = "cannot create the runner Job of Run"
 	errCreateInputs          = "cannot create the inputs Secret of Run"
 	errCreateRun             = "cannot create Run"
+	errDeleteRun             = "cannot delete the Queued Run"
 	errReadRun               = "cannot get Run"
 	errUpdateRun             = "cannot update the status of Run"
 	errJobClusterCredentials = "ClusterProviderConfig %s sets environment variables or files, which may hold a cluster admin's credentials (literal or from Secrets) " +
@@ -98,6 +100,15 @@ func (x *Executor) startRun(ctx context.Context, w *executor.Work, cached *v1alp
 	if name := w.Workspace.Setup.ClusterCredentials; name != "" {
 		return executor.Result{Plan: res.Plan, Err: errors.Errorf(errJobClusterCredentials, name)}
 	}
+	if err := x.runnerReady(ctx, w); err != nil {
+		return executor.Result{Plan: res.Plan, Err: err}
+	}
+	if latest != nil && latest.Status.Phase == v1alpha1.PhaseQueued {
+		started, err := x.startQueued(ctx, w, latest)
+		if started || err != nil {
+			return executor.Result{Pending: err == nil, Plan: res.Plan, Err: err}
+		}
+	}
 	b, err := x.bundleFor(ctx, w)
 	if err != nil {
 		return executor.Result{Plan: res.Plan, Err: err}
@@ -113,6 +124,41 @@ func (x *Executor) startRun(ctx context.Context, w *executor.Work, cached *v1alp
 		return executor.Result{Plan: res.Plan, Err: err}
 	}
 	return res
+}
+
+// startQueued starts the instance's Queued Run once a run slot is free for it, and reports
+// whether it did. A Queued Run whose work is no longer the instance's (it changed, or goes) never
+// ran and never will: it is deleted, and the caller starts one of the current work instead.
+func (x *Executor) startQueued(ctx context.Context, w *executor.Work, queued *v1alpha1.Run) (bool, error) {
+	raw, same, err := x.sameInputs(ctx, w, queued)
+	if err != nil {
+		return false, err
+	}
+	if !same || queued.Spec.Operation != w.Op || queued.Spec.ModuleDigest != w.Module.Digest {
+		err := x.Client.Delete(ctx, queued, client.Preconditions{UID: &queued.UID})
+		return false, errors.Wrapf(client.IgnoreNotFound(err), "%s %s", errDeleteRun, queued.Name)
+	}
+	x.starting.Lock()
+	defer x.starting.Unlock()
+	if err := x.slotFree(ctx, w); err != nil {
+		if slots.IsWaiting(err) && queued.Status.Message != err.Error() {
+			// Why it waits changed (its namespace's share, or every slot): say so. A conflict
+			// only means another controller wrote it.
+			queued.Status.Message = err.Error()
+			_ = x.Client.Status().Update(ctx, queued)
+		}
+		return false, err
+	}
+	queued.Status.Phase, queued.Status.Message = v1alpha1.PhasePending, ""
+	if err := x.Client.Status().Update(ctx, queued); err != nil {
+		if kerrors.IsConflict(err) {
+			// Another controller started it: its end reconciles the instance.
+			return true, nil
+		}
+		return false, errors.Wrapf(err, "%s %s", errUpdateRun, queued.Name)
+	}
+	x.noteCreated(queued)
+	return true, x.makeJob(ctx, w, queued, raw)
 }
 
 // sameWork reports whether run was made for the same work as w: the same operation on the same
@@ -158,8 +204,8 @@ func (x *Executor) settleWaiting(ctx context.Context, latest *v1alpha1.Run, ws *
 	return errors.Wrapf(runs.WriteStatus(ctx, x.Runs.Client, x.Runs.Reader, latest), "%s %s", errUpdateRun, latest.Name)
 }
 
-// start creates the Run, its inputs Secret and its Job. A Run whose Secret or Job could not be
-// made is marked Failed at once, so that it never looks active.
+// start creates the Run, its inputs Secret and its Job, or, when no run slot is free for it, the
+// Run alone, Queued, saying what it waits for (and returns that wait).
 //
 // The Run's name follows from the instance and the Run before it (prev), so that two controllers
 // that both saw prev as the newest Run and both start the next make the same Run, and the second
@@ -167,9 +213,6 @@ func (x *Executor) settleWaiting(ctx context.Context, latest *v1alpha1.Run, ws *
 func (x *Executor) start(ctx context.Context, w *executor.Work, in *runs.Inputs, bundleDigest, prev string) error {
 	x.starting.Lock()
 	defer x.starting.Unlock()
-	if err := x.slotFree(ctx, w); err != nil {
-		return err
-	}
 	raw, err := json.Marshal(in)
 	if err != nil {
 		return errors.Wrap(err, errCreateInputs)
@@ -183,20 +226,40 @@ func (x *Executor) start(ctx context.Context, w *executor.Work, in *runs.Inputs,
 	if err := runs.Sign(ctx, x.Keys, run); err != nil {
 		return err
 	}
+	wait := x.slotFree(ctx, w)
+	if wait != nil && !slots.IsWaiting(wait) {
+		return wait
+	}
 	if err := x.Client.Create(ctx, run); err != nil {
 		if kerrors.IsAlreadyExists(err) {
 			// Another controller started this very Run; its end reconciles the instance.
-			return nil
+			return wait
 		}
 		return errors.Wrap(err, errCreateRun)
+	}
+	if wait != nil {
+		// The Run waits for a slot where people look for it, saying why; the instance's
+		// reconcile starts it once a slot is free.
+		run.Status = v1alpha1.RunStatus{Phase: v1alpha1.PhaseQueued, Executor: v1alpha1.ExecutorJob, Message: wait.Error()}
+		if err := x.Client.Status().Update(ctx, run); err != nil {
+			return errors.Wrapf(err, "%s %s", errUpdateRun, run.Name)
+		}
+		return wait
 	}
 	x.noteCreated(run)
 	run.Status = v1alpha1.RunStatus{Phase: v1alpha1.PhasePending, Executor: v1alpha1.ExecutorJob}
 	if err := x.Client.Status().Update(ctx, run); err != nil {
 		return errors.Wrapf(err, "%s %s", errUpdateRun, run.Name)
 	}
+	return x.makeJob(ctx, w, run, raw)
+}
+
+// makeJob creates the inputs Secret and Job of run, which holds a run slot now, and prunes the
+// instance's Runs. A Run whose Secret or Job could not be made is marked Failed at once, so that
+// it never looks active.
+func (x *Executor) makeJob(ctx context.Context, w *executor.Work, run *v1alpha1.Run, raw []byte) error {
 	if err := x.createJob(ctx, run, w, raw); err != nil {
-		runs.SetOutcome(&run.Status, runs.Outcome{Err: err}, terraform.NewRedactor(in.Redact...), time.Now())
+		runs.SetOutcome(&run.Status, runs.Outcome{Err: err}, w.Workspace.Redactor, time.Now())
 		if werr := runs.WriteStatus(ctx, x.Client, x.Reader, run); werr != nil {
 			return errors.Wrapf(werr, "%s %s", errUpdateRun, run.Name)
 		}

@@ -42,16 +42,28 @@ func RunnerJobSelector() labels.Selector {
 }
 
 // A Watcher reflects a runner Job that ended without its runner recording the Run's result
-// onto the Run: a runner that is killed (deadline, OOM, node loss) or never starts (image pull,
-// unknown service account) cannot write the Run itself, and the controller waits on the Run.
+// onto the Run: a runner that is killed (deadline, OOM, node loss) cannot write the Run itself,
+// and the controller waits on the Run. It also ends the Runs whose runner never starts (no
+// service account, refused by PodSecurity or a quota, unschedulable, an image that cannot be
+// pulled): each would hold a run slot for good.
 type Watcher struct {
-	// Client reads Jobs (through the manager's cache) and writes Runs' status.
+	// Client reads Jobs (through the manager's cache), writes Runs' status and deletes Jobs.
 	Client client.Client
-	// Reader reads Runs fresh: a runner writes its Run's result just before it exits, and a
-	// cached Run could still show it Running.
+	// Reader reads Runs fresh (a runner writes its Run's result just before it exits, and a
+	// cached Run could still show it Running), and the pods and events that say why a runner
+	// has not started, which nothing caches.
 	Reader client.Reader
+	// StartTimeout is how long a runner may take to start; 0: no limit (JobOptions.StartTimeout).
+	StartTimeout time.Duration
 
 	now func() time.Time
+}
+
+func (w *Watcher) clock() time.Time {
+	if w.now != nil {
+		return w.now()
+	}
+	return time.Now()
 }
 
 // SetupWithManager watches runner Jobs (labelled modkind.io/run).
@@ -74,7 +86,8 @@ func (w *Watcher) Reconcile(ctx context.Context, req reconcile.Request) (reconci
 		return reconcile.Result{}, nil
 	}
 	msg, ended := jobEnd(job)
-	if !ended {
+	if !ended && (w.StartTimeout <= 0 || job.Status.Active > 0 && job.Status.Ready != nil && *job.Status.Ready > 0) {
+		// Running, or nothing to time: the runner records the Run's end itself.
 		return reconcile.Result{}, nil
 	}
 	run := &v1alpha1.Run{}
@@ -88,6 +101,9 @@ func (w *Watcher) Reconcile(ctx context.Context, req reconcile.Request) (reconci
 	if job.Name != run.Name || owner == nil || owner.UID != run.UID || owner.Kind != v1alpha1.RunGroupVersionKind.Kind {
 		return reconcile.Result{}, nil
 	}
+	if !ended {
+		return w.awaitStart(ctx, job, run)
+	}
 	switch run.Status.Phase {
 	case v1alpha1.PhaseSucceeded, v1alpha1.PhaseFailed, v1alpha1.PhaseRefused:
 		return reconcile.Result{}, nil
@@ -100,12 +116,8 @@ func (w *Watcher) Reconcile(ctx context.Context, req reconcile.Request) (reconci
 	if msg == "" {
 		msg = msgRunnerNoResult
 	}
-	now := time.Now
-	if w.now != nil {
-		now = w.now
-	}
 	run.Status.Phase = v1alpha1.PhaseFailed
-	run.Status.CompletionTime = &metav1.Time{Time: now()}
+	run.Status.CompletionTime = &metav1.Time{Time: w.clock()}
 	run.Status.Message = msg
 	if err := w.Client.Status().Update(ctx, run); err != nil {
 		if kerrors.IsConflict(err) {

@@ -191,12 +191,13 @@ func isHeld(err error) bool {
 
 // recordOnceLocked records a Run of the Work once the run holds the instance's state Lease, never
 // before: another replica's run that holds it is then not taken for one a stopped controller
-// left, and a run that never gets the Lease leaves no Run. It is Running once the run holds a run
-// slot.
+// left, and a run that never gets the Lease leaves no Run. It is Queued while the run waits for a
+// run slot, and Running once it holds one.
 func (x *Executor) recordOnceLocked(ctx context.Context, w *executor.Work) *lazyRecord {
 	l := &lazyRecord{}
 	subject := runs.Subject{Instance: w.Instance, Workspace: w.Workspace, ModuleDigest: w.Module.Digest, Events: w.Events}
 	w.Workspace.OnLocked = func() { l.rec = x.Runs.Begin(ctx, w.Op, subject) }
+	w.Workspace.OnQueued = func(reason error) { l.rec.Queued(ctx, reason) }
 	w.Workspace.OnStarted = func() { l.rec.Started(ctx) }
 	return l
 }

@@ -46,6 +46,7 @@ const (
 	errRunnerConfig = "cannot write the runner's terraform configuration"
 	errUnknownRunOp = "the job runner does not run operation"
 	errEnv          = "the Run's environment is refused"
+	errDeadline     = "the Run did not end within its deadline of %s (--runner-deadlines)"
 )
 
 // Executor executes one Run inside a runner pod (`modkind runner --run`), with the pod's own
@@ -73,6 +74,9 @@ type Executor struct {
 	// for the Run (terraform.ProviderPool) through Exe, this runner's own executable.
 	SharedProviders bool
 	Exe             string
+	// Deadline bounds the Run's terraform work from the runner's start: past it, terraform is
+	// interrupted, the state it wrote is stored and the Run fails saying so. 0: no deadline.
+	Deadline time.Duration
 }
 
 // Execute runs Run namespace/name to its end and records how it ended. It returns an error only
@@ -87,11 +91,22 @@ func (x *Executor) Execute(ctx context.Context, namespace, name string) error {
 		return nil
 	}
 	now := metav1.Now()
+	// What the controller said while the runner was held up (status.message) is past.
 	run.Status.Phase, run.Status.Executor, run.Status.StartTime = v1alpha1.PhaseRunning, v1alpha1.ExecutorJob, &now
+	run.Status.Message = ""
 	if err := x.Client.Status().Update(ctx, run); err != nil {
 		return errors.Wrapf(err, "%s %s", errUpdateRun, name)
 	}
-	in, outcome := x.execute(ctx, run)
+	work := ctx
+	if x.Deadline > 0 {
+		var cancel context.CancelFunc
+		work, cancel = context.WithTimeout(ctx, x.Deadline)
+		defer cancel()
+	}
+	in, outcome := x.execute(work, run)
+	if outcome.Err != nil && ctx.Err() == nil && errors.Is(work.Err(), context.DeadlineExceeded) {
+		outcome.Err = errors.Wrapf(outcome.Err, errDeadline, x.Deadline)
+	}
 	var red *terraform.Redactor
 	if in != nil {
 		red = terraform.NewRedactor(in.Redact...)

@@ -44,7 +44,8 @@ func testJobOptions() jobexec.JobOptions {
 		ArtifactsURL:     "https://modkind.modkind-system.svc:8443",
 		ArtifactsCA:      []byte(testCA),
 		TTLAfterFinished: time.Hour,
-		ActiveDeadline:   30 * time.Minute,
+		StartTimeout:     5 * time.Minute,
+		Deadlines:        map[v1alpha1.RunOperation]time.Duration{v1alpha1.OperationApply: 30 * time.Minute, v1alpha1.OperationDestroy: time.Hour},
 	}
 }
 
@@ -66,7 +67,8 @@ func wantRunnerJob(mods ...func(*batchv1.Job)) *batchv1.Job {
 		Spec: batchv1.JobSpec{
 			BackoffLimit:            ptr.To[int32](0),
 			TTLSecondsAfterFinished: ptr.To[int32](3600),
-			ActiveDeadlineSeconds:   ptr.To[int64](1800),
+			// The start timeout, the Apply's deadline and the runner's grace period: 5m + 30m + 2m.
+			ActiveDeadlineSeconds: ptr.To[int64](2220),
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Labels: labels(), Annotations: annotations()},
 				Spec: corev1.PodSpec{
@@ -85,7 +87,7 @@ func wantRunnerJob(mods ...func(*batchv1.Job)) *batchv1.Job {
 						ImagePullPolicy: corev1.PullIfNotPresent,
 						WorkingDir:      "/",
 						Args: []string{"runner", "--run", "db-apply-x7k2p", "--namespace", "team-a", "--artifacts", "https://modkind.modkind-system.svc:8443",
-							"--work-dir", "var/lib/modkind", "--token-file", "var/run/secrets/modkind.io/artifacts/token"},
+							"--work-dir", "var/lib/modkind", "--token-file", "var/run/secrets/modkind.io/artifacts/token", "--deadline", "30m0s"},
 						Env: []corev1.EnvVar{
 							{Name: "HOME", Value: "/var/lib/modkind"},
 							{Name: "TMPDIR", Value: "/tmp"},
@@ -161,12 +163,24 @@ func TestRunnerJob(t *testing.T) {
 		"NoCANoDeadlines": {
 			reason: "Without a CA, a TTL or a deadline, none is set: the runner trusts the system roots.",
 			opts: func(o *jobexec.JobOptions) {
-				o.ArtifactsCA, o.TTLAfterFinished, o.ActiveDeadline = nil, 0, 0
+				o.ArtifactsCA, o.TTLAfterFinished, o.Deadlines = nil, 0, nil
 			},
 			want: wantRunnerJob(func(j *batchv1.Job) {
 				j.Spec.TTLSecondsAfterFinished, j.Spec.ActiveDeadlineSeconds = nil, nil
 				c := &j.Spec.Template.Spec.Containers[0]
 				c.Env = c.Env[:2]
+				c.Args = c.Args[:len(c.Args)-2]
+			}),
+		},
+		"DeadlineOfItsOperation": {
+			reason: "Deadlines are per operation: an Apply gets the Apply's, and none when only other operations have one.",
+			opts: func(o *jobexec.JobOptions) {
+				o.Deadlines = map[v1alpha1.RunOperation]time.Duration{v1alpha1.OperationDestroy: time.Hour}
+			},
+			want: wantRunnerJob(func(j *batchv1.Job) {
+				j.Spec.ActiveDeadlineSeconds = nil
+				c := &j.Spec.Template.Spec.Containers[0]
+				c.Args = c.Args[:len(c.Args)-2]
 			}),
 		},
 		"TemplateMerged": {

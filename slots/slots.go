@@ -84,7 +84,7 @@ func unwrap(err error) error {
 type FullError struct{ Active, Max int }
 
 func (e *FullError) Error() string {
-	return fmt.Sprintf("waiting for a free run slot: %d of %d Runs are active in the cluster (--max-concurrent-runs)", e.Active, e.Max)
+	return fmt.Sprintf("waiting for a free run slot: %d runs hold all %d (--max-concurrent-runs)", e.Active, e.Max)
 }
 
 // Pool hands out the run slots of one process. A run that may not wait (its namespace holds or

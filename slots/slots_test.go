@@ -159,6 +159,36 @@ func TestPoolCancel(t *testing.T) {
 	}
 }
 
+// A run that gets its slot at once says nothing about waiting; one that must wait in line is told
+// why (every slot is taken) before it waits, so that its Run can show it Queued.
+func TestPoolSaysWhyARunWaits(t *testing.T) {
+	p := NewPool(Policy{Total: 1, PerNamespace: 1})
+	var told []string
+	queued := func(reason error) { told = append(told, reason.Error()) }
+	held, err := p.AcquireOr(context.Background(), "team-a", queued)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(told) != 0 {
+		t.Errorf("a run that got its slot at once was told it waits: %v", told)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		release, err := p.AcquireOr(context.Background(), "team-b", queued)
+		if err == nil {
+			release()
+		}
+	}()
+	waitFor(t, func() bool { return p.waitingFor("team-b") == 1 })
+	held()
+	<-done
+	want := []string{(&FullError{Active: 1, Max: 1}).Error()}
+	if diff := cmp.Diff(want, told); diff != "" {
+		t.Errorf("what the waiting run was told: -want +got\n%s", diff)
+	}
+}
+
 func (p *Pool) waitingFor(ns string) int {
 	p.mu.Lock()
 	defer p.mu.Unlock()

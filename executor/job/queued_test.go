@@ -87,8 +87,8 @@ func TestStartOrQueue(t *testing.T) {
 		"AllSlotsTaken": {
 			reason: "Every slot is held by other namespaces: Queued, saying that every slot is taken.",
 			others: append(active("team-b", "b-apply-1"), active("team-c", "c-apply-1")...),
-			want: want{err: "2 of 2 Runs are active", waiting: true,
-				runs: []v1alpha1.RunPhase{v1alpha1.PhaseQueued}, message: "2 of 2 Runs are active"},
+			want: want{err: "2 runs hold all 2", waiting: true,
+				runs: []v1alpha1.RunPhase{v1alpha1.PhaseQueued}, message: "2 runs hold all 2"},
 		},
 		"QueuedStarts": {
 			reason: "The Queued Run of the same inputs starts once a slot is free: the same Run, now Pending, with its Job; no second Run.",

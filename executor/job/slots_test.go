@@ -101,7 +101,7 @@ func TestSlotFree(t *testing.T) {
 	}{
 		{"team-a holds its share of 2 of 4 slots: its next Run waits.", slots.Policy{Total: 4}, "team-a", "namespace team-a hold 2 of the 2"},
 		{"team-c holds none: its Run starts.", slots.Policy{Total: 4}, "team-c", ""},
-		{"Every slot is taken: team-c waits too.", slots.Policy{Total: 3}, "team-c", "3 of 3 Runs are active"},
+		{"Every slot is taken: team-c waits too.", slots.Policy{Total: 3}, "team-c", "3 runs hold all 3"},
 		{"No limit at all.", slots.Policy{}, "team-a", ""},
 	}
 	for _, tc := range cases {

@@ -18,6 +18,7 @@ import (
 
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/client-go/tools/record"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/config"
@@ -115,7 +116,9 @@ type controllerOptions struct {
 	APIQPS   float64
 	APIBurst int
 
-	namespaces, credentialsNamespaces, artifactsHosts, stateKeys string
+	namespaces, credentialsNamespaces, artifactsHosts, stateKeys, artifactsSecret, artifactsAdvertise string
+	// advertise is where the other replicas reach this one's artifact endpoint (--runner job).
+	advertise string
 }
 
 // controllerFlags registers the controller's flags on a FlagSet of their own, so that usage can
@@ -167,6 +170,8 @@ func controllerFlags() (*flagSet, *controllerOptions) {
 	fs.StringVar(&cfg.ArtifactsAddress, "artifacts-bind-address", cfg.ArtifactsAddress, "address of the artifact server that hands modules and providers to runner Jobs (--runner job)")
 	fs.StringVar(&cfg.Job.ArtifactsURL, "artifacts-url", "", "https URL runner pods reach the artifact server at (--runner job), e.g. https://modkind.modkind-system.svc:8443")
 	fs.StringVar(&o.artifactsHosts, "artifacts-hosts", "", "comma-separated DNS names and IPs of the artifact server's certificate; the host of --artifacts-url when empty")
+	fs.StringVar(&o.artifactsSecret, "artifacts-tls-secret", ownNamespace()+"/"+job.DefaultArtifactsSecret, "namespace/name of the Secret holding the artifact server's certificate authority and serving certificate, which every replica shares (--runner job); made when missing, renewed before it expires")
+	fs.StringVar(&o.artifactsAdvertise, "artifacts-advertise-address", "", "host:port where the other replicas reach this one's artifact server, to relay runners to it while it leads (--runner job --leader-elect); POD_IP with the port of --artifacts-bind-address when empty")
 	fs.StringVar(&o.stateKeys, "state-keys-secret", ownNamespace()+"/"+state.DefaultKeysSecret, "namespace/name of the Secret holding the keys that sign every state the controller writes and every Run it creates; made with one key when missing")
 	fs.Int64Var(&cfg.MaxStateBytes, "max-state-bytes", cfg.MaxStateBytes, "the largest state, decompressed, the controller reads; a larger one is refused before it takes the memory")
 	fs.IntVar(&cfg.MaxStateChunks, "max-state-chunks", cfg.MaxStateChunks, "the most chunk Secrets a state may be split across")
@@ -232,6 +237,12 @@ func (o *controllerOptions) complete(fs *flag.FlagSet) error {
 		if len(o.Config.ArtifactsHosts) == 0 {
 			o.Config.ArtifactsHosts = []string{u.Hostname()}
 		}
+		if o.Config.ArtifactsSecret, err = parseNamespacedName(o.artifactsSecret); err != nil {
+			return fmt.Errorf("--artifacts-tls-secret: %w", err)
+		}
+		if o.advertise, err = advertiseAddress(o.artifactsAdvertise, o.Config.ArtifactsAddress); err != nil {
+			return err
+		}
 	default:
 		return fmt.Errorf("--%s must be %s or %s, got %q", flagRunner, reconcile.RunnerModeProcess, reconcile.RunnerModeJob, o.Config.Runner)
 	}
@@ -282,12 +293,27 @@ func run(o *controllerOptions) error {
 	mo.HealthProbeBindAddress = o.ProbeAddr
 	mo.PprofBindAddress = o.PprofAddr
 	mo.LeaderElection = o.LeaderElect
-	mo.LeaderElectionID = "modkind.io"
+	mo.LeaderElectionID = leaderElectionID
 	mo.LeaderElectionNamespace = o.LeaderElectionNamespace
+	setRecorder := func(record.EventRecorder) {}
+	if o.LeaderElect {
+		ns := o.LeaderElectionNamespace
+		if ns == "" {
+			ns = ownNamespace()
+		}
+		lease, set, err := leaderLease(restCfg, ns, o.advertise)
+		if err != nil {
+			return err
+		}
+		mo.LeaderElectionResourceLockInterface, setRecorder = lease, set
+		// A follower relays runners to the leader's artifact server.
+		cfg.ArtifactsLeader = lease
+	}
 	mgr, err := ctrl.NewManager(restCfg, mo)
 	if err != nil {
 		return err
 	}
+	setRecorder(mgr.GetEventRecorderFor("modkind/leader-election"))
 	if err := addProbes(mgr); err != nil {
 		return err
 	}

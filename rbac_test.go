@@ -366,6 +366,18 @@ func testControllerPermissions(t *testing.T, g *rbacGround) {
 			func(ctx context.Context) error {
 				return mergePatch(ctx, c, secret(rbacNamespace, "module-credentials", nil), `{"data":{"k":"dw=="}}`)
 			}, forbidden},
+		{"CreateArtifactsCertificates", "The first replica in job mode makes the artifact server's certificates in its own namespace (--artifacts-tls-secret).",
+			func(ctx context.Context) error {
+				return c.Create(ctx, secret(rbacNamespace, rbacRelease+"-artifacts-tls", nil))
+			}, allowed},
+		{"RenewArtifactsCertificates", "Any replica renews the artifact server's certificates before they expire.",
+			func(ctx context.Context) error {
+				return c.Update(ctx, secret(rbacNamespace, rbacRelease+"-artifacts-tls", nil))
+			}, allowed},
+		{"UpdateOtherSecretOfOwnNamespace", "Of its own namespace's Secrets only the artifact server's certificates are updated.",
+			func(ctx context.Context) error {
+				return c.Update(ctx, secret(rbacNamespace, "module-credentials", nil))
+			}, forbidden},
 		{"UpdateForeignLeaseInOwnNamespace", "Of its own namespace's Leases only the leader election one may be renewed.",
 			func(ctx context.Context) error {
 				return mergePatch(ctx, c, lease(rbacNamespace, "someone-else"), `{"spec":{"holderIdentity":"modkind"}}`)
@@ -655,16 +667,23 @@ func testLeaderElection(t *testing.T, g *rbacGround) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The lock main.go elects with: the Lease's holder names where its artifact server is.
+	lease, setRecorder, err := leaderLease(g.controllerConfig, rbacNamespace, "10.0.0.7:8443")
+	if err != nil {
+		t.Fatal(err)
+	}
 	mgr, err := ctrl.NewManager(g.controllerConfig, manager.Options{
-		Scheme:                  s,
-		Metrics:                 metricsserver.Options{BindAddress: "0"},
-		LeaderElection:          true,
-		LeaderElectionID:        "modkind.io",
-		LeaderElectionNamespace: rbacNamespace,
+		Scheme:                              s,
+		Metrics:                             metricsserver.Options{BindAddress: "0"},
+		LeaderElection:                      true,
+		LeaderElectionID:                    leaderElectionID,
+		LeaderElectionNamespace:             rbacNamespace,
+		LeaderElectionResourceLockInterface: lease,
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
+	setRecorder(mgr.GetEventRecorderFor("modkind/leader-election"))
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- mgr.Start(ctx) }()
@@ -682,6 +701,9 @@ func testLeaderElection(t *testing.T, g *rbacGround) {
 	l := &coordinationv1.Lease{}
 	if err := g.admin.Get(ctx, types.NamespacedName{Namespace: rbacNamespace, Name: "modkind.io"}, l); err != nil {
 		t.Fatalf("the leader election Lease: %v", err)
+	}
+	if h := ptr.Deref(l.Spec.HolderIdentity, ""); h != lease.Identity() || lease.Self() != "10.0.0.7:8443" {
+		t.Errorf("the Lease is held by %q; want %q, naming the artifact server's address", h, lease.Identity())
 	}
 }
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -38,7 +37,7 @@ func runner(args []string, out io.Writer) error {
 	binary := fs.String("terraform-binary", "", "terraform or tofu executable; found on PATH when empty")
 	lockDuration := fs.Duration("lock-duration", time.Minute, "how long the state lock outlives this runner's last renewal")
 	shared := fs.Bool("shared-providers", true, "the Run's terraform calls attach to provider processes started once for the Run instead of each starting every provider")
-	fetchFor := fs.Duration("fetch-timeout", 2*time.Minute, "how long to keep trying an unreachable artifact server (a controller that restarts)")
+	fetchFor := fs.Duration("fetch-timeout", 5*time.Minute, "how long to keep trying an artifact server that cannot be reached, fails or does not have the Run's bundle yet (a controller that restarts, a new leader preparing it); a refusal is never retried")
 	deadline := fs.Duration("deadline", 0, "how long the Run's terraform work may take from the runner's start; past it terraform is interrupted, its state stored and the Run failed (0: no deadline)")
 	if err := fs.parse(args); err != nil {
 		return err
@@ -115,25 +114,30 @@ func runner(args []string, out io.Writer) error {
 	return err
 }
 
-// fetchRetrying calls fetch until it succeeds, fails for a reason other than an unreachable
-// artifact server, or keeps failing for the timeout: a controller that restarts (a rollout, a
-// crash) must not fail the Runs whose Jobs it started.
+// fetchFirstDelay and fetchMaxDelay space a runner's downloads of its bundle: soon after a failure
+// (a relay that found no leader), then less often, every 15 s at most, until the fetch timeout.
+var fetchFirstDelay, fetchMaxDelay = time.Second, 15 * time.Second
+
+// fetchRetrying calls fetch until it succeeds, fails for a reason other than an artifact server
+// that is unavailable (artifact.IsUnavailable: unreachable, failing, broken off, or without the
+// bundle yet), or keeps failing for the timeout: a controller that restarts (a rollout, a crash)
+// or a leader that changes must not fail the Runs whose Jobs were started, and a refusal (of the
+// token, of the bundle) is final at once. It returns the last error.
 func fetchRetrying(ctx context.Context, timeout time.Duration, fetch func(context.Context) error) error {
-	backoff := wait.Backoff{Duration: time.Second, Factor: 2, Jitter: 0.2, Steps: math.MaxInt32, Cap: 15 * time.Second}
 	deadline := time.Now().Add(timeout)
-	var last error
-	err := wait.ExponentialBackoffWithContext(ctx, backoff, func(ctx context.Context) (bool, error) {
-		last = fetch(ctx)
-		switch {
-		case last == nil:
-			return true, nil
-		case !artifact.IsUnavailable(last) || time.Now().After(deadline):
-			return false, last
+	delay := fetchFirstDelay
+	for {
+		err := fetch(ctx)
+		if err == nil || !artifact.IsUnavailable(err) || !time.Now().Before(deadline) {
+			return err
 		}
-		return false, nil
-	})
-	if err != nil && last != nil {
-		return last
+		t := time.NewTimer(min(wait.Jitter(delay, 0.2), time.Until(deadline)))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return err
+		case <-t.C:
+		}
+		delay = min(2*delay, fetchMaxDelay)
 	}
-	return err
 }

@@ -45,15 +45,17 @@ const (
 	errExtract      = "cannot extract bundle entry"
 )
 
-// An unavailableError says the artifact server could not be reached or failed: the controller
-// may be restarting, and the same request may succeed a moment later.
+// An unavailableError says the artifact server could not be reached, failed, or does not have
+// the bundle yet: the controller may be restarting, or another replica may have just become the
+// leader and not yet prepared the bundle, and the same request may succeed a moment later.
 type unavailableError struct{ err error }
 
 func (e unavailableError) Error() string { return e.err.Error() }
 func (e unavailableError) Unwrap() error { return e.err }
 
-// IsUnavailable reports whether err says the artifact server was unreachable or failed, rather
-// than refused the request or served a bundle that was refused.
+// IsUnavailable reports whether err says the artifact server was unreachable, failed, broke off
+// the transfer or did not have the bundle, rather than refused the request (401, 403) or served a
+// bundle that was refused: a refusal is final, since trying again changes nothing.
 func IsUnavailable(err error) bool {
 	var u unavailableError
 	return errors.As(err, &u)
@@ -111,7 +113,7 @@ func Fetch(ctx context.Context, hc *http.Client, baseURL, token, digest, dst str
 	defer resp.Body.Close() //nolint:errcheck // read only.
 	if resp.StatusCode != http.StatusOK {
 		err := errors.Errorf("%s %s: %s", errStatus, digest, resp.Status)
-		if resp.StatusCode >= http.StatusInternalServerError {
+		if retryable(resp.StatusCode) {
 			return unavailableError{err}
 		}
 		return err
@@ -130,7 +132,8 @@ func Fetch(ctx context.Context, hc *http.Client, baseURL, token, digest, dst str
 	h := sha256.New()
 	n, err := io.Copy(io.MultiWriter(spool, h), io.LimitReader(resp.Body, o.maxBytes+1))
 	if err != nil {
-		return errors.Wrap(err, errSpool)
+		// Most likely the connection broke (the leader stopped); a full disk fails again soon.
+		return unavailableError{errors.Wrap(err, errSpool)}
 	}
 	if n > o.maxBytes {
 		return errors.Errorf("%s (more than %d bytes)", errTooLarge, o.maxBytes)
@@ -142,6 +145,13 @@ func Fetch(ctx context.Context, hc *http.Client, baseURL, token, digest, dst str
 		return errors.Wrap(err, errSpool)
 	}
 	return extract(spool, dst, o)
+}
+
+// retryable reports whether an answer of the artifact server's with status code may change when
+// asked again: it failed (5xx) or was too busy (429), or it does not have the bundle (404), which
+// the runner asks for only because its Run names it, so a new leader will prepare it.
+func retryable(code int) bool {
+	return code >= http.StatusInternalServerError || code == http.StatusTooManyRequests || code == http.StatusNotFound
 }
 
 func checkDst(dst string) error {

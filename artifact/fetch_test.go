@@ -3,6 +3,7 @@ package artifact
 import (
 	"archive/tar"
 	"context"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -301,6 +302,78 @@ func TestFetchRefuses(t *testing.T) {
 			}
 			if _, err := os.Lstat("/etc/x"); err == nil {
 				t.Errorf("%s\n/etc/x exists", tc.reason)
+			}
+		})
+	}
+}
+
+// What a runner may ask again for: an answer that may change (the server failed, is busy, or
+// does not have the bundle yet, which a new leader prepares) and a transfer that broke off; never
+// a refusal of its token or of its request.
+func TestFetchUnavailable(t *testing.T) {
+	digest := "sha256:" + strings.Repeat("a", 64)
+	cases := map[string]struct {
+		reason  string
+		handler http.HandlerFunc
+		want    bool
+	}{
+		"NotPreparedYet": {
+			reason:  "A leader that has not prepared the bundle yet answers 503.",
+			handler: func(w http.ResponseWriter, _ *http.Request) { notYet(w) },
+			want:    true,
+		},
+		"NotFound": {
+			reason:  "The runner asks only for the digest its Run names: a 404 (an older leader) may change too.",
+			handler: func(w http.ResponseWriter, _ *http.Request) { http.NotFound(w, nil) },
+			want:    true,
+		},
+		"Busy": {
+			reason:  "A server too busy to answer may answer later.",
+			handler: func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusTooManyRequests) },
+			want:    true,
+		},
+		"Failed": {
+			reason:  "A failing server may recover.",
+			handler: func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusInternalServerError) },
+			want:    true,
+		},
+		"BrokenOff": {
+			reason: "A transfer cut short (the leader stopped mid-download) may succeed from the next leader.",
+			handler: func(w http.ResponseWriter, _ *http.Request) {
+				w.Header().Set("Content-Length", "1000")
+				_, _ = w.Write([]byte("partial"))
+				w.(http.Flusher).Flush()
+				conn, _, err := w.(http.Hijacker).Hijack()
+				if err == nil {
+					_ = conn.Close()
+				}
+			},
+			want: true,
+		},
+		"Unauthorized": {
+			reason:  "A token the server refuses is refused again: final.",
+			handler: func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusUnauthorized) },
+			want:    false,
+		},
+		"Forbidden": {
+			reason:  "A bundle the runner may not read stays forbidden: final.",
+			handler: func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusForbidden) },
+			want:    false,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			srv := httptest.NewUnstartedServer(tc.handler)
+			// HTTP/1.1, so that the handler can break the connection off.
+			srv.EnableHTTP2 = false
+			srv.StartTLS()
+			defer srv.Close()
+			err := Fetch(context.Background(), srv.Client(), srv.URL, tokenA, digest, filepath.Join(t.TempDir(), "dst"))
+			if err == nil {
+				t.Fatalf("%s\nFetch succeeded", tc.reason)
+			}
+			if diff := cmp.Diff(tc.want, IsUnavailable(err)); diff != "" {
+				t.Errorf("%s\nIsUnavailable(%v): -want, +got:\n%s", tc.reason, err, diff)
 			}
 		})
 	}

@@ -220,6 +220,9 @@ func TestMirrorServer(t *testing.T) {
 				return []string{bundleB}, nil
 			case "team-c":
 				return nil, nil
+			case "team-d":
+				// One bundle prepared, one not yet: a new leader's.
+				return []string{bundleA, "sha256:" + strings.Repeat("d", 64)}, nil
 			}
 			return nil, errors.New("cannot list Runs")
 		},
@@ -271,6 +274,16 @@ func TestMirrorServer(t *testing.T) {
 			reason: "A provider nobody installed is not found.",
 			path:   MirrorPrefix + "registry.terraform.io/hashicorp/aws/index.json", token: tokenA,
 			want: want{status: http.StatusNotFound},
+		},
+		"NotPreparedYet": {
+			reason: "A provider none of the prepared bundles lists, while a bundle an active Run names is not prepared yet (a new leader), may be listed soon: 503, which terraform retries.",
+			path:   MirrorPrefix + "example.com/acme/other/index.json", token: tokenD,
+			want: want{status: http.StatusServiceUnavailable},
+		},
+		"PreparedWhileOneIsNot": {
+			reason: "What the prepared bundles list is served while another bundle is being prepared.",
+			path:   base + "index.json", token: tokenD,
+			want: want{status: http.StatusOK, answer: &mirrorAnswer{Versions: map[string]struct{}{"1.2.0": {}}}},
 		},
 		"NoActiveRun": {
 			reason: "A namespace without an active Run reads nothing.",

@@ -136,7 +136,9 @@ func (s *Server) packages(w http.ResponseWriter, r *http.Request, ns string, m m
 		return nil, false
 	}
 	var out []Provider
+	missing := false
 	for _, d := range digests {
+		missing = missing || !s.Store.Has(d)
 		ps, err := s.Store.Providers(d)
 		if err != nil {
 			log.Info("Cannot read the providers of a bundle", "digest", d, "error", err.Error())
@@ -148,6 +150,12 @@ func (s *Server) packages(w http.ResponseWriter, r *http.Request, ns string, m m
 				out = append(out, p)
 			}
 		}
+	}
+	if len(out) == 0 && missing {
+		// A bundle an active Run names is not prepared yet (a new leader): it may list the provider.
+		log.Info("Provider mirror request for bundles not prepared yet; asked the runner to retry", "version", m.version)
+		notYet(w)
+		return nil, false
 	}
 	if len(out) == 0 {
 		log.Info("Refused provider mirror request: no active run of the namespace installs this provider", "version", m.version)

@@ -139,7 +139,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 	f, err := s.Store.Open(bundle)
 	if errors.Is(err, fs.ErrNotExist) {
-		http.Error(w, "unknown digest", http.StatusNotFound)
+		// An active Run names it, so it will be here: the Run was made by the leader before this
+		// one, and this one prepares the bundle again when it reconciles the Run's instance.
+		log.Info("Bundle an active run names is not prepared yet; asked the runner to retry")
+		notYet(w)
 		return
 	}
 	if err != nil {
@@ -148,6 +151,16 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	serveFile(w, f, "application/gzip", log)
+}
+
+// retryAfter is what a runner is told to wait before it asks again for what is not prepared yet.
+const retryAfter = "5"
+
+// notYet answers that what an active Run needs is not prepared yet: 503, which runners (and
+// terraform's provider installer) retry, rather than 404, which they would take as final.
+func notYet(w http.ResponseWriter) {
+	w.Header().Set("Retry-After", retryAfter)
+	http.Error(w, "not prepared yet", http.StatusServiceUnavailable)
 }
 
 // authenticate reviews the request's bearer token and returns the namespace of its service

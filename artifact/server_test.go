@@ -29,6 +29,7 @@ const (
 	tokenFlaky  = "token-that-breaks-the-review-9c3e"
 	tokenForged = "forged-token-0b5d"
 	tokenC      = "token-of-team-c-5e8a71d0"
+	tokenD      = "token-of-team-d-a03f6c12"
 )
 
 // fakeReviewer knows two tokens. The flaky one makes the review fail with an error that quotes the
@@ -43,6 +44,8 @@ func (fakeReviewer) Review(_ context.Context, token string) (string, string, err
 		return "team-b", "modkind-runner", nil
 	case tokenC:
 		return "team-c", "modkind-runner", nil
+	case tokenD:
+		return "team-d", "modkind-runner", nil
 	case tokenFlaky:
 		return "", "", errors.Errorf("connection reset while reviewing %s", token)
 	}
@@ -148,9 +151,9 @@ func TestServerStatus(t *testing.T) {
 			want: want{status: http.StatusForbidden},
 		},
 		"UnknownDigest": {
-			reason: "An allowed digest the store does not hold is not found.",
+			reason: "A digest an active Run names that the store does not hold yet (a new leader has not prepared it again) is to be asked for again: 503, which runners retry.",
 			method: http.MethodGet, path: PathPrefix + unknown, auth: "Bearer " + tokenA,
-			want: want{status: http.StatusNotFound},
+			want: want{status: http.StatusServiceUnavailable},
 		},
 		"TraversalDigest": {
 			reason: "A path in the digest is a malformed request, not a file lookup.",

@@ -1,7 +1,9 @@
 // Package artifact stores module code as digest-addressed bundles and installed providers as
 // digest-addressed zip archives, and serves them to runner pods over TLS (the archives as a
 // Terraform provider network mirror), to service-account tokens the API server vouches for;
-// runners verify every digest, and terraform every archive against the lock file.
+// runners verify every digest, and terraform every archive against the lock file. Every replica
+// of the controller listens for runners (Gateway): the leader serves, a follower relays the
+// connection to the leader, TLS passing through.
 package artifact
 
 import (

@@ -25,17 +25,72 @@ const (
 	errMarshalKey   = "cannot marshal serving key"
 	errNoCA         = "no certificate found in the CA PEM"
 	errLoadKeyPair  = "cannot load serving certificate and key"
+	errLoadCA       = "cannot load the certificate authority"
 	errNoRedirect   = "artifact server redirected; refusing to follow with a token"
 	certCommonName  = "modkind-artifacts"
+	caCommonName    = "modkind-artifacts-ca"
 	readHeaderLimit = 10 * time.Second
 )
 
 // SelfSigned makes a self-signed ECDSA P-256 serving certificate for hosts (DNS names or IPs). The
-// certificate PEM is public: the controller hands it to runners, which trust only it.
+// certificate PEM is public: whoever is handed it trusts only it.
 func SelfSigned(hosts []string, validFor time.Duration) (certPEM, keyPEM []byte, err error) {
 	if len(hosts) == 0 {
 		return nil, nil, errors.New(errNoHosts)
 	}
+	tmpl, key, err := template(validFor)
+	if err != nil {
+		return nil, nil, err
+	}
+	serveHosts(tmpl, hosts)
+	return sign(tmpl, tmpl, &key.PublicKey, key, key)
+}
+
+// NewCA makes a certificate authority (ECDSA P-256) that signs serving certificates (Issue). Its
+// certificate PEM is public: runners trust it, and so every serving certificate it signs, whichever
+// replica serves it.
+func NewCA(validFor time.Duration) (certPEM, keyPEM []byte, err error) {
+	tmpl, key, err := template(validFor)
+	if err != nil {
+		return nil, nil, err
+	}
+	tmpl.Subject = pkix.Name{CommonName: caCommonName}
+	tmpl.KeyUsage = x509.KeyUsageCertSign | x509.KeyUsageCRLSign
+	tmpl.ExtKeyUsage = nil
+	tmpl.IsCA = true
+	// It signs serving certificates only, never another authority.
+	tmpl.MaxPathLenZero = true
+	return sign(tmpl, tmpl, &key.PublicKey, key, key)
+}
+
+// Issue makes a serving certificate for hosts (DNS names or IPs) signed by the CA of caCertPEM and
+// caKeyPEM (NewCA), valid for validFor but never beyond the CA itself.
+func Issue(caCertPEM, caKeyPEM []byte, hosts []string, validFor time.Duration) (certPEM, keyPEM []byte, err error) {
+	if len(hosts) == 0 {
+		return nil, nil, errors.New(errNoHosts)
+	}
+	ca, err := tls.X509KeyPair(caCertPEM, caKeyPEM)
+	if err != nil {
+		return nil, nil, errors.Wrap(err, errLoadCA)
+	}
+	caCert, err := x509.ParseCertificate(ca.Certificate[0])
+	if err != nil || !caCert.IsCA {
+		return nil, nil, errors.New(errLoadCA)
+	}
+	tmpl, key, err := template(validFor)
+	if err != nil {
+		return nil, nil, err
+	}
+	if tmpl.NotAfter.After(caCert.NotAfter) {
+		tmpl.NotAfter = caCert.NotAfter
+	}
+	serveHosts(tmpl, hosts)
+	return sign(tmpl, caCert, &key.PublicKey, key, ca.PrivateKey)
+}
+
+// template is a serving certificate's template, valid from a little before now for validFor, and
+// its new key.
+func template(validFor time.Duration) (*x509.Certificate, *ecdsa.PrivateKey, error) {
 	if validFor <= 0 {
 		return nil, nil, errors.New(errValidFor)
 	}
@@ -48,7 +103,7 @@ func SelfSigned(hosts []string, validFor time.Duration) (certPEM, keyPEM []byte,
 		return nil, nil, errors.Wrap(err, errSerial)
 	}
 	now := time.Now()
-	tmpl := &x509.Certificate{
+	return &x509.Certificate{
 		SerialNumber: serial,
 		Subject:      pkix.Name{CommonName: certCommonName},
 		// A little slack for clocks of nodes that run behind the controller's.
@@ -57,7 +112,11 @@ func SelfSigned(hosts []string, validFor time.Duration) (certPEM, keyPEM []byte,
 		KeyUsage:              x509.KeyUsageDigitalSignature,
 		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
 		BasicConstraintsValid: true,
-	}
+	}, key, nil
+}
+
+// serveHosts makes tmpl a certificate for hosts: IPs as IP addresses, the rest as DNS names.
+func serveHosts(tmpl *x509.Certificate, hosts []string) {
 	for _, h := range hosts {
 		if ip := net.ParseIP(h); ip != nil {
 			tmpl.IPAddresses = append(tmpl.IPAddresses, ip)
@@ -65,7 +124,12 @@ func SelfSigned(hosts []string, validFor time.Duration) (certPEM, keyPEM []byte,
 		}
 		tmpl.DNSNames = append(tmpl.DNSNames, h)
 	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+}
+
+// sign makes the certificate tmpl for pub, signed by parent's key signer, and returns it and key
+// as PEM.
+func sign(tmpl, parent *x509.Certificate, pub any, key *ecdsa.PrivateKey, signer any) (certPEM, keyPEM []byte, err error) {
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, parent, pub, signer)
 	if err != nil {
 		return nil, nil, errors.Wrap(err, errCreateCert)
 	}
@@ -90,6 +154,21 @@ func NewHTTPServer(addr string, h http.Handler, certPEM, keyPEM []byte) (*http.S
 		TLSConfig:         &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12},
 		ReadHeaderTimeout: readHeaderLimit,
 	}, nil
+}
+
+// NewRenewingHTTPServer returns an http.Server for h that serves TLS 1.2 or later with the
+// certificate cert returns at each handshake, so that a renewed certificate is served without a
+// restart. Start it with ServeTLS(listener, "", "").
+func NewRenewingHTTPServer(addr string, h http.Handler, cert func() *tls.Certificate) *http.Server {
+	return &http.Server{
+		Addr:    addr,
+		Handler: h,
+		TLSConfig: &tls.Config{
+			GetCertificate: func(*tls.ClientHelloInfo) (*tls.Certificate, error) { return cert(), nil },
+			MinVersion:     tls.VersionTLS12,
+		},
+		ReadHeaderTimeout: readHeaderLimit,
+	}
 }
 
 // NewTLSClient returns an HTTP client that trusts only the certificates in caPEM. It never uses a

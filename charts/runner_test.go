@@ -30,6 +30,7 @@ func TestChartRunnerMode(t *testing.T) {
 			"--artifacts-bind-address=:8443",
 			"--artifacts-url=https://"+ns+".svc:8443",
 			"--artifacts-hosts="+strings.Join([]string{svc, ns, ns + ".svc", ns + ".svc." + domain}, ","),
+			"--artifacts-tls-secret=modkind-system/"+rel+"-artifacts-tls",
 		)
 	}
 	jobArgs := func(rel, domain string) []string { return jobArgsBounded(rel, domain, defaultBounds) }
@@ -85,10 +86,12 @@ func TestChartRunnerMode(t *testing.T) {
 			wantPorts: map[string]string{"metrics": "8080", "probes": "8081"},
 		},
 		"JobReplicas": {
-			reason:  "Only the leader serves artifacts, and a Service would also send runners to standbys: job mode refuses them.",
-			release: "modkind",
-			values:  map[string]any{"replicas": 2},
-			wantErr: "runner.mode job runs one replica, not 2",
+			reason:      "Job mode runs standby replicas too: a follower relays runners to the leader.",
+			release:     "modkind",
+			values:      map[string]any{"replicas": 3},
+			want:        jobArgs("modkind", "cluster.local"),
+			wantPorts:   map[string]string{"metrics": "8080", "probes": "8081", "artifacts": "8443"},
+			wantService: map[string]string{"artifacts": "artifacts"},
 		},
 		"Empty": {
 			reason:  "An empty mode is a mistake too: the chart does not guess.",
@@ -147,8 +150,9 @@ func TestChartRunnerMode(t *testing.T) {
 // In job mode what the controller is told fits together: runner Jobs run the controller's very
 // image, the artifacts URL names the artifacts Service in the release's namespace on its port,
 // that port leads to the container port the server binds, the certificate holds the URL's host,
-// and the Service selects the controller's pods. The Deployment is recreated, not rolled, so that
-// the Service never reaches a replica that waits to lead.
+// and the Service selects the controller's pods. Every replica relays runners to the leader, at
+// the address it advertises (its POD_IP, from the downward API, and the port it binds), so the
+// Deployment rolls: the new pod starts before the old one stops.
 func TestChartRunnerJobWiring(t *testing.T) {
 	cases := map[string]struct {
 		reason string
@@ -200,8 +204,18 @@ func TestChartRunnerJobWiring(t *testing.T) {
 			if len(sel) == 0 || !labels.SelectorFromSet(sel).Matches(labels.Set(podLabels)) {
 				t.Errorf("%s\nthe artifacts Service selector %v must select the controller's pods %v", tc.reason, sel, podLabels)
 			}
-			if s, _, _ := unstructured.NestedString(dep.Object, "spec", "strategy", "type"); s != "Recreate" {
-				t.Errorf("%s\nin job mode the Deployment must be recreated, its strategy is %q", tc.reason, s)
+			strategy, _, _ := unstructured.NestedMap(dep.Object, "spec", "strategy")
+			wantStrategy := map[string]any{"type": "RollingUpdate", "rollingUpdate": map[string]any{"maxSurge": float64(1), "maxUnavailable": float64(0)}}
+			if diff := cmp.Diff(wantStrategy, strategy); diff != "" {
+				t.Errorf("%s\nthe Deployment's strategy: -want, +got:\n%s", tc.reason, diff)
+			}
+			env, _, _ := unstructured.NestedSlice(ctr, "env")
+			podIP := map[string]any{"name": "POD_IP", "valueFrom": map[string]any{"fieldRef": map[string]any{"fieldPath": "status.podIP"}}}
+			if !slices.ContainsFunc(env, func(e any) bool { return cmp.Equal(e, podIP) }) {
+				t.Errorf("%s\nPOD_IP, the address followers relay runners to, must come from the downward API; env is %v", tc.reason, env)
+			}
+			if _, ok := flags["--artifacts-advertise-address"]; ok {
+				t.Errorf("%s\n--artifacts-advertise-address must follow POD_IP and the bound port, not be fixed", tc.reason)
 			}
 		})
 	}

@@ -86,6 +86,10 @@ type Config struct {
 	// names and IPs its certificate is for.
 	ArtifactsAddress string
 	ArtifactsHosts   []string
+	// ArtifactsSecret holds the artifact server's certificates, shared by every replica;
+	// ArtifactsLeader tells a follower where the leader serves (nil without leader election).
+	ArtifactsSecret types.NamespacedName
+	ArtifactsLeader job.Leader
 	// StateKeys is the Secret, in the controller's own namespace, of the key ring that signs every
 	// state the controller writes and every Run it creates (state.KeyRing); made with one key when
 	// missing.
@@ -297,6 +301,7 @@ func newExecutor(mgr manager.Manager, cfg Config, runner *terraform.Runner, keys
 	}
 	recorder.Executor = v1alpha1.ExecutorJob
 	o := job.Options{Dir: cfg.Dir, Job: cfg.Job, ArtifactsAddress: cfg.ArtifactsAddress, ArtifactsHosts: cfg.ArtifactsHosts,
+		ArtifactsSecret: cfg.ArtifactsSecret, Leader: cfg.ArtifactsLeader,
 		Slots: runPolicy(mgr, cfg), Waiters: waiters, Keys: keys, Runs: recorder, RefreshEvery: cfg.PollInterval}
 	// Runners follow the controller's choice of sharing provider processes.
 	o.Job.UnsharedProviders = !cfg.SharedProviders

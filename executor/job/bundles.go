@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/modkind/modkind/apis/v1alpha1"
@@ -48,6 +49,31 @@ func (x *Executor) ActiveBundles(ctx context.Context, namespace string) ([]strin
 		}
 	}
 	return digests, nil
+}
+
+// restoreBundle prepares the bundle an active Run names when the store lacks it: the Run was made
+// by another replica, which led before this one and kept the bundle in its own store, and its
+// runner retries its download until the new leader serves it. Bundles are deterministic (the same
+// module package and provider packages give the same bytes), so preparing the Work of the same
+// module again gives the very digest the Run names; when it does not (the module's providers
+// resolved to another version since), the runner gives up and its Run fails, and the next Run
+// gets the new bundle. Failing here changes nothing of the instance's reconcile.
+func (x *Executor) restoreBundle(ctx context.Context, w *executor.Work, run *v1alpha1.Run) {
+	d := run.Spec.ArtifactDigest
+	if d == "" || !runs.Active(run.Status.Phase) || run.Spec.ModuleDigest != w.Module.Digest || x.Artifacts.Has(d) ||
+		w.Workspace.Setup.ClusterCredentials != "" {
+		return
+	}
+	log := ctrl.LoggerFrom(ctx).WithValues("run", run.Name, "digest", d)
+	b, err := x.bundleFor(ctx, w)
+	switch {
+	case err != nil:
+		log.Info("Cannot prepare again the bundle of a Run another replica made", "error", err.Error())
+	case b.digest != d:
+		log.Info("Prepared the bundle of a Run another replica made, and got another digest: the module's providers changed since", "got", b.digest)
+	default:
+		log.Info("Prepared again the bundle of a Run another replica made")
+	}
 }
 
 // PruneArtifacts removes the bundles no Run names any more, and the provider archives only they

@@ -2,9 +2,11 @@
 // namespace, under the service account its ProviderConfig names: it creates the Run, a Secret
 // with the Run's inputs and the Job that executes it (`modkind runner`, see executor/runner), and
 // never waits for one; the Run's end reconciles the instance again. It keeps the bundles runner
-// pods fetch (module and providers) behind the artifact server, counts the Runs that hold run
-// slots, watches runner Jobs that end without a result, and says what a runner's service account
-// needs.
+// pods fetch (module and providers) behind the artifact server, which every replica answers (the
+// leader serves, a follower relays to the address the leader election Lease names) with the
+// certificates all replicas share in a Secret, and prepares again, as a new leader, the bundles of
+// the Runs the old one made. It counts the Runs that hold run slots, watches runner Jobs that end
+// without a result, and says what a runner's service account needs.
 package job
 
 import (
@@ -111,9 +113,16 @@ func seenOf(w *executor.Work) *v1alpha1.Run {
 //     the Run before it), so the second finds it made; and the runners of two Runs would still
 //     take turns on the state Lease.
 //   - A Run that adopt would complete or end is read fresh before it is acted on.
+//
+// A busy instance's active Run may have been made by another replica, the leader before this
+// one: its runner then waits for a bundle this replica's store lacks, which Busy prepares again
+// (restoreBundle).
 func (x *Executor) Busy(ctx context.Context, w *executor.Work) (bool, error) {
 	latest, busy, err := x.observe(ctx, x.Client, w)
 	w.Seen = &seen{latest: latest}
+	if busy && latest != nil {
+		x.restoreBundle(ctx, w, latest)
+	}
 	return busy, err
 }
 

@@ -2,18 +2,17 @@ package job
 
 import (
 	"context"
-	"crypto/tls"
-	"crypto/x509"
 	"net"
 	"net/http"
-	"os"
 	"path/filepath"
 	"time"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
@@ -27,22 +26,31 @@ import (
 
 const (
 	errArtifactServer = "cannot start the artifact server"
-	// certificateLife is how long the artifact server's self-signed certificate is valid; a new
-	// one is made at every start, and runner Jobs carry the one of the process that made them.
-	certificateLife = 365 * 24 * time.Hour
+
+	// certificateCheck is how often every replica reads the certificates' Secret again, renewing
+	// the serving certificate before it expires and serving the newest one.
+	certificateCheck = time.Hour
+	// setupTimeout bounds reading (or making) the certificates' Secret at start.
+	setupTimeout = 30 * time.Second
 )
 
 // Options are what the job executor needs from the controller's configuration.
 type Options struct {
 	// Dir is the controller's own directory (--work-dir): modules below it, and the artifact
-	// store, the bundles being prepared and the server's certificate, which it keeps there.
+	// store and the bundles being prepared, which it keeps there.
 	Dir string
 	// Job shapes every runner Job.
 	Job JobOptions
-	// ArtifactsAddress is where the artifact server listens for runners; ArtifactsHosts are the
-	// names and IPs its certificate is for.
+	// ArtifactsAddress is where every replica's artifact endpoint listens for runners;
+	// ArtifactsHosts are the names and IPs its serving certificate is for.
 	ArtifactsAddress string
 	ArtifactsHosts   []string
+	// ArtifactsSecret is the Secret, in the controller's own namespace, of the certificates all
+	// replicas share (Certificates); DefaultArtifactsSecret in apis.DefaultNamespace when empty.
+	ArtifactsSecret types.NamespacedName
+	// Leader tells a follower where the leader serves, so that it relays runners there; nil
+	// when this process leads whenever it runs (no leader election).
+	Leader Leader
 	// Slots, Waiters and Keys: see Executor.
 	Slots   slots.Policy
 	Waiters *slots.Waiters
@@ -54,11 +62,23 @@ type Options struct {
 	RefreshEvery time.Duration
 }
 
-// New makes the job executor and registers what it needs with mgr: the artifact server runners
-// fetch modules and providers from, and the watcher that fails Runs whose Job failed.
+// A Leader is what the artifact endpoint needs of the leader election: where the leader
+// serves, and where this replica does.
+type Leader interface {
+	artifact.LeaderFinder
+	// Self is the address this replica advertises.
+	Self() string
+}
+
+// New makes the job executor and registers what it needs with mgr: the artifact endpoint runners
+// fetch modules and providers from (on every replica; the leader serves, the others relay to it),
+// the renewal of its certificates, and the watcher that fails Runs whose Job failed.
 func New(mgr manager.Manager, runner *terraform.Runner, o Options) (*Executor, error) {
-	certPEM, keyPEM, err := servingCertificate(filepath.Join(o.Dir, "artifacts"), o.ArtifactsHosts)
-	if err != nil {
+	certs := &Certificates{Client: mgr.GetClient(), Secret: artifactsSecret(o.ArtifactsSecret), Hosts: o.ArtifactsHosts,
+		Log: mgr.GetLogger().WithName("artifacts")}
+	ctx, cancel := context.WithTimeout(context.Background(), setupTimeout)
+	defer cancel()
+	if err := certs.Ensure(ctx); err != nil {
 		return nil, errors.Wrap(err, errArtifactServer)
 	}
 	x := &Executor{
@@ -70,19 +90,22 @@ func New(mgr manager.Manager, runner *terraform.Runner, o Options) (*Executor, e
 		Slots:     o.Slots, Waiters: o.Waiters, Keys: o.Keys,
 		RefreshEvery: o.RefreshEvery,
 	}
-	x.Job.ArtifactsCA = certPEM
+	// The same authority on every replica: a runner whose Job one leader made trusts the next.
+	x.Job.ArtifactsCA = certs.CA()
 	srv := &artifact.Server{
 		Store:    x.Artifacts,
 		Reviewer: artifact.NewTokenReviewer(mgr.GetClient(), []string{RunnerTokenAudience}),
 		Bundles:  x.ActiveBundles,
 		Log:      mgr.GetLogger().WithName("artifacts"),
 	}
-	hs, err := artifact.NewHTTPServer(o.ArtifactsAddress, srv, certPEM, keyPEM)
-	if err != nil {
-		return nil, errors.Wrap(err, errArtifactServer)
-	}
-	if err := mgr.Add(&artifactServer{srv: hs}); err != nil {
-		return nil, err
+	hs := artifact.NewRenewingHTTPServer(o.ArtifactsAddress, srv, certs.Serving)
+	gw := &artifactGateway{address: o.ArtifactsAddress, leader: o.Leader, elected: mgr.Elected(),
+		log: mgr.GetLogger().WithName("artifacts")}
+	gw.local = artifact.NewConnListener(gatewayAddr(o.ArtifactsAddress))
+	for _, r := range []manager.Runnable{gw, &artifactServer{srv: hs, ln: gw.local}, &certificateRenewer{certs: certs}} {
+		if err := mgr.Add(r); err != nil {
+			return nil, err
+		}
 	}
 	if err := (&Watcher{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), StartTimeout: o.Job.StartTimeout}).SetupWithManager(mgr); err != nil {
 		return nil, err
@@ -90,67 +113,93 @@ func New(mgr manager.Manager, runner *terraform.Runner, o Options) (*Executor, e
 	return x, nil
 }
 
-// servingCertificate is the artifact server's certificate kept in dir, or a new one made and kept
-// there when none is, it is about to expire, or it is not for all of hosts: runner Jobs made
-// before a restart carry the certificate they trust, and keep working after it.
-func servingCertificate(dir string, hosts []string) (certPEM, keyPEM []byte, err error) {
-	certPath, keyPath := filepath.Join(dir, "tls.crt"), filepath.Join(dir, "tls.key")
-	certPEM, cerr := os.ReadFile(certPath)
-	keyPEM, kerr := os.ReadFile(keyPath)
-	if cerr == nil && kerr == nil && certificateServes(certPEM, keyPEM, hosts) {
-		return certPEM, keyPEM, nil
-	}
-	if certPEM, keyPEM, err = artifact.SelfSigned(hosts, certificateLife); err != nil {
-		return nil, nil, err
-	}
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, nil, err
-	}
-	if err := os.WriteFile(keyPath, keyPEM, 0o600); err != nil {
-		return nil, nil, err
-	}
-	return certPEM, keyPEM, os.WriteFile(certPath, certPEM, 0o600)
+// artifactGateway listens on the artifact endpoint's address on every replica: the leader
+// answers runners' connections itself, a follower relays them to the leader (artifact.Gateway).
+type artifactGateway struct {
+	address string
+	leader  Leader
+	elected <-chan struct{}
+	local   *artifact.ConnListener
+	log     logr.Logger
 }
 
-// certificateServes reports whether the pair is usable for hosts for at least another month.
-func certificateServes(certPEM, keyPEM []byte, hosts []string) bool {
-	pair, err := tls.X509KeyPair(certPEM, keyPEM)
-	if err != nil || len(pair.Certificate) == 0 {
-		return false
+func (g *artifactGateway) NeedLeaderElection() bool { return false }
+
+func (g *artifactGateway) Start(ctx context.Context) error {
+	ln, err := net.Listen("tcp", g.address)
+	if err != nil {
+		return errors.Wrap(err, errArtifactServer)
 	}
-	cert, err := x509.ParseCertificate(pair.Certificate[0])
-	if err != nil || time.Until(cert.NotAfter) < 30*24*time.Hour {
-		return false
+	gw := &artifact.Gateway{Listener: ln, Local: g.local, Log: g.log, Leader: noLeader{},
+		Leading: func() bool {
+			select {
+			case <-g.elected:
+				return true
+			default:
+				return false
+			}
+		}}
+	if g.leader != nil {
+		gw.Leader, gw.Self = g.leader, g.leader.Self()
 	}
-	for _, h := range hosts {
-		if cert.VerifyHostname(h) != nil {
-			return false
-		}
-	}
-	return true
+	return errors.Wrap(gw.Serve(ctx), errArtifactServer)
 }
 
-// artifactServer serves bundles over TLS while the manager runs. Only the leader serves: it is
-// the replica that makes Runs, and so bundles.
-type artifactServer struct{ srv *http.Server }
+// noLeader knows no leader: without leader election a process leads as soon as it runs.
+type noLeader struct{}
+
+func (noLeader) LeaderAddress() (string, bool) { return "", false }
+
+// gatewayAddr is the address the leader's server reports for the connections it is handed.
+func gatewayAddr(address string) net.Addr {
+	if a, err := net.ResolveTCPAddr("tcp", address); err == nil {
+		return a
+	}
+	return &net.TCPAddr{}
+}
+
+// artifactServer serves bundles over TLS, on the connections the gateway hands it, while the
+// manager runs. Only the leader serves: it is the replica that makes Runs, and so bundles.
+type artifactServer struct {
+	srv *http.Server
+	ln  *artifact.ConnListener
+}
 
 func (s *artifactServer) NeedLeaderElection() bool { return true }
 
 func (s *artifactServer) Start(ctx context.Context) error {
-	ln, err := net.Listen("tcp", s.srv.Addr)
-	if err != nil {
-		return errors.Wrap(err, errArtifactServer)
-	}
 	go func() {
 		<-ctx.Done()
 		shut, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		_ = s.srv.Shutdown(shut)
 	}()
-	if err := s.srv.ServeTLS(ln, "", ""); !errors.Is(err, http.ErrServerClosed) {
+	if err := s.srv.ServeTLS(s.ln, "", ""); !errors.Is(err, http.ErrServerClosed) {
 		return errors.Wrap(err, errArtifactServer)
 	}
 	return nil
+}
+
+// certificateRenewer reads the certificates' Secret again every certificateCheck, on every
+// replica: a replica that has run for most of a year renews the serving certificate itself, and
+// serves the newest that another replica wrote.
+type certificateRenewer struct{ certs *Certificates }
+
+func (r *certificateRenewer) NeedLeaderElection() bool { return false }
+
+func (r *certificateRenewer) Start(ctx context.Context) error {
+	t := time.NewTicker(certificateCheck)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+			if err := r.certs.Ensure(ctx); err != nil {
+				r.certs.Log.Info("Cannot renew the artifact endpoint's certificates; trying again later", "error", err.Error())
+			}
+		}
+	}
 }
 
 // RunnerRules are what a runner's service account needs in its own namespace, bound there with a

@@ -18,10 +18,7 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{- if not (has $mode (list "job" "process")) -}}
 {{- fail (printf "runner.mode must be job or process, not %q" $mode) -}}
 {{- end -}}
-{{- if and (eq $mode "job") (gt (int .Values.replicas) 1) -}}
-{{- fail (printf "runner.mode job runs one replica, not %v: only the elected leader serves the artifacts runner pods fetch, and the Service would also send them to replicas that do not" .Values.replicas) -}}
-{{- end -}}
 {{- $mode -}}
 {{- end -}}
-{{- /* The Service runner pods reach the leader's artifact server at. */ -}}
+{{- /* The Service runner pods reach the artifact server at: any replica, which relays to the leader. */ -}}
 {{- define "modkind.artifactsService" -}}{{ .Release.Name }}-artifacts{{- end -}}

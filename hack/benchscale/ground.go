@@ -18,6 +18,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
@@ -47,7 +49,10 @@ type ground struct {
 	inits, done string
 }
 
-func startGround(ctx context.Context, env *envtest.Environment, c client.Client, scratch, modkind, tf, testnode string) (*ground, error) {
+// startGround starts the ground's processes and waits for the test node. With quota, the
+// controller manager also counts what ResourceQuotas cover: admission holds pods to a quota only
+// once its status says what is used.
+func startGround(ctx context.Context, env *envtest.Environment, c client.Client, scratch, modkind, tf, testnode string, quota bool) (*ground, error) {
 	kcm := os.Getenv(envControllerManager)
 	if kcm == "" {
 		return nil, fmt.Errorf("%s must name kube-controller-manager (hack/controller-manager.sh)", envControllerManager)
@@ -81,9 +86,12 @@ func startGround(ctx context.Context, env *envtest.Environment, c client.Client,
 	if err != nil {
 		return nil, err
 	}
+	controllers := "job-controller,garbage-collector-controller,ttl-after-finished-controller,serviceaccount-controller,root-ca-certificate-publisher-controller"
+	if quota {
+		controllers += ",resourcequota-controller"
+	}
 	if g.kcm, err = startLogged(filepath.Join(scratch, "kube-controller-manager.log"), nil, kcm,
-		"--kubeconfig", kcmConfig,
-		"--controllers", "job-controller,garbage-collector-controller,ttl-after-finished-controller,serviceaccount-controller,root-ca-certificate-publisher-controller",
+		"--kubeconfig", kcmConfig, "--controllers", controllers,
 		"--root-ca-file", ca, "--leader-elect=false", "--secure-port=0"); err != nil {
 		return nil, err
 	}
@@ -171,6 +179,32 @@ func (g *ground) tenant(ctx context.Context, ns string) error {
 		}
 	}
 	return nil
+}
+
+// stuckNamespace makes namespace ns where no runner can ever run, for cause: causeSA, no runner
+// service account (the controller makes no Run there); causeQuota, the runner service account of
+// tenant but a ResourceQuota of no pods, so that runner Jobs are made and hold their Runs' slots
+// until the start timeout fails them. It returns once the quota is counted: before that,
+// admission lets pods through.
+func (g *ground) stuckNamespace(ctx context.Context, ns, cause string) error {
+	if cause == causeSA {
+		return createNamespace(ctx, g.c, ns)
+	}
+	if err := g.tenant(ctx, ns); err != nil {
+		return err
+	}
+	q := &corev1.ResourceQuota{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "no-pods"},
+		Spec: corev1.ResourceQuotaSpec{Hard: corev1.ResourceList{corev1.ResourcePods: resource.MustParse("0")}}}
+	if err := g.c.Create(ctx, q); err != nil && !kerrors.IsAlreadyExists(err) {
+		return fmt.Errorf("quota of namespace %s: %w", ns, err)
+	}
+	return waitFor(ctx, 2*time.Minute, "the quota of namespace "+ns+" to be counted (resourcequota-controller)", func() (bool, error) {
+		if err := g.c.Get(ctx, client.ObjectKeyFromObject(q), q); err != nil {
+			return false, err
+		}
+		_, counted := q.Status.Used[corev1.ResourcePods]
+		return counted, nil
+	})
 }
 
 // providerCheck is what the runner inits of one column were allowed to install from and what they

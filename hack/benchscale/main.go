@@ -14,6 +14,18 @@
 // installed; an init counts as getting a provider from outside the controller unless its only
 // installation method was the controller's provider mirror and every file it installed is byte
 // for byte one of the providers the controller installed for its bundles.
+//
+// With -stuck N, a job column has a stuck tenant: before its measured create phase, N instances of
+// the same module are made in a second namespace whose runners can never start, and the measure
+// begins once they are stuck. -stuck-cause sa leaves that namespace without the runner service
+// account (the controller refuses to make Runs there); -stuck-cause quota gives it the runner
+// account but a ResourceQuota of no pods (the ground's kube-controller-manager then also counts
+// quotas), so its Runs and Jobs are made and each Run holds a run slot until
+// --runner-start-timeout fails it (-modkind-args "--runner-start-timeout 1m" to shorten that).
+// The measured namespace's instances must all become Ready as before; the column reports the
+// stuck instances' state at its end (Ready, Synced=False naming the cause, Runs failed by the
+// start timeout), to show that the tenant was stuck all along. The figure that counts is the
+// create wall beside that of a run with -stuck 0.
 package main
 
 import (
@@ -68,6 +80,8 @@ type options struct {
 	floor       bool
 	testnode    string
 	modkindArgs string
+	stuck       int
+	stuckCause  string
 }
 
 func main() {
@@ -89,6 +103,9 @@ func main() {
 	flag.BoolVar(&o.floor, "floor", true, "measure raw terraform, the floor the ratios are to")
 	flag.StringVar(&o.testnode, "testnode", "", "the test node binary for -runners job; built from test/testnode when empty")
 	flag.StringVar(&o.modkindArgs, "modkind-args", "", "more arguments for every modkind started, space-separated (e.g. --pprof-bind-address 127.0.0.1:6060)")
+	flag.IntVar(&o.stuck, "stuck", 0, "instances of a stuck tenant, made in a namespace of their own before a job column's measured create phase; they never become Ready (job columns only)")
+	flag.StringVar(&o.stuckCause, "stuck-cause", causeSA, "why the stuck tenant's runners cannot start: "+causeSA+
+		" (no runner service account: no Run is made) or "+causeQuota+" (a ResourceQuota of no pods: each Run holds a run slot until --runner-start-timeout)")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -122,6 +139,8 @@ type result struct {
 	createRunnerCalls, updateRunnerCalls            int
 	idleRunnerCalls                                 int
 	check                                           providerCheck
+	// stuck is the stuck tenant's state at the column's end: nil without one.
+	stuck *stuckState
 }
 
 // side is one column of modkind figures: a runner, and arguments added to modkind's.
@@ -138,6 +157,9 @@ func run(ctx context.Context, o options) error {
 	}
 	sides, job, err := parseSides(o)
 	if err != nil {
+		return err
+	}
+	if err := checkStuck(o, job); err != nil {
 		return err
 	}
 	tf, err := terraform.Binary(o.terraform)
@@ -175,7 +197,7 @@ func run(ctx context.Context, o options) error {
 	}
 	if job {
 		fmt.Fprintln(os.Stderr, "== starting the job ground: kube-controller-manager and the test node")
-		if b.ground, err = startGround(ctx, env, b.c, scratch, modkind, tf, o.testnode); err != nil {
+		if b.ground, err = startGround(ctx, env, b.c, scratch, modkind, tf, o.testnode, o.stuck > 0 && o.stuckCause == causeQuota); err != nil {
 			return fmt.Errorf("job ground: %w", err)
 		}
 		defer b.ground.stop()
@@ -206,6 +228,19 @@ func parseSides(o options) ([]side, bool, error) {
 		return nil, false, errors.New("-runners names no runner")
 	}
 	return sides, job, nil
+}
+
+// checkStuck checks -stuck and -stuck-cause: a stuck tenant is made only for a job column.
+func checkStuck(o options, job bool) error {
+	switch {
+	case o.stuck < 0:
+		return fmt.Errorf("-stuck: %d is negative", o.stuck)
+	case o.stuck > 0 && !job:
+		return errors.New("-stuck: the stuck tenant is made for a job column only: give -runners job")
+	case o.stuckCause != causeSA && o.stuckCause != causeQuota:
+		return fmt.Errorf("-stuck-cause: %q is neither %s nor %s", o.stuckCause, causeSA, causeQuota)
+	}
+	return nil
 }
 
 // modkindBinary is the absolute path of the modkind binary at path, checked to exist so that a
@@ -285,7 +320,14 @@ func writeWrapper(scratch, tf string) (string, string, error) {
 // as a table: a row per measure, with a column for the floor and, for each side, a column and one
 // of its ratio to the floor.
 func (b *bench) table(ctx context.Context, tf string, sides []side) error {
-	fmt.Printf("N=%d, %d runs at once, idle window %s, modkind --drift-interval %s, %s\n\n", b.o.n, b.o.parallel, b.o.idle, b.o.drift, tf)
+	fmt.Printf("N=%d, %d runs at once, idle window %s, modkind --drift-interval %s, %s", b.o.n, b.o.parallel, b.o.idle, b.o.drift, tf)
+	if b.o.stuck > 0 {
+		fmt.Printf("; job columns beside a stuck tenant of %d instances (cause %s)", b.o.stuck, b.o.stuckCause)
+	}
+	if b.o.modkindArgs != "" {
+		fmt.Printf("; modkind %s", b.o.modkindArgs)
+	}
+	fmt.Print("\n\n")
 	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 1, ' ', 0)
 	head := fmt.Sprintf("| module\t| measure\t| floor (raw %s)\t|", b.tfName)
 	rule := "|---\t|---\t|---\t|"
@@ -309,6 +351,7 @@ func (b *bench) table(ctx context.Context, tf string, sides []side) error {
 		rows.update()
 		rows.idle()
 		rows.footprint()
+		rows.stuck()
 	}
 	return tw.Flush()
 }
@@ -432,6 +475,30 @@ func (t moduleRows) footprint() {
 	}))
 	t.row("runner inits that could or did get a provider elsewhere", "-", jobOnly(func(r result) string {
 		return strconv.Itoa(r.check.outside)
+	}))
+}
+
+// stuck prints the rows of the stuck tenant's state, when there is one: the proof that it was
+// stuck while the column was measured.
+func (t moduleRows) stuck() {
+	if t.o.stuck == 0 {
+		return
+	}
+	cell := func(f func(st *stuckState) string) cell {
+		return jobOnly(func(r result) string {
+			if r.stuck == nil {
+				return "-"
+			}
+			return f(r.stuck)
+		})
+	}
+	t.row(fmt.Sprintf("stuck tenant (%s): its Runs holding slots as the create began", t.o.stuckCause), "-", cell(func(st *stuckState) string { return strconv.Itoa(st.held) }))
+	t.row("stuck tenant: instances Ready at the end", "-", cell(func(st *stuckState) string { return fmt.Sprintf("%d of %d", st.ready, st.instances) }))
+	t.row("stuck tenant: instances with a Pending Run (holding a slot) at the end", "-", cell(func(st *stuckState) string { return fmt.Sprintf("%d of %d", st.pending, st.instances) }))
+	t.row("stuck tenant: Synced=False naming the cause at the end", "-", cell(func(st *stuckState) string { return fmt.Sprintf("%d of %d", st.named, st.instances) }))
+	t.row("stuck tenant: Synced=False waiting for a run slot at the end", "-", cell(func(st *stuckState) string { return fmt.Sprintf("%d of %d", st.waiting, st.instances) }))
+	t.row("stuck tenant: Runs failed by the start timeout, in the create / in all", "-", cell(func(st *stuckState) string {
+		return fmt.Sprintf("%d / %d", st.duringCreate, st.timedOut)
 	}))
 }
 
@@ -674,7 +741,14 @@ func (b *bench) modkindRun(ctx context.Context, name string, sd side, m benchMod
 	if err != nil {
 		return r, err
 	}
-	defer stopModkind(cmd)
+	stopped := false
+	stop := func() {
+		if !stopped {
+			stopped = true
+			stopModkind(cmd)
+		}
+	}
+	defer stop()
 	s := &sideRun{b: b, sd: sd, name: name, pid: cmd.Process.Pid, ns: dirName + "-" + strings.ReplaceAll(name, "_", "-")}
 	inits := b.initCount()
 	if s.gvk, err = b.createModule(ctx, name, sd, mod); err != nil {
@@ -683,11 +757,21 @@ func (b *bench) modkindRun(ctx context.Context, name string, sd side, m benchMod
 	if err := s.makeNamespace(ctx); err != nil {
 		return r, err
 	}
+	if sd.job && b.o.stuck > 0 {
+		if s.stuck, err = startStuck(ctx, s, m); err != nil {
+			return r, err
+		}
+		// The controller stops first, so that it makes nothing more in the tenant cleaned up.
+		defer func() { stop(); s.stuck.cleanup(ctx) }()
+	}
 	create, err := s.phase(ctx, 1, func(i int) error { return s.createInstance(ctx, m, i) })
 	r.createWall, r.createCPU, r.createCalls = create.wall, create.cpu, create.calls
 	r.createOwn, r.createRunnerCPU, r.createRunnerCalls, r.createAPI = create.own, create.runnerCPU, create.runnerCalls, create.api
 	if err != nil {
 		return r, err
+	}
+	if s.stuck != nil {
+		s.stuck.createEnded(ctx)
 	}
 	update, err := s.phase(ctx, 2, func(i int) error { return s.updateInstance(ctx, i) })
 	r.updateWall, r.updateCPU, r.updateCalls = update.wall, update.cpu, update.calls
@@ -707,6 +791,13 @@ func (b *bench) modkindRun(ctx context.Context, name string, sd side, m benchMod
 		fmt.Fprintf(os.Stderr, "%s %s: %s\n", sd.label, name, r.check)
 	}
 	b.reportWarnings(ctx, sd.label+" "+name, s.ns)
+	if s.stuck != nil {
+		if r.stuck, err = s.stuck.state(ctx); err != nil {
+			return r, err
+		}
+		fmt.Fprintf(os.Stderr, "stuck tenant %s, at the end: %s\n", s.stuck.ns, r.stuck)
+		b.reportWarnings(ctx, "stuck tenant "+s.stuck.ns, s.stuck.ns)
+	}
 	return r, nil
 }
 
@@ -785,6 +876,8 @@ type sideRun struct {
 	pid  int
 	gvk  schema.GroupVersionKind
 	ns   string
+	// stuck is the stuck tenant beside the measured namespace: nil without one.
+	stuck *stuckTenant
 }
 
 // phaseFigures are a side's figures for one phase, create or update.
@@ -839,11 +932,7 @@ func (s *sideRun) phase(ctx context.Context, gen int64, apply func(i int) error)
 
 // createInstance creates instance i with module m's variables for input v1.
 func (s *sideRun) createInstance(ctx context.Context, m benchModule, i int) error {
-	u := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"forProvider": m.vars(s.b, i, "v1")}}}
-	u.SetGroupVersionKind(s.gvk)
-	u.SetNamespace(s.ns)
-	u.SetName(fmt.Sprintf("i%d", i))
-	return s.b.c.Create(ctx, u)
+	return s.b.c.Create(ctx, newInstance(s.gvk, s.ns, fmt.Sprintf("i%d", i), m.vars(s.b, i, "v1")))
 }
 
 // updateInstance changes instance i's input to v2.

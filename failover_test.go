@@ -175,13 +175,14 @@ func names(rs []v1alpha1.Run) []string {
 	return out
 }
 
-// runTimeline is when this test first saw each Run, from a watch on Runs.
+// runTimeline is when this test first saw each Run started (Pending or Running: holding a run
+// slot, not Queued for one), from a watch on Runs.
 type runTimeline struct {
 	mu    sync.Mutex
 	first map[string]time.Time
 }
 
-// watchRuns records when each Run appears until the test ends.
+// watchRuns records when each Run starts until the test ends.
 func watchRuns(t *testing.T, g *jobGround) *runTimeline {
 	t.Helper()
 	wc, err := client.NewWithWatch(g.cfg, client.Options{Scheme: g.c.Scheme()})
@@ -199,7 +200,9 @@ func watchRuns(t *testing.T, g *jobGround) *runTimeline {
 				continue
 			}
 			for ev := range w.ResultChan() {
-				if run, ok := ev.Object.(*v1alpha1.Run); ok && ev.Type == watch.Added {
+				// A Run starts when it holds a slot: made Pending, or promoted from Queued.
+				run, ok := ev.Object.(*v1alpha1.Run)
+				if ok && ev.Type != watch.Deleted && (run.Status.Phase == v1alpha1.PhasePending || run.Status.Phase == v1alpha1.PhaseRunning) {
 					r.saw(run.Namespace+"/"+run.Name, time.Now())
 				}
 			}
@@ -217,7 +220,7 @@ func (r *runTimeline) saw(name string, at time.Time) {
 	}
 }
 
-// seen is when the Run was first seen; in the future when it was not.
+// seen is when the Run was first seen started; in the future when it was not.
 func (r *runTimeline) seen(name string) time.Time {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -227,7 +230,7 @@ func (r *runTimeline) seen(name string) time.Time {
 	return time.Now().Add(time.Hour)
 }
 
-// firstAfter waits until a Run first seen after since appears, and returns it and when.
+// firstAfter waits until a Run starts after since, and returns it and when.
 func (r *runTimeline) firstAfter(t *testing.T, since time.Time, timeout time.Duration) (string, time.Time) {
 	t.Helper()
 	var name string

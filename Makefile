@@ -13,7 +13,7 @@ build:
 run: build
 	KUBEBUILDER_ASSETS="$$(hack/testbin.sh)" ./bin/modkind --quickstart examples/quickstart
 
-# Builds (once, cached) or reuses the envtest binaries, kube-controller-manager, OpenTofu and Crossplane, and runs every test,
+# Downloads or builds (once, cached) or reuses the envtest binaries, kube-controller-manager, OpenTofu and Crossplane, and runs every test,
 # unit and integration; the integration suite of the controllers (reconcile/integration/) and terraform/ run again
 # with tofu instead of terraform.
 test:
@@ -32,7 +32,7 @@ test:
 # Unit tests only: no API server, no terraform. The instance client's decisions
 # (reconcile.TestInstanceDecisions) run here against a fake executor and a fake state store.
 unit:
-	$(GO) test ./apis/... ./kind/... ./runs/ ./slots/ ./state/ ./executor/... ./reconcile/ ./module/ ./terraform/detached/ -count=1 && \
+	$(GO) test ./apis/... ./kind/... ./runs/ ./slots/ ./state/ ./executor/... ./reconcile/ ./module/ ./terraform/detached/ ./hack/ -count=1 && \
 	$(GO) test ./terraform/ -count=1 -skip 'TestDetachedTerraform' && \
 	$(GO) test ./crd/... -count=1 -skip 'APIServer|Terraform' && \
 	$(GO) test ./artifact/ ./charts/ -count=1 -skip 'APIServer'
@@ -56,7 +56,7 @@ bench-scale: build
 testbin:
 	@hack/testbin.sh
 
-# Crossplane core for the end-to-end test (crossplane_test.go), built once into ~/.cache/modkind.
+# Crossplane core for the end-to-end test (crossplane_test.go), downloaded or built once into ~/.cache/modkind.
 .PHONY: crossplane
 crossplane:
 	@hack/crossplane.sh
@@ -69,7 +69,7 @@ generate:
 # The container image, tagged $(IMAGE):$(VERSION). With a Docker daemon: the Dockerfile (terraform
 # 1.11.4 from releases.hashicorp.com, SHA256-checked). Without one: hack/image
 # assembles the same layout as an OCI image layout in bin/image/oci, carrying IMAGE_TERRAFORM
-# (a static linux terraform or tofu) or, when empty, the OpenTofu hack/tofu.sh builds.
+# (a static linux terraform or tofu) or, when empty, the OpenTofu hack/tofu.sh downloads or builds.
 IMAGE ?= ghcr.io/modkind/modkind
 VERSION ?= $(shell sed -n 's/^appVersion: *"*\([^"]*\)"*$$/\1/p' charts/modkind/Chart.yaml)
 REVISION ?= $(shell git rev-parse HEAD 2>/dev/null)

@@ -66,21 +66,24 @@ generate:
 	$(GO) run sigs.k8s.io/controller-tools/cmd/controller-gen@$(CONTROLLER_GEN_VERSION) object paths=./apis/... crd:crdVersions=v1 output:crd:dir=./apis/crds
 	cp apis/crds/*.yaml charts/modkind/crds/
 
-# The container image, tagged $(IMAGE):$(VERSION). With a Docker daemon: the Dockerfile (terraform
-# 1.11.4 from releases.hashicorp.com, SHA256-checked). Without one: hack/image
-# assembles the same layout as an OCI image layout in bin/image/oci, carrying IMAGE_TERRAFORM
-# (a static linux terraform or tofu) or, when empty, the OpenTofu hack/tofu.sh downloads or builds.
+# The container image, tagged $(IMAGE):$(VERSION). With a Docker daemon: the Dockerfile (OpenTofu
+# from its GitHub release, checked against the release's SHA256SUMS; ENGINE=terraform for
+# HashiCorp's terraform 1.11.4, BUSL-1.1). Without one: hack/image assembles the same layout as
+# an OCI image layout in bin/image/oci, carrying IMAGE_TERRAFORM (a static linux terraform or tofu)
+# or, when empty, the OpenTofu hack/tofu.sh downloads or builds; it has no git binary, modkind fetches git
+# sources with go-git. LICENSES is modkind's own licence (org.opencontainers.image.licenses).
 IMAGE ?= ghcr.io/modkind/modkind
 VERSION ?= $(shell sed -n 's/^appVersion: *"*\([^"]*\)"*$$/\1/p' charts/modkind/Chart.yaml)
 REVISION ?= $(shell git rev-parse HEAD 2>/dev/null)
-LICENSES ?= NOASSERTION
+LICENSES ?= Apache-2.0
 IMAGE_TERRAFORM ?=
+ENGINE ?= tofu
 
 image:
 	@if docker info >/dev/null 2>&1; then \
 	  echo "image: building $(IMAGE):$(VERSION) with Docker" >&2; \
 	  docker build --platform linux/amd64 --build-arg VERSION=$(VERSION) --build-arg REVISION=$(REVISION) \
-	    --build-arg LICENSES=$(LICENSES) -t $(IMAGE):$(VERSION) . ; \
+	    --build-arg LICENSES=$(LICENSES) --build-arg ENGINE=$(ENGINE) -t $(IMAGE):$(VERSION) . ; \
 	else \
 	  echo "image: no Docker daemon answers; assembling an OCI image layout in bin/image/oci" >&2; \
 	  tf="$(IMAGE_TERRAFORM)"; if [ -z "$$tf" ]; then tf="$$(hack/tofu.sh)" || exit 1; fi; \

@@ -13,7 +13,7 @@ build:
 run: build
 	KUBEBUILDER_ASSETS="$$(hack/testbin.sh)" ./bin/modkind --quickstart examples/quickstart
 
-# Builds (once, cached) or reuses the envtest binaries, kube-controller-manager, OpenTofu and Crossplane, and runs every test,
+# Downloads or builds (once, cached) or reuses the envtest binaries, kube-controller-manager, OpenTofu and Crossplane, and runs every test,
 # unit and integration; the integration suite of the controllers (reconcile/integration/) and terraform/ run again
 # with tofu instead of terraform.
 test:
@@ -32,7 +32,7 @@ test:
 # Unit tests only: no API server, no terraform. The instance client's decisions
 # (reconcile.TestInstanceDecisions) run here against a fake executor and a fake state store.
 unit:
-	$(GO) test ./apis/... ./kind/... ./runs/ ./slots/ ./state/ ./executor/... ./reconcile/ ./module/ ./terraform/detached/ -count=1 && \
+	$(GO) test ./apis/... ./kind/... ./runs/ ./slots/ ./state/ ./executor/... ./reconcile/ ./module/ ./terraform/detached/ ./hack/ -count=1 && \
 	$(GO) test ./terraform/ -count=1 -skip 'TestDetachedTerraform' && \
 	$(GO) test ./crd/... -count=1 -skip 'APIServer|Terraform' && \
 	$(GO) test ./artifact/ ./charts/ -count=1 -skip 'APIServer'
@@ -56,7 +56,7 @@ bench-scale: build
 testbin:
 	@hack/testbin.sh
 
-# Crossplane core for the end-to-end test (crossplane_test.go), built once into ~/.cache/modkind.
+# Crossplane core for the end-to-end test (crossplane_test.go), downloaded or built once into ~/.cache/modkind.
 .PHONY: crossplane
 crossplane:
 	@hack/crossplane.sh
@@ -66,21 +66,24 @@ generate:
 	$(GO) run sigs.k8s.io/controller-tools/cmd/controller-gen@$(CONTROLLER_GEN_VERSION) object paths=./apis/... crd:crdVersions=v1 output:crd:dir=./apis/crds
 	cp apis/crds/*.yaml charts/modkind/crds/
 
-# The container image, tagged $(IMAGE):$(VERSION). With a Docker daemon: the Dockerfile (terraform
-# 1.11.4 from releases.hashicorp.com, SHA256-checked). Without one: hack/image
-# assembles the same layout as an OCI image layout in bin/image/oci, carrying IMAGE_TERRAFORM
-# (a static linux terraform or tofu) or, when empty, the OpenTofu hack/tofu.sh builds.
+# The container image, tagged $(IMAGE):$(VERSION). With a Docker daemon: the Dockerfile (OpenTofu
+# from its GitHub release, checked against the release's SHA256SUMS; ENGINE=terraform for
+# HashiCorp's terraform 1.11.4, BUSL-1.1). Without one: hack/image assembles the same layout as
+# an OCI image layout in bin/image/oci, carrying IMAGE_TERRAFORM (a static linux terraform or tofu)
+# or, when empty, the OpenTofu hack/tofu.sh downloads or builds; it has no git binary, modkind fetches git
+# sources with go-git. LICENSES is modkind's own licence (org.opencontainers.image.licenses).
 IMAGE ?= ghcr.io/modkind/modkind
 VERSION ?= $(shell sed -n 's/^appVersion: *"*\([^"]*\)"*$$/\1/p' charts/modkind/Chart.yaml)
 REVISION ?= $(shell git rev-parse HEAD 2>/dev/null)
-LICENSES ?= NOASSERTION
+LICENSES ?= Apache-2.0
 IMAGE_TERRAFORM ?=
+ENGINE ?= tofu
 
 image:
 	@if docker info >/dev/null 2>&1; then \
 	  echo "image: building $(IMAGE):$(VERSION) with Docker" >&2; \
 	  docker build --platform linux/amd64 --build-arg VERSION=$(VERSION) --build-arg REVISION=$(REVISION) \
-	    --build-arg LICENSES=$(LICENSES) -t $(IMAGE):$(VERSION) . ; \
+	    --build-arg LICENSES=$(LICENSES) --build-arg ENGINE=$(ENGINE) -t $(IMAGE):$(VERSION) . ; \
 	else \
 	  echo "image: no Docker daemon answers; assembling an OCI image layout in bin/image/oci" >&2; \
 	  tf="$(IMAGE_TERRAFORM)"; if [ -z "$$tf" ]; then tf="$$(hack/tofu.sh)" || exit 1; fi; \

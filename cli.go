@@ -231,8 +231,7 @@ func generate(args []string, out io.Writer) error {
 		fmt.Fprintln(diagnostics, "warning:", crd.YAMLKeyWarning(f))
 	}
 	if r := crd.Validations(m); len(r.Blocks) > 0 {
-		fmt.Fprintf(diagnostics, "validation blocks: %d of %d checked at admission (%d in part), the rest at plan time:\n",
-			r.Count(crd.Enforced)+r.Count(crd.Implied), len(r.Blocks), r.Count(crd.Partly))
+		fmt.Fprintln(diagnostics, r.Header()+":")
 		for _, l := range r.Lines() {
 			fmt.Fprintln(diagnostics, "  "+l)
 		}

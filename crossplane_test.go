@@ -343,8 +343,8 @@ func TestCrossplaneExampleIsConsistent(t *testing.T) {
 	}
 }
 
-// crossplaneBinary is MODKIND_CROSSPLANE, else what hack/crossplane.sh prints (it builds Crossplane
-// once into ~/.cache/modkind and honours CROSSPLANE_BIN), so plain `go test ./...` works too.
+// crossplaneBinary is MODKIND_CROSSPLANE, else what hack/crossplane.sh prints (it downloads or builds
+// Crossplane once into ~/.cache/modkind and honours CROSSPLANE_BIN), so plain `go test ./...` works too.
 func crossplaneBinary(t *testing.T) string {
 	t.Helper()
 	if p := os.Getenv(envCrossplane); p != "" {
@@ -353,7 +353,7 @@ func crossplaneBinary(t *testing.T) string {
 		}
 		return p
 	}
-	t.Logf("%s is not set; running hack/crossplane.sh (builds Crossplane the first time, ~6 min)", envCrossplane)
+	t.Logf("%s is not set; running hack/crossplane.sh (downloads Crossplane the first time, or builds it, ~6 min)", envCrossplane)
 	var stderr bytes.Buffer
 	cmd := exec.Command(filepath.Join("hack", "crossplane.sh"))
 	cmd.Stderr = &stderr

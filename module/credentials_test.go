@@ -274,26 +274,28 @@ func TestCredentialsStayWithTheirHost(t *testing.T) {
 			wantAuth: []string{"https://" + cleartextRegistry + "/.well-known/terraform.json"},
 		},
 	}
-	for _, name := range sortedKeys(cases) {
-		tc := cases[name]
-		t.Run(name, func(t *testing.T) {
-			rig.auth.take()
-			f := &CacheFetcher{Dir: t.TempDir(), HTTPClient: rig.client}
-			_, _, err := f.Fetch(context.Background(), tc.src, creds)
-			want := append([]string(nil), tc.wantAuth...)
-			if len(want) == 0 {
-				want = nil
-			}
-			sort.Strings(want)
-			if diff := cmp.Diff(want, rig.auth.take()); diff != "" {
-				t.Errorf("\n%s\nURLs that received an Authorization header: -want, +got:\n%s", tc.reason, diff)
-			}
-			if tc.err != nil {
-				wantErr(t, tc.reason, err, tc.src, tc.err, credsSecrets)
-			} else if err != nil {
-				t.Errorf("\n%s\nFetch(%s): %v", tc.reason, tc.src, err)
-			}
-		})
+	for _, impl := range gitImplementations {
+		for _, name := range sortedKeys(cases) {
+			tc := cases[name]
+			t.Run(impl.name+"/"+name, func(t *testing.T) {
+				rig.auth.take()
+				f := &CacheFetcher{Dir: t.TempDir(), HTTPClient: rig.client, builtinGit: impl.builtin}
+				_, _, err := f.Fetch(context.Background(), tc.src, creds)
+				want := append([]string(nil), tc.wantAuth...)
+				if len(want) == 0 {
+					want = nil
+				}
+				sort.Strings(want)
+				if diff := cmp.Diff(want, rig.auth.take()); diff != "" {
+					t.Errorf("\n%s\nURLs that received an Authorization header: -want, +got:\n%s", tc.reason, diff)
+				}
+				if tc.err != nil {
+					wantErr(t, tc.reason, err, tc.src, tc.err, credsSecrets)
+				} else if err != nil {
+					t.Errorf("\n%s\nFetch(%s): %v", tc.reason, tc.src, err)
+				}
+			})
+		}
 	}
 }
 

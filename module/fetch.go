@@ -71,11 +71,14 @@ type CacheFetcher struct {
 	// system's CA pool and the proxy settings of the environment; give one whose transport has
 	// its own RootCAs to trust a private CA.
 	HTTPClient *http.Client
-	// Git is the git binary; empty means "git" on PATH.
+	// Git is the git binary; empty means "git" on PATH, and go-git in this process where there
+	// is none (the image hack/image assembles carries no git).
 	Git string
 
 	// ssh replaces the ssh program that git runs (tests).
 	ssh string
+	// builtinGit fetches git sources with go-git even where git is on PATH (tests).
+	builtinGit bool
 	// handingOut, when set, runs as a snapshot is about to be handed out (tests).
 	handingOut func(digest string)
 

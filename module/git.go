@@ -290,6 +290,13 @@ func (g *gitSession) resolveRef(ctx context.Context, remote, ref string) (commit
 			refs[name] = sha
 		}
 	}
+	return pickRef(refs, ref)
+}
+
+// pickRef finds ref among the remote's refs (name to commit or tag object, with peeled tags as
+// "<name>^{}", as git ls-remote lists them): HEAD when ref is empty, else a full ref name, a tag,
+// a branch, or an abbreviated commit id, which only a fetch can expand.
+func pickRef(refs map[string]string, ref string) (commit, fetch string, err error) {
 	var candidates []string
 	switch {
 	case ref == "":
@@ -380,9 +387,46 @@ func (g *gitSession) checkout(ctx context.Context, dir, remote, fetch, want stri
 	return head, nil
 }
 
+// A gitClient fetches from one remote with one set of credentials: the git binary (gitSession)
+// or, where there is none, go-git in this process (goGitSession).
+type gitClient interface {
+	// resolveRef finds the commit a ref names on the remote: the commit (empty for an
+	// abbreviated commit id, which only a fetch can expand) and what to fetch.
+	resolveRef(ctx context.Context, remote, ref string) (commit, fetch string, err error)
+	// checkout fetches one commit of the remote into dir and checks it out, with its submodules.
+	checkout(ctx context.Context, dir, remote, fetch, want string) (string, error)
+	// cacheKey identifies the credentials used, for cache keys.
+	cacheKey() string
+}
+
+func (g *gitSession) cacheKey() string { return g.credKey }
+
+// gitClient is the git binary's session when there is one (f.Git, else git on PATH), else go-git's:
+// the image hack/image assembles carries no git. A Git that is set but missing is an error, not
+// a reason to fall back.
+func (f *CacheFetcher) gitClient(u *url.URL, c Credentials) (gitClient, func(), error) {
+	builtin := f.builtinGit
+	if !builtin && f.Git == "" {
+		_, err := exec.LookPath("git")
+		builtin = err != nil
+	}
+	if builtin {
+		g, cleanup, err := f.newGoGit(u, c)
+		if err != nil {
+			return nil, nil, err
+		}
+		return g, cleanup, nil
+	}
+	g, cleanup, err := f.newGit(u, c)
+	if err != nil {
+		return nil, nil, err
+	}
+	return g, cleanup, nil
+}
+
 // fetchGit resolves the address's ref to a commit and snapshots that commit unless it already is.
 func (f *CacheFetcher) fetchGit(ctx context.Context, a address, c Credentials) (record, error) {
-	g, cleanup, err := f.newGit(a.url, c)
+	g, cleanup, err := f.gitClient(a.url, c)
 	if err != nil {
 		return record{}, err
 	}
@@ -396,7 +440,7 @@ func (f *CacheFetcher) fetchGit(ctx context.Context, a address, c Credentials) (
 	if id == "" {
 		id = "abbrev:" + strings.ToLower(fetch)
 	}
-	key := "git\x00" + remote + "\x00" + id + "\x00" + g.credKey
+	key := "git\x00" + remote + "\x00" + id + "\x00" + g.cacheKey()
 	return f.cached(ctx, key, func() (record, error) {
 		work, done, err := f.workDir()
 		if err != nil {

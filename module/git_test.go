@@ -87,32 +87,34 @@ func TestGitFetch(t *testing.T) {
 			wantCommit: first,
 		},
 	}
-	for tname, base := range transports {
-		for name, tc := range cases {
-			t.Run(tname+"/"+name, func(t *testing.T) {
-				cache := t.TempDir()
-				f := &CacheFetcher{Dir: cache}
-				src := Source{URL: base + tc.suffix}
-				r, err := f.FetchSource(context.Background(), src)
-				if err != nil {
-					t.Fatalf("\n%s\nFetch(%s): %v", tc.reason, src, err)
-				}
-				if diff := cmp.Diff(tc.wantFiles, tree(t, r.Dir)); diff != "" {
-					t.Errorf("\n%s\nFetch(%s) files: -want, +got:\n%s", tc.reason, src, diff)
-				}
-				if diff := cmp.Diff(tc.wantCommit, r.Commit); diff != "" {
-					t.Errorf("\n%s\nFetch(%s) commit: -want, +got:\n%s", tc.reason, src, diff)
-				}
-				// The snapshot is content-addressed: its directory is named by its digest.
-				rel, _ := filepath.Rel(cache, r.Dir)
-				pkg := strings.Split(filepath.ToSlash(rel), "/")[0]
-				if got, err := DirDigest(filepath.Join(cache, pkg)); err != nil || got != pkg {
-					t.Errorf("\n%s\nThe snapshot %s should be named by its digest, which is %s (%v)", tc.reason, pkg, got, err)
-				}
-				if _, err := os.Stat(filepath.Join(cache, pkg, ".git")); err == nil {
-					t.Errorf("\n%s\nThe snapshot should not hold .git", tc.reason)
-				}
-			})
+	for _, impl := range gitImplementations {
+		for tname, base := range transports {
+			for name, tc := range cases {
+				t.Run(impl.name+"/"+tname+"/"+name, func(t *testing.T) {
+					cache := t.TempDir()
+					f := &CacheFetcher{Dir: cache, builtinGit: impl.builtin}
+					src := Source{URL: base + tc.suffix}
+					r, err := f.FetchSource(context.Background(), src)
+					if err != nil {
+						t.Fatalf("\n%s\nFetch(%s): %v", tc.reason, src, err)
+					}
+					if diff := cmp.Diff(tc.wantFiles, tree(t, r.Dir)); diff != "" {
+						t.Errorf("\n%s\nFetch(%s) files: -want, +got:\n%s", tc.reason, src, diff)
+					}
+					if diff := cmp.Diff(tc.wantCommit, r.Commit); diff != "" {
+						t.Errorf("\n%s\nFetch(%s) commit: -want, +got:\n%s", tc.reason, src, diff)
+					}
+					// The snapshot is content-addressed: its directory is named by its digest.
+					rel, _ := filepath.Rel(cache, r.Dir)
+					pkg := strings.Split(filepath.ToSlash(rel), "/")[0]
+					if got, err := DirDigest(filepath.Join(cache, pkg)); err != nil || got != pkg {
+						t.Errorf("\n%s\nThe snapshot %s should be named by its digest, which is %s (%v)", tc.reason, pkg, got, err)
+					}
+					if _, err := os.Stat(filepath.Join(cache, pkg, ".git")); err == nil {
+						t.Errorf("\n%s\nThe snapshot should not hold .git", tc.reason)
+					}
+				})
+			}
 		}
 	}
 }
@@ -265,27 +267,29 @@ func TestGitPrivate(t *testing.T) {
 			err:    []string{"git fetch"},
 		},
 	}
-	f := &CacheFetcher{Dir: t.TempDir()}
-	// The commit is cached for the good credentials before the cases run.
-	if _, _, err := f.Fetch(context.Background(), Source{URL: base + "?ref=" + first}, good); err != nil {
-		t.Fatalf("Fetch with credentials: %v", err)
-	}
-	for _, name := range []string{"WithToken", "BearerToken", "WithoutToken", "WrongToken", "CachedCommitWithoutToken"} {
-		tc := cases[name]
-		t.Run(name, func(t *testing.T) {
-			src := Source{URL: base + tc.ref}
-			dir, _, err := f.Fetch(context.Background(), src, tc.creds...)
-			if tc.err == nil {
-				if err != nil {
-					t.Fatalf("\n%s\nFetch(%s): %v", tc.reason, src, err)
+	for _, impl := range gitImplementations {
+		f := &CacheFetcher{Dir: t.TempDir(), builtinGit: impl.builtin}
+		// The commit is cached for the good credentials before the cases run.
+		if _, _, err := f.Fetch(context.Background(), Source{URL: base + "?ref=" + first}, good); err != nil {
+			t.Fatalf("%s: Fetch with credentials: %v", impl.name, err)
+		}
+		for _, name := range []string{"WithToken", "BearerToken", "WithoutToken", "WrongToken", "CachedCommitWithoutToken"} {
+			tc := cases[name]
+			t.Run(impl.name+"/"+name, func(t *testing.T) {
+				src := Source{URL: base + tc.ref}
+				dir, _, err := f.Fetch(context.Background(), src, tc.creds...)
+				if tc.err == nil {
+					if err != nil {
+						t.Fatalf("\n%s\nFetch(%s): %v", tc.reason, src, err)
+					}
+					if diff := cmp.Diff("# root v1\n", tree(t, dir)["main.tf"]); diff != "" {
+						t.Errorf("\n%s\nmain.tf: -want, +got:\n%s", tc.reason, diff)
+					}
+					return
 				}
-				if diff := cmp.Diff("# root v1\n", tree(t, dir)["main.tf"]); diff != "" {
-					t.Errorf("\n%s\nmain.tf: -want, +got:\n%s", tc.reason, diff)
-				}
-				return
-			}
-			wantErr(t, tc.reason, err, src, tc.err, []string{"s3cret-token", "wrong-token"})
-		})
+				wantErr(t, tc.reason, err, src, tc.err, []string{"s3cret-token", "wrong-token"})
+			})
+		}
 	}
 }
 
@@ -395,12 +399,14 @@ func TestGitErrors(t *testing.T) {
 			err:    []string{"invalid port", "leave out ssh://"},
 		},
 	}
-	for name, tc := range cases {
-		t.Run(name, func(t *testing.T) {
-			src := Source{URL: tc.url}
-			_, _, err := (&CacheFetcher{Dir: t.TempDir()}).Fetch(context.Background(), src)
-			wantErr(t, tc.reason, err, src, tc.err, nil)
-		})
+	for _, impl := range gitImplementations {
+		for name, tc := range cases {
+			t.Run(impl.name+"/"+name, func(t *testing.T) {
+				src := Source{URL: tc.url}
+				_, _, err := (&CacheFetcher{Dir: t.TempDir(), builtinGit: impl.builtin}).Fetch(context.Background(), src)
+				wantErr(t, tc.reason, err, src, tc.err, nil)
+			})
+		}
 	}
 }
 
@@ -416,14 +422,25 @@ func TestGitSubmodule(t *testing.T) {
 	app.git("--git-dir", app.bare, "--work-tree", app.work, "-C", app.work, "commit", "-q", "-m", "add lib")
 
 	src := Source{URL: "git::file://" + app.bare}
-	dir, _, err := (&CacheFetcher{Dir: t.TempDir()}).Fetch(context.Background(), src)
-	if err != nil {
-		t.Fatalf("Fetch(%s): %v", src, err)
-	}
-	want := map[string]string{"main.tf": "# app\n", "vendor/lib/lib.tf": "# lib\n"}
-	got := tree(t, dir)
-	delete(got, ".gitmodules")
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("\nSubmodules should be checked out as terraform init does, without their .git files.\nFiles: -want, +got:\n%s", diff)
+	for _, impl := range gitImplementations {
+		t.Run(impl.name, func(t *testing.T) {
+			dir, _, err := (&CacheFetcher{Dir: t.TempDir(), builtinGit: impl.builtin}).Fetch(context.Background(), src)
+			if err != nil {
+				t.Fatalf("Fetch(%s): %v", src, err)
+			}
+			want := map[string]string{"main.tf": "# app\n", "vendor/lib/lib.tf": "# lib\n"}
+			got := tree(t, dir)
+			delete(got, ".gitmodules")
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("\nSubmodules should be checked out as terraform init does, without their .git files.\nFiles: -want, +got:\n%s", diff)
+			}
+		})
 	}
 }
+
+// gitImplementations are the two ways a CacheFetcher fetches git sources: the git binary, and
+// go-git where there is none (the image hack/image assembles). The tests of git sources run both.
+var gitImplementations = []struct {
+	name    string
+	builtin bool
+}{{"GitCLI", false}, {"GoGit", true}}

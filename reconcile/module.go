@@ -285,6 +285,10 @@ func validationStatus(r crd.ValidationReport) []v1alpha1.VariableValidations {
 		switch b.Outcome {
 		case crd.Enforced, crd.Implied:
 			v.Admission++
+		case crd.Partly:
+			// Checked at admission, and what the rule lets through is left to plan time.
+			v.Admission++
+			v.PlanTime = append(v.PlanTime, b.Summary())
 		default:
 			v.PlanTime = append(v.PlanTime, b.Summary())
 		}

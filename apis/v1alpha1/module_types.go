@@ -154,10 +154,11 @@ type ModuleStatus struct {
 type VariableValidations struct {
 	// Variable is the module variable's name.
 	Variable string `json:"variable"`
-	// Admission counts the blocks checked at admission, fully (or holding for every value the
-	// schema admits).
+	// Admission counts the blocks checked at admission, fully, in part, or holding for every
+	// value the schema admits, as `modkind generate`'s header does.
 	Admission int `json:"admission"`
-	// PlanTime says, one short line per block, what is left to Terraform at plan time and why.
+	// PlanTime says, one short line per block, what is left to Terraform at plan time and why:
+	// the blocks checked only at plan time, and those checked at admission in part.
 	// +optional
 	PlanTime []string `json:"planTime,omitempty"`
 }

@@ -1,6 +1,7 @@
 package validation
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 
@@ -120,6 +121,20 @@ func (r Report) Count(o Outcome) int {
 		}
 	}
 	return n
+}
+
+// AtAdmission is how many blocks the API server checks when an instance is written, fully or in
+// part (Enforced, Implied, Partly), and how many of those only in part: what `modkind generate`'s
+// header and a Module's status.validations say, which the lines' summaries add up to.
+func (r Report) AtAdmission() (checked, inPart int) {
+	inPart = r.Count(Partly)
+	return r.Count(Enforced) + r.Count(Implied) + inPart, inPart
+}
+
+// Header sums the report up in one line, as `modkind generate` prints it above the lines.
+func (r Report) Header() string {
+	checked, inPart := r.AtAdmission()
+	return fmt.Sprintf("validation blocks: %d of %d checked at admission (%d of them in part), the rest at plan time", checked, len(r.Blocks), inPart)
 }
 
 // Lines are the blocks' summaries, in the order of the variables.

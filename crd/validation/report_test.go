@@ -1,6 +1,8 @@
 package validation
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -64,5 +66,32 @@ variable "set" {
 	}
 	if diff := cmp.Diff(map[Outcome]int{Enforced: 1, Partly: 1, Implied: 1, PlanTime: 1}, counts); diff != "" {
 		t.Errorf("\nCount: -want, +got:\n%s", diff)
+	}
+}
+
+// The header `modkind generate` prints, and a Module's status, say what the lines below them say:
+// over every public module, the blocks the header counts as checked at admission are those whose
+// line says checked at admission, in part or fully, or holding for every value, and the blocks it
+// counts as in part are those whose line says partly.
+func TestReportHeaderAgreesWithLines(t *testing.T) {
+	for dir, m := range publicModules(t) {
+		r := NewReport(m)
+		checked, inPart := 0, 0
+		for _, l := range r.Lines() {
+			switch {
+			case strings.Contains(l, ": partly checked at admission;"):
+				checked++
+				inPart++
+			case strings.HasSuffix(l, ": checked at admission"), strings.HasSuffix(l, ": holds for every non-null value the schema admits"):
+				checked++
+			case strings.Contains(l, ": at plan time: "):
+			default:
+				t.Errorf("%s: a line that says neither admission nor plan time: %q", dir, l)
+			}
+		}
+		want := fmt.Sprintf("validation blocks: %d of %d checked at admission (%d of them in part), the rest at plan time", checked, len(r.Lines()), inPart)
+		if got := r.Header(); got != want {
+			t.Errorf("%s: the header disagrees with the lines below it:\n got %s\nwant %s", dir, got, want)
+		}
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/layout"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
@@ -39,8 +40,8 @@ func TestImageMatchesChart(t *testing.T) {
 		Source:    "https://github.com/modkind/modkind",
 		Version:   "0.0.0-test",
 		Revision:  "0000000",
-		Licenses:  "NOASSERTION",
-		Created:   time.Unix(1700000000, 0),
+		// Empty: modkind's own licence is the default.
+		Created: time.Unix(1700000000, 0),
 	}
 	img, err := Build(o)
 	if err != nil {
@@ -194,6 +195,40 @@ func TestImageMatchesChart(t *testing.T) {
 		}
 	})
 
+	t.Run("Licences", func(t *testing.T) {
+		engine := cfg.Labels[LabelTerraform]
+		tf := strings.TrimPrefix(env(cfg.Env, ctr, "MODKIND_TERRAFORM"), "/")
+		want := map[string]string{
+			LabelLicenses:      "Apache-2.0",
+			LabelEngineLicense: EngineLicense(engine),
+			LabelGit:           GitBuiltin,
+		}
+		got := map[string]string{}
+		for k := range want {
+			got[k] = cfg.Labels[k]
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("modkind is Apache-2.0, the engine's licence follows from which it is, and git sources go through go-git: -want, +got:\n%s", diff)
+		}
+		if got[LabelEngineLicense] == "NOASSERTION" {
+			t.Errorf("the licence of %q must be known", engine)
+		}
+		// Every executable the image carries is listed with its licence.
+		for _, part := range []string{
+			Entrypoint + ": modkind (Apache-2.0)",
+			"/" + tf + ": " + engine + " (" + EngineLicense(engine) + ")",
+		} {
+			if !strings.Contains(cfg.Labels[LabelContents], part) {
+				t.Errorf("label %s must list %q, it is %q", LabelContents, part, cfg.Labels[LabelContents])
+			}
+		}
+		for name, h := range files {
+			if h.Typeflag == tar.TypeReg && h.Mode&0o111 != 0 && !strings.Contains(cfg.Labels[LabelContents], "/"+name+": ") {
+				t.Errorf("the executable /%s is not listed in %s: %q", name, LabelContents, cfg.Labels[LabelContents])
+			}
+		}
+	})
+
 	t.Run("CACertificates", func(t *testing.T) {
 		if o.CACerts == "" {
 			t.Fatalf("this machine has no %s to put in the image", CACerts)
@@ -244,6 +279,27 @@ func TestBuildIsReproducible(t *testing.T) {
 	o.Revision = "s"
 	if other := digest(); other == first {
 		t.Errorf("another revision must give another image, both are %s", first)
+	}
+}
+
+func TestEngineLicense(t *testing.T) {
+	cases := map[string]struct {
+		reason string
+		label  string
+		want   string
+	}{
+		"OpenTofu":       {reason: "OpenTofu is MPL-2.0.", label: "OpenTofu v1.10.7", want: "MPL-2.0"},
+		"Terraform":      {reason: "Terraform from 1.6 is BUSL-1.1.", label: "Terraform v1.11.4", want: "BUSL-1.1"},
+		"Terraform1.6.0": {reason: "1.6.0 is the first BUSL-1.1 release.", label: "Terraform v1.6.0", want: "BUSL-1.1"},
+		"OldTerraform":   {reason: "Terraform before 1.6 was MPL-2.0.", label: "Terraform v1.5.7", want: "MPL-2.0"},
+		"Unknown":        {reason: "Something else is not guessed.", label: "Something v1.0.0", want: "NOASSERTION"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, EngineLicense(tc.label)); diff != "" {
+				t.Errorf("\n%s\nEngineLicense(%q): -want, +got:\n%s", tc.reason, tc.label, diff)
+			}
+		})
 	}
 }
 

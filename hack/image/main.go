@@ -1,7 +1,8 @@
 // Command image assembles modkind's container image as an OCI image layout directory without a
 // container runtime: `make image` uses it where no Docker daemon answers. The image has the layout
 // the Dockerfile builds (the binary, terraform or OpenTofu, the non-root user, the writable
-// directories the chart mounts), so the chart's defaults fit either.
+// directories the chart mounts), so the chart's defaults fit either. It carries no git binary:
+// modkind fetches git sources with go-git where it finds no git (module.CacheFetcher).
 //
 //	go run ./hack/image --modkind bin/linux-amd64/modkind --terraform "$(hack/tofu.sh)" --out bin/image/oci
 //
@@ -31,6 +32,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
 	"github.com/google/go-containerregistry/pkg/v1/types"
+	"github.com/hashicorp/go-version"
 )
 
 // Where things are in the image. The Dockerfile and charts/modkind use the same paths.
@@ -55,10 +57,49 @@ const (
 	// LabelTerraform records which terraform the image carries ("Terraform v1.11.4",
 	// "OpenTofu v1.10.7").
 	LabelTerraform = "io.modkind.terraform"
-	// LabelGit records that the image has no git: Modules with git sources need an image that
-	// carries it (the Dockerfile's).
+	// LabelGit records how the image fetches git sources: it carries no git binary, and modkind
+	// fetches them with go-git, built into it (the Dockerfile's image says "present").
 	LabelGit = "io.modkind.git"
+	// GitBuiltin is LabelGit's value here.
+	GitBuiltin = "go-git, built into modkind (no git binary)"
+	// LabelEngineLicense is the SPDX licence of the terraform carried: OpenTofu's MPL-2.0,
+	// terraform's BUSL-1.1 since 1.6.
+	LabelEngineLicense = "io.modkind.engine.license"
+	// LabelContents lists what the image carries, with the licence of each.
+	LabelContents = "io.modkind.contents"
+	// LabelLicenses is OCI's licence label: modkind's own, Apache-2.0 (LICENSE).
+	LabelLicenses = "org.opencontainers.image.licenses"
 )
+
+// EngineLicense is the SPDX licence of the terraform label names ("OpenTofu v1.10.7",
+// "Terraform v1.11.4"), NOASSERTION when it cannot tell.
+func EngineLicense(label string) string {
+	name, v, _ := strings.Cut(label, " v")
+	switch name {
+	case "OpenTofu":
+		return "MPL-2.0"
+	case "Terraform":
+		// HashiCorp moved terraform from MPL-2.0 to BUSL-1.1 with 1.6.0.
+		if ver, err := version.NewVersion(v); err == nil && ver.LessThan(version.Must(version.NewVersion("1.6.0"))) {
+			return "MPL-2.0"
+		}
+		return "BUSL-1.1"
+	}
+	return "NOASSERTION"
+}
+
+// contents lists what the image of o carries, with the licence of each.
+func contents(o Options) string {
+	c := []string{
+		fmt.Sprintf("%s: modkind (%s)", Entrypoint, o.Licenses),
+		fmt.Sprintf("%s: %s (%s)", o.TerraformPath(), o.TerraformLabel, EngineLicense(o.TerraformLabel)),
+	}
+	if o.CACerts != "" {
+		// Mozilla's CA list, as distributions package it (ca-certificates).
+		c = append(c, CACerts+": CA certificates of the build machine (MPL-2.0)")
+	}
+	return strings.Join(c, "; ")
+}
 
 // Options describe one image.
 type Options struct {
@@ -95,6 +136,9 @@ func Build(o Options) (v1.Image, error) {
 	}
 	if o.Created.IsZero() {
 		o.Created = time.Unix(0, 0)
+	}
+	if o.Licenses == "" {
+		o.Licenses = "Apache-2.0"
 	}
 	if o.TerraformLabel == "" {
 		cmd := exec.Command(o.Terraform, "version")
@@ -148,14 +192,16 @@ func Build(o Options) (v1.Image, error) {
 		},
 		Labels: map[string]string{
 			"org.opencontainers.image.title":       "modkind",
-			"org.opencontainers.image.description": "Turns Terraform modules into Kubernetes kinds whose instances modkind applies with Terraform.",
+			"org.opencontainers.image.description": "Turns Terraform modules into Kubernetes kinds whose instances modkind applies with OpenTofu or Terraform.",
 			"org.opencontainers.image.source":      o.Source,
 			"org.opencontainers.image.version":     o.Version,
 			"org.opencontainers.image.revision":    o.Revision,
-			"org.opencontainers.image.licenses":    o.Licenses,
+			LabelLicenses:                          o.Licenses,
 			"org.opencontainers.image.created":     o.Created.UTC().Format(time.RFC3339),
 			LabelTerraform:                         o.TerraformLabel,
-			LabelGit:                               "absent",
+			LabelEngineLicense:                     EngineLicense(o.TerraformLabel),
+			LabelContents:                          contents(o),
+			LabelGit:                               GitBuiltin,
 		},
 	}
 	return mutate.ConfigFile(img, cf)
@@ -297,7 +343,7 @@ func main() {
 	flag.StringVar(&o.Source, "source", "https://github.com/modkind/modkind", "org.opencontainers.image.source")
 	flag.StringVar(&o.Version, "version", "dev", "org.opencontainers.image.version")
 	flag.StringVar(&o.Revision, "revision", "", "org.opencontainers.image.revision")
-	flag.StringVar(&o.Licenses, "licenses", "", "org.opencontainers.image.licenses (SPDX)")
+	flag.StringVar(&o.Licenses, "licenses", "Apache-2.0", "org.opencontainers.image.licenses (SPDX): modkind's own licence")
 	flag.StringVar(&o.Arch, "arch", runtime.GOARCH, "architecture of the binaries")
 	flag.StringVar(&out, "out", "bin/image/oci", "OCI image layout directory to write")
 	flag.StringVar(&ref, "ref", "", "image reference recorded in the layout (org.opencontainers.image.ref.name)")

@@ -199,7 +199,7 @@ func cacheDir() (string, error) {
 }
 
 // Tofu returns the OpenTofu binary to test with, "" when there is none: MODKIND_TOFU, or the one
-// hack/tofu.sh built into modkind's cache.
+// hack/tofu.sh put into modkind's cache.
 func Tofu() string {
 	if p := os.Getenv("MODKIND_TOFU"); p != "" {
 		return p

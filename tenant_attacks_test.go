@@ -426,20 +426,26 @@ func testJobModeAttacks(t *testing.T, g *rbacGround) {
 		}
 		return mine
 	}
-	// team-a's share is one slot: one of its instances gets a Run, which never ends here; the
-	// other waits, saying why. The forged Runs count for nothing.
-	rbacWaitFor(ctx, t, "one team-a instance with a Run, the other waiting for team-a's share", refused, func(ctx context.Context) (bool, any) {
-		with, waiting := 0, 0
+	// team-a's share is one slot: one of its instances gets a Run that holds it, which never
+	// ends here; the other's Run is Queued, and the instance says why. The forged Runs count for
+	// nothing.
+	rbacWaitFor(ctx, t, "one team-a instance with a Run holding a slot, the other's Queued for team-a's share", refused, func(ctx context.Context) (bool, any) {
+		holding, queued, waiting := 0, 0, 0
 		for _, u := range []*unstructured.Unstructured{first, second} {
-			if len(runsOf(ctx, u)) > 0 {
-				with++
+			for _, r := range runsOf(ctx, u) {
+				switch {
+				case r.Status.Phase == v1alpha1.PhaseQueued && strings.Contains(r.Status.Message, "the instances of namespace team-a hold 1 of the 1 runs"):
+					queued++
+				case runs.Active(r.Status.Phase):
+					holding++
+				}
 			}
 			s := condition(ctx, t, g.admin, u, "Synced")
 			if msg, _ := s["message"].(string); strings.Contains(msg, "the instances of namespace team-a hold 1 of the 1 runs") {
 				waiting++
 			}
 		}
-		return with == 1 && waiting == 1, []int{with, waiting}
+		return holding == 1 && queued == 1 && waiting == 1, []int{holding, queued, waiting}
 	})
 	waitEvent(ctx, t, g, refused, first, "Run jn-first-apply-f0001 was not created by modkind")
 
@@ -450,8 +456,9 @@ func testJobModeAttacks(t *testing.T, g *rbacGround) {
 	if err := tenantC.Create(ctx, other); err != nil {
 		t.Fatal(err)
 	}
-	rbacWaitFor(ctx, t, "team-c's instance gets its Run", refused, func(ctx context.Context) (bool, any) {
-		return len(runsOf(ctx, other)) == 1, condition(ctx, t, g.admin, other, "Synced")
+	rbacWaitFor(ctx, t, "team-c's instance gets a Run that holds a slot", refused, func(ctx context.Context) (bool, any) {
+		rs := runsOf(ctx, other)
+		return len(rs) == 1 && runs.Active(rs[0].Status.Phase), condition(ctx, t, g.admin, other, "Synced")
 	})
 	t.Logf("team-c's instance got its Run %s after it was created, with 3 forged Runs and team-a's stuck one in the cluster", time.Since(start).Round(100*time.Millisecond))
 

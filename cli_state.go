@@ -33,6 +33,11 @@ func stateCommand(args []string, out io.Writer) error {
 		return fs.fail("want a subcommand: show, accept or rotate-key")
 	}
 	sub, args := args[0], args[1:]
+	if strings.HasPrefix(sub, "-") {
+		// A flag before the subcommand (`modkind state --help`): parsed as flags, so that help
+		// prints the usage and starts nothing, and any other flag says the subcommand is missing.
+		args, sub = append([]string{sub}, args...), ""
+	}
 	fs = newCommandFlags("state", stateUsage)
 	var cf clusterFlags
 	cf.register(fs)
@@ -64,6 +69,8 @@ func stateCommand(args []string, out io.Writer) error {
 			"Older keys still verify; remove one from the Secret once every instance was observed since.\n", id, keys)
 		return err
 	case "show", "accept":
+	case "":
+		return fs.fail("want a subcommand: show, accept or rotate-key")
 	default:
 		return fs.fail("unknown subcommand %q: want show, accept or rotate-key", sub)
 	}

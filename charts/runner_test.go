@@ -300,3 +300,52 @@ func TestChartRunnerNamespaces(t *testing.T) {
 		t.Errorf("runner RoleBindings: -want, +got:\n%s", diff)
 	}
 }
+
+// The chart grants modkind only what its runner mode uses: the rules only job mode needs (runner
+// Jobs, the reviews of runner tokens and runner permissions, reading pods, service accounts and
+// events to say why a runner has not started) are absent in process mode.
+func TestChartGrantsFollowRunnerMode(t *testing.T) {
+	jobOnly := []string{"authentication.k8s.io/tokenreviews:create", "authorization.k8s.io/subjectaccessreviews:create",
+		"batch/jobs:create", "/pods:list", "/serviceaccounts:get", "/events:list", "modkind.io/runs/finalizers:update"}
+	cases := map[string]struct {
+		reason string
+		mode   string
+		want   []string
+	}{
+		"Job":     {reason: "Job mode makes runner Jobs and reviews their tokens.", mode: "job", want: jobOnly},
+		"Process": {reason: "Process mode runs terraform in the controller: none of job mode's grants.", mode: "process"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			objs := renderChart(t, "modkind", "modkind-system", map[string]any{"runner": map[string]any{"mode": tc.mode}})
+			granted := map[string]bool{}
+			for _, o := range objs {
+				if o.GetKind() != "ClusterRole" || (o.GetName() != "modkind" && o.GetName() != "modkind-tenant") {
+					continue
+				}
+				rules, _, _ := unstructured.NestedSlice(o.Object, "rules")
+				for _, r := range rules {
+					groups, _, _ := unstructured.NestedStringSlice(r.(map[string]any), "apiGroups")
+					res, _, _ := unstructured.NestedStringSlice(r.(map[string]any), "resources")
+					verbs, _, _ := unstructured.NestedStringSlice(r.(map[string]any), "verbs")
+					for _, g := range groups {
+						for _, x := range res {
+							for _, v := range verbs {
+								granted[g+"/"+x+":"+v] = true
+							}
+						}
+					}
+				}
+			}
+			var got []string
+			for _, g := range jobOnly {
+				if granted[g] {
+					got = append(got, g)
+				}
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("%s\njob-mode grants: -want, +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}

@@ -131,7 +131,7 @@ func (e *external) execute(ctx context.Context, op v1alpha1.RunOperation) execut
 		e.notes.SetLockBroken(e.inst.GetUID(), *res.LockBroken)
 	}
 	if e.waiters != nil && slots.IsWaiting(res.Err) {
-		e.waiters.Wait(slots.Key(e.kind.gvk, types.NamespacedName{Namespace: e.inst.GetNamespace(), Name: e.inst.GetName()}))
+		e.waiters.Wait(slots.Key(e.kind.gvk, types.NamespacedName{Namespace: e.inst.GetNamespace(), Name: e.inst.GetName()}), res.Err)
 	}
 	return res
 }

@@ -212,7 +212,9 @@ func Setup(mgr manager.Manager, cfg Config) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	waiters := &slots.Waiters{}
+	// In job mode a Run's end wakes its namespace's longest waiter (job.Executor.SlotFreed), so
+	// the waiters of a namespace that holds its share need not try often.
+	waiters := &slots.Waiters{WakesNamespaces: cfg.Runner == RunnerModeJob}
 	exec, err := newExecutor(mgr, cfg, runner, keys, waiters)
 	if err != nil {
 		return nil, err

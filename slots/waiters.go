@@ -2,6 +2,7 @@ package slots
 
 import (
 	"context"
+	"errors"
 	"math/rand/v2"
 	"sync"
 	"time"
@@ -13,8 +14,19 @@ import (
 
 // Waiters are the instances waiting for a run slot, of either executor: a reconcile that found no
 // slot marks its instance (Wait); a Paced reconciler tries it again in a few seconds, keeping its
-// place in line; and a slot freed by a Run's end wakes the next (Next), round robin by namespace.
+// place in line; and a slot freed by a Run's end wakes the next (Next), round robin by namespace,
+// and the longest waiter of the Run's own namespace (NextIn).
 type Waiters struct {
+	// WakesNamespaces says that the executor wakes a namespace's longest waiter whenever a Run of
+	// that namespace ends (job mode): the instances of a namespace that holds its whole share then
+	// try again at a slower pace the more they are (shareRetry) rather than each every 2–4 s. A
+	// tenant with a thousand stuck instances would otherwise cost the controller over three
+	// hundred reconciles a second, which the other tenants feel. Set it before the controllers
+	// start.
+	WakesNamespaces bool
+
+	// hit holds, per instance whose reconcile found no slot, whether it waits for its namespace's
+	// share (true) or for any free slot (false).
 	hit sync.Map
 
 	mu    sync.Mutex
@@ -38,17 +50,26 @@ func Key(gvk schema.GroupVersionKind, nn types.NamespacedName) string {
 	return gvk.GroupKind().String() + "/" + nn.String()
 }
 
-// Wait marks that the reconcile of the instance key found no run slot.
-func (w *Waiters) Wait(key string) { w.hit.Store(key, struct{}{}) }
-
-// took reports whether key's reconcile found no slot, and forgets it.
-func (w *Waiters) took(key string) bool {
-	_, ok := w.hit.LoadAndDelete(key)
-	return ok
+// Wait marks that the reconcile of the instance key found no run slot, for the reason why (an
+// error IsWaiting accepts).
+func (w *Waiters) Wait(key string, why error) {
+	var share *ShareFullError
+	w.hit.Store(key, errors.As(why, &share))
 }
 
-// waiting notes that the instance still waits, keeping its place if it waited already.
-func (w *Waiters) waiting(gvk schema.GroupVersionKind, nn types.NamespacedName) {
+// took reports whether key's reconcile found no slot, and whether for its namespace's share, and
+// forgets it.
+func (w *Waiters) took(key string) (waits, forShare bool) {
+	v, ok := w.hit.LoadAndDelete(key)
+	if !ok {
+		return false, false
+	}
+	return true, v.(bool)
+}
+
+// waiting notes that the instance still waits, keeping its place if it waited already, and
+// returns how many instances of its kind wait in its namespace.
+func (w *Waiters) waiting(gvk schema.GroupVersionKind, nn types.NamespacedName) int {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.queue == nil {
@@ -57,9 +78,16 @@ func (w *Waiters) waiting(gvk schema.GroupVersionKind, nn types.NamespacedName) 
 	key := Key(gvk, nn)
 	if q, ok := w.queue[key]; ok {
 		q.woken = false
-		return
+	} else {
+		w.queue[key] = &waiting{gvk: gvk, name: nn, since: time.Now()}
 	}
-	w.queue[key] = &waiting{gvk: gvk, name: nn, since: time.Now()}
+	n := 0
+	for _, q := range w.queue {
+		if q.gvk == gvk && q.name.Namespace == nn.Namespace {
+			n++
+		}
+	}
+	return n
 }
 
 // done notes that the instance waits no more.
@@ -101,6 +129,24 @@ func (w *Waiters) Next(gvk schema.GroupVersionKind) (types.NamespacedName, bool)
 	return oldest[ns].name, true
 }
 
+// NextIn returns the instance of gvk in namespace to wake for a slot a Run of that namespace freed
+// in its share, and marks it woken: the one that has waited longest of those not woken yet.
+func (w *Waiters) NextIn(gvk schema.GroupVersionKind, namespace string) (types.NamespacedName, bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var oldest *waiting
+	for _, q := range w.queue {
+		if q.gvk == gvk && q.name.Namespace == namespace && !q.woken && (oldest == nil || q.since.Before(oldest.since)) {
+			oldest = q
+		}
+	}
+	if oldest == nil {
+		return types.NamespacedName{}, false
+	}
+	oldest.woken = true
+	return oldest.name, true
+}
+
 // Paced wraps the reconciler of gvk's instances so that an instance waiting for a run slot is
 // tried again at a steady pace. The managed reconciler treats the wait as a failed create, which
 // the work queue retries with a backoff that doubles on every try, up to many minutes: instances
@@ -119,10 +165,25 @@ type paced struct {
 // waiters do not all come back at once.
 func retry() time.Duration { return 2*time.Second + rand.N(2*time.Second) }
 
+// maxShareRetry bounds shareRetry: a namespace's waiters never wait longer than this for a try of
+// their own, whatever wakes them meanwhile.
+const maxShareRetry = 60 * time.Second
+
+// shareRetry is how soon one of n instances of a kind waiting for their namespace's share tries
+// again, when a Run of the namespace that ends wakes its longest waiter: 2–4 s for a few, and for
+// many a pace at which they try about twice a second together, each at least once a minute.
+func shareRetry(n int) time.Duration {
+	d := min(max(time.Duration(n)*time.Second/2, 2*time.Second), maxShareRetry/2)
+	return d + rand.N(d)
+}
+
 func (r paced) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 	res, err := r.Reconciler.Reconcile(ctx, req)
-	if r.waiters.took(Key(r.gvk, req.NamespacedName)) && err == nil {
-		r.waiters.waiting(r.gvk, req.NamespacedName)
+	if waits, forShare := r.waiters.took(Key(r.gvk, req.NamespacedName)); waits && err == nil {
+		n := r.waiters.waiting(r.gvk, req.NamespacedName)
+		if forShare && r.waiters.WakesNamespaces {
+			return reconcile.Result{RequeueAfter: shareRetry(n)}, nil
+		}
 		return reconcile.Result{RequeueAfter: retry()}, nil
 	}
 	r.waiters.done(r.gvk, req.NamespacedName)

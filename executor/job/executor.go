@@ -179,12 +179,16 @@ func (x *Executor) Watch(c controller.Controller, gvk schema.GroupVersionKind) e
 }
 
 // SlotFreed is the handler of Run events that, when a Run stops being active, reconciles at once
-// the instance of gvk whose turn it is to get the freed run slot, rather than at its next retry.
-// Every kind's controller watches Runs, so a freed slot wakes one waiter of each kind; those that
-// find it taken wait again, in their place.
+// the instance of gvk whose turn it is to get the freed run slot (round robin by namespace), and
+// the one of the Run's own namespace that has waited longest, whose share the Run freed, rather
+// than at their next retries. Every kind's controller watches Runs, so a freed slot wakes waiters
+// of each kind; those that find it taken wait again, in their place.
 func (x *Executor) SlotFreed(gvk schema.GroupVersionKind) handler.EventHandler {
-	wake := func(q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+	wake := func(q workqueue.TypedRateLimitingInterface[reconcile.Request], namespace string) {
 		if nn, ok := x.Waiters.Next(gvk); ok {
+			q.Add(reconcile.Request{NamespacedName: nn})
+		}
+		if nn, ok := x.Waiters.NextIn(gvk, namespace); ok {
 			q.Add(reconcile.Request{NamespacedName: nn})
 		}
 	}
@@ -193,12 +197,12 @@ func (x *Executor) SlotFreed(gvk schema.GroupVersionKind) handler.EventHandler {
 			before, ok1 := e.ObjectOld.(*v1alpha1.Run)
 			after, ok2 := e.ObjectNew.(*v1alpha1.Run)
 			if ok1 && ok2 && runs.Active(before.Status.Phase) && !runs.Active(after.Status.Phase) {
-				wake(q)
+				wake(q, after.Namespace)
 			}
 		},
 		DeleteFunc: func(_ context.Context, e event.DeleteEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
 			if run, ok := e.Object.(*v1alpha1.Run); ok && runs.Active(run.Status.Phase) {
-				wake(q)
+				wake(q, run.Namespace)
 			}
 		},
 	}

@@ -27,7 +27,7 @@ func TestSlotFreedWakesLongestWaiter(t *testing.T) {
 		nn := types.NamespacedName{Namespace: "team-a", Name: name}
 		r := x.Waiters.Paced(gvk, reconcile.Func(func(context.Context, reconcile.Request) (reconcile.Result, error) {
 			if full[name] {
-				x.Waiters.Wait(slots.Key(gvk, nn))
+				x.Waiters.Wait(slots.Key(gvk, nn), &slots.FullError{Active: 4, Max: 4})
 			}
 			return reconcile.Result{}, nil
 		}))
@@ -80,5 +80,55 @@ func TestSlotFreedWakesLongestWaiter(t *testing.T) {
 	h.Delete(context.Background(), event.DeleteEvent{Object: run(v1alpha1.PhaseRunning)}, q)
 	if q.Len() != 0 {
 		t.Errorf("with no waiter left, a deleted active Run wakes nobody")
+	}
+}
+
+// A Run that stops being active also wakes the longest waiter of its own namespace, whose share it
+// freed: in job mode the instances of a namespace that holds its share count on that, and try
+// again only now and then on their own.
+func TestSlotFreedWakesItsNamespace(t *testing.T) {
+	kind := schema.GroupVersionKind{Group: "example.org", Version: "v1alpha1", Kind: "Thing"}
+	x := &Executor{Waiters: &slots.Waiters{WakesNamespaces: true}}
+	wait := func(ns, name string, why error) {
+		nn := types.NamespacedName{Namespace: ns, Name: name}
+		r := x.Waiters.Paced(kind, reconcile.Func(func(context.Context, reconcile.Request) (reconcile.Result, error) {
+			x.Waiters.Wait(slots.Key(kind, nn), why)
+			return reconcile.Result{}, nil
+		}))
+		if _, err := r.Reconcile(context.Background(), reconcile.Request{NamespacedName: nn}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	shareFull := &slots.ShareFullError{Namespace: "team-a", Active: 2, Share: 2}
+	wait("team-b", "b1", &slots.FullError{Active: 4, Max: 4})
+	wait("team-a", "a1", shareFull)
+	wait("team-a", "a2", shareFull)
+
+	q := workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[reconcile.Request]())
+	defer q.ShutDown()
+	h := x.SlotFreed(kind)
+	ended := func(ns string) []string {
+		old := &v1alpha1.Run{Status: v1alpha1.RunStatus{Phase: v1alpha1.PhaseRunning}}
+		old.Namespace = ns
+		now := old.DeepCopy()
+		now.Status.Phase = v1alpha1.PhaseSucceeded
+		h.Update(context.Background(), event.UpdateEvent{ObjectOld: old, ObjectNew: now}, q)
+		var woken []string
+		for q.Len() > 0 {
+			req, _ := q.Get()
+			woken = append(woken, req.String())
+			q.Done(req)
+			q.Forget(req)
+		}
+		return woken
+	}
+	if diff := cmp.Diff([]string{"team-a/a1", "team-a/a2"}, ended("team-a")); diff != "" {
+		t.Errorf("A team-a Run's end wakes the waiter whose turn it is (team-a's first, round robin) and the longest of team-a's not woken yet:\n-want +got:\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"team-b/b1"}, ended("team-a")); diff != "" {
+		t.Errorf("The next Run's end wakes the next namespace in turn; team-a has no waiter left that was not woken:\n-want +got:\n%s", diff)
+	}
+	if diff := cmp.Diff([]string(nil), ended("team-c")); diff != "" {
+		t.Errorf("With every waiter woken, nobody is woken again:\n-want +got:\n%s", diff)
 	}
 }

@@ -41,10 +41,12 @@ import (
 //     (environment, files, provider block) share it, never across namespaces or credentials.
 //     Its process works in a directory of its own that presents what relative paths name in
 //     a run's work directory and is the same for those runs: the ProviderConfig's files under
-//     files/, and for a module kind the module's package linked as ModuleLink, so path.module
-//     (module/<path>) and the module's files resolve as in the run. The package's directory is
-//     content-addressed and part of the process's key: another module version gets another
-//     process. That holds for a resource kind, and for a module kind whose module (with the
+//     files/, and for a module kind the module's package linked as ModuleLink. terraform 1.11
+//     records a linked local module by its real directory, so path.module is the package's
+//     absolute path, the same for every instance of that module version; a terraform that keeps
+//     it relative (module/<path>) finds the same files through the link. The package's
+//     directory is content-addressed and part of the process's key: another module version
+//     gets another process. That holds for a resource kind, and for a module kind whose module (with the
 //     modules it calls locally, module.InspectProviders) has no provider block nor
 //     configuration_aliases for the provider, calls no module init downloads (.terraform/modules
 //     is each run's own), and never mentions path.root (the root module's directory is each

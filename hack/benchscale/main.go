@@ -6,6 +6,12 @@
 // provider it started, is read from /proc. Ratios to the floor are the figures that count: absolute
 // times drift on a shared machine. Run it with `make bench-scale` (N=1000 for a thousand).
 //
+// The modules (-modules): terraform_data, things (the things test provider, configured by the
+// module itself from a variable) and things-pc (the things provider left to the root module: the
+// floor's root configures it, modkind's instances name a ProviderConfig of their namespace whose
+// environment names the cloud). The things provider in the mirror is a wrapper that records each
+// start, so that every column reports the things provider processes its phases started.
+//
 // With -runners process,job a column measures modkind --runner job too, on the same API server
 // (then with its admission plugins on): kube-controller-manager runs the Jobs and test/testnode
 // runs their pods as its child processes, so the runners' CPU is the CPU of the children the node

@@ -36,6 +36,9 @@ type Module struct {
 	// name, as its required_providers block says ("things": "example.com/acme/things"). A root
 	// module that configures one of them must require it under the same source.
 	ProviderSources map[string]string
+	// Providers says who configures each provider the module and the modules it calls locally
+	// use: the module itself, or the root module (the ProviderConfig). Nil for a Resource.
+	Providers *Providers
 }
 
 // Variable is a module input variable.
@@ -107,7 +110,11 @@ func Inspect(dir string) (*Module, error) {
 		return nil, err
 	}
 
-	m := &Module{Dir: dir}
+	providers, err := InspectProviders(dir)
+	if err != nil {
+		return nil, err
+	}
+	m := &Module{Dir: dir, Providers: providers}
 	for name, req := range tm.RequiredProviders {
 		if req.Source == "" {
 			continue

@@ -17,6 +17,7 @@ import (
 	"github.com/hashicorp/terraform-config-inspect/tfconfig"
 	"github.com/hashicorp/terraform-exec/tfexec"
 
+	"github.com/modkind/modkind/module"
 	"github.com/modkind/modkind/terraform/providerhost"
 )
 
@@ -34,13 +35,29 @@ import (
 //   - a provider with more than one configuration in the configuration (an alias, or provider
 //     blocks in two modules) is not shared at all: terraform would configure the one process
 //     twice in one run;
-//   - a resource kind's root module has no module of its own, and when nothing but the
-//     instance's ProviderConfig configures its provider (the root module's provider block, with
-//     no expression in it), the configuration is the ProviderConfig's: the runs of every
-//     instance of the namespace with that same ProviderConfig (environment, files, provider
-//     block) share, in a directory that holds the ProviderConfig's files as a run's does;
-//   - otherwise (a module, or a provider block with expressions) only the runs of one instance
-//     share, in the instance's work directory, and those never run at once.
+//   - a provider that nothing but the instance's ProviderConfig configures (the root module's
+//     provider block, with no expression in it, or no block at all) has the ProviderConfig's
+//     configuration: the runs of every instance of the namespace with that same ProviderConfig
+//     (environment, files, provider block) share it, never across namespaces or credentials.
+//     Its process works in a directory of its own that presents what relative paths name in
+//     a run's work directory and is the same for those runs: the ProviderConfig's files under
+//     files/, and for a module kind the module's package linked as ModuleLink. terraform 1.11
+//     records a linked local module by its real directory, so path.module is the package's
+//     absolute path, the same for every instance of that module version; a terraform that keeps
+//     it relative (module/<path>) finds the same files through the link. The package's
+//     directory is content-addressed and part of the process's key: another module version
+//     gets another process. That holds for a resource kind, and for a module kind whose module (with the
+//     modules it calls locally, module.InspectProviders) has no provider block nor
+//     configuration_aliases for the provider, calls no module init downloads (.terraform/modules
+//     is each run's own), and never mentions path.root (the root module's directory is each
+//     instance's own: its main.tf.json, state and .terraform);
+//   - otherwise (a provider the module configures itself, a provider block with expressions, a
+//     module that is not linked from a package, as in a runner pod) only the runs of one
+//     instance share, in the instance's work directory, and those never run at once.
+//
+// Other relative paths, those that name no file of the module or ProviderConfig ("out.txt"),
+// name the namespace process's directory: shared by the namespace's runs of that provider, as
+// they are for a resource kind, whose tenant writes such paths itself.
 
 const (
 	errStartProvider = "cannot start provider %s"
@@ -69,7 +86,7 @@ type ProviderPool struct {
 
 	mu     sync.Mutex
 	hosts  map[string]*pooledProvider
-	scopes map[string]shareScope
+	scopes map[string]runScopes
 	closed bool
 }
 
@@ -77,7 +94,7 @@ type ProviderPool struct {
 // imports providerhost (this process's own, normally).
 func NewProviderPool(exe string) *ProviderPool {
 	return &ProviderPool{MaxRuns: 200, MaxRSS: 1 << 30, Idle: 10 * time.Minute, MaxIdle: 8, exe: exe,
-		hosts: map[string]*pooledProvider{}, scopes: map[string]shareScope{}}
+		hosts: map[string]*pooledProvider{}, scopes: map[string]runScopes{}}
 }
 
 // pooledProvider is one provider process of the pool and the runs using it.
@@ -103,10 +120,9 @@ const (
 
 // providerLease is the provider processes one run attaches to.
 type providerLease struct {
-	pool  *ProviderPool
-	held  []*pooledProvider
-	info  tfexec.ReattachInfo
-	scope shareScope
+	pool *ProviderPool
+	held []*pooledProvider
+	info tfexec.ReattachInfo
 }
 
 // lease finds or starts a process for each provider installed in the run's work directory; nil
@@ -119,17 +135,18 @@ func (p *ProviderPool) lease(ctx context.Context, run *Workspace, env map[string
 	if len(bins) == 0 {
 		return nil, nil
 	}
-	scope, err := p.scope(run)
-	if err != nil || scope == shareNone {
+	scopes, err := p.scope(run)
+	if err != nil || scopes.all == shareNone {
 		return nil, err
 	}
-	l := &providerLease{pool: p, info: tfexec.ReattachInfo{}, scope: scope}
+	l := &providerLease{pool: p, info: tfexec.ReattachInfo{}}
 	for _, addr := range slices.Sorted(maps.Keys(bins)) {
 		bin, err := filepath.EvalSymlinks(bins[addr])
 		if err != nil {
 			l.release()
 			return nil, errors.Wrap(err, errWorkDir)
 		}
+		scope := scopes.of(addr)
 		pp, err := p.acquire(ctx, hostKey(bin, env, run, scope), bin, env, run, scope)
 		if err != nil {
 			l.release()
@@ -144,11 +161,13 @@ func (p *ProviderPool) lease(ctx context.Context, run *Workspace, env map[string
 	return l, nil
 }
 
-// hostKey identifies a provider process: its executable, its whole environment (credentials
-// included) and files, the run's provider configuration, the namespace, and the instance when
+// hostKey identifies a provider process: its executable (its path names the provider's
+// address, version and platform), its whole environment (credentials included) and files, the
+// run's provider configuration, the namespace, the module's package (content-addressed: the
+// module's digest) that a namespace's process presents to relative paths, and the instance when
 // the configuration may depend on it.
 func hostKey(bin string, env map[string]string, run *Workspace, scope shareScope) string {
-	parts := [][]byte{[]byte(bin), []byte(run.Setup.Digest()), []byte(run.State.Namespace)}
+	parts := [][]byte{[]byte(bin), []byte(run.Setup.Digest()), []byte(run.State.Namespace), []byte(run.Package)}
 	if scope == shareInstance {
 		parts = append(parts, []byte(run.State.Name))
 	}
@@ -222,9 +241,10 @@ func (pp *pooledProvider) ended() bool {
 }
 
 // start starts a provider host in a directory of its own. A namespace's process works there, with
-// the ProviderConfig's files laid out as in a run's work directory: relative paths in the
-// configuration and environment (files/creds.json) then name the same content for every run it
-// serves. An instance's process works in the instance's work directory.
+// the ProviderConfig's files laid out as in a run's work directory, and the module's package
+// linked as ModuleLink as in a run's work directory: relative paths in the configuration and
+// environment (files/creds.json) and paths below path.module then name the same content for
+// every run it serves. An instance's process works in the instance's work directory.
 func (p *ProviderPool) start(ctx context.Context, bin string, env map[string]string, run *Workspace, scope shareScope) (*providerhost.Host, error) {
 	dir, err := os.MkdirTemp(p.Dir, "p")
 	if err != nil {
@@ -246,6 +266,13 @@ func (p *ProviderPool) start(ctx context.Context, bin string, env map[string]str
 		}
 		env = maps.Clone(env)
 		env[EnvFilesDir] = filesDir
+		// path.module of the instances' module, module/<path>, names the same files here.
+		if run.Package != "" {
+			if err := os.Symlink(run.Package, filepath.Join(dir, ModuleLink)); err != nil {
+				_ = os.RemoveAll(dir)
+				return nil, errors.Wrap(err, errWorkDir)
+			}
+		}
 	}
 	h, err := providerhost.Start(ctx, p.exe, bin, dir, workDir, env)
 	if err != nil {
@@ -383,18 +410,18 @@ func (l *providerLease) reattachInfo() tfexec.ReattachInfo {
 	return l.info
 }
 
-// scope says which runs may share the providers of run's configuration, learned once per
+// scope says which runs may share each provider of run's configuration, learned once per
 // module and provider configuration (run.InitKey).
-func (p *ProviderPool) scope(run *Workspace) (shareScope, error) {
+func (p *ProviderPool) scope(run *Workspace) (runScopes, error) {
 	p.mu.Lock()
 	s, ok := p.scopes[run.InitKey]
 	p.mu.Unlock()
 	if ok && run.InitKey != "" {
 		return s, nil
 	}
-	s, err := providerScope(run.Dir, run.Setup)
+	s, err := providerScope(run.Dir, run.Setup, run.Package != "")
 	if err != nil {
-		return shareNone, errors.Wrap(err, errProviderScope)
+		return runScopes{}, errors.Wrap(err, errProviderScope)
 	}
 	p.mu.Lock()
 	p.scopes[run.InitKey] = s
@@ -402,42 +429,92 @@ func (p *ProviderPool) scope(run *Workspace) (shareScope, error) {
 	return s, nil
 }
 
+// runScopes says which runs may share each provider of one configuration.
+type runScopes struct {
+	// all is the scope of every provider that byAddr does not name.
+	all shareScope
+	// byAddr are the providers, by source address, whose runs share more widely than all: those
+	// a module kind's module leaves to the ProviderConfig.
+	byAddr map[string]shareScope
+}
+
+// of is the scope of the provider of source address addr.
+func (s runScopes) of(addr string) shareScope {
+	if sc, ok := s.byAddr[addr]; ok {
+		return sc
+	}
+	return s.all
+}
+
 // providerScope reads the provider blocks of the root module in dir and of every module init
-// installed or found for it.
-func providerScope(dir string, setup *ProviderSetup) (shareScope, error) {
+// installed or found for it. linked says the root module's module is the package linked as
+// ModuleLink, which a namespace's process can present at the same path.
+func providerScope(dir string, setup *ProviderSetup, linked bool) (runScopes, error) {
 	dirs, err := moduleDirs(dir)
 	if err != nil {
-		return shareNone, err
+		return runScopes{}, err
 	}
 	// The root module's provider block is the ProviderConfig's, the same for every instance
 	// that has it unless it holds an expression (a ClusterProviderConfig's may).
 	fromSetup := setup != nil && len(setup.Providers) > 0 &&
 		!bytes.Contains(setup.Providers, []byte("${")) && !bytes.Contains(setup.Providers, []byte("%{"))
-	scope := shareNamespace
+	rootShared := true // every provider block of the root module is a literal ProviderConfig's
+	var root *tfconfig.Module
 	// Counted per module call, not per directory: a module called twice configures twice.
 	configs := map[string]int{}
 	for i, d := range dirs {
 		m, diags := tfconfig.LoadModule(d)
 		if diags.HasErrors() {
-			return shareNone, diags.Err()
+			return runScopes{}, diags.Err()
 		}
-		if i == 0 && len(m.ModuleCalls) > 0 {
-			// A module's code may pass the provider paths relative to the run (path.module).
-			scope = shareInstance
+		if i == 0 {
+			root = m
 		}
 		for _, pc := range m.ProviderConfigs {
 			if pc.Alias != "" {
-				return shareNone, nil
+				return runScopes{all: shareNone}, nil
 			}
 			if configs[pc.Name]++; configs[pc.Name] > 1 {
-				return shareNone, nil
+				return runScopes{all: shareNone}, nil
 			}
-			if i > 0 || !fromSetup {
-				scope = shareInstance
+			if i == 0 && !fromSetup {
+				rootShared = false
 			}
 		}
 	}
-	return scope, nil
+	switch {
+	case !rootShared:
+		return runScopes{all: shareInstance}, nil
+	case len(root.ModuleCalls) == 0:
+		return runScopes{all: shareNamespace}, nil // a resource kind: nothing but the root
+	case !linked || len(root.ModuleCalls) != 1:
+		return runScopes{all: shareInstance}, nil
+	}
+	return moduleScopes(dir, root), nil
+}
+
+// moduleScopes are the scopes of a module kind's run whose root module (in dir, root) configures
+// its providers from a literal ProviderConfig only: the providers its module leaves to the root
+// are shared by the namespace, unless the module refers to the root module's directory
+// (path.root), which is each instance's own. A module that cannot be inspected shares nothing
+// beyond the instance: terraform reports what is wrong with it.
+func moduleScopes(dir string, root *tfconfig.Module) runScopes {
+	s := runScopes{all: shareInstance, byAddr: map[string]shareScope{}}
+	for _, call := range root.ModuleCalls {
+		if !strings.HasPrefix(call.Source, "./") {
+			return s
+		}
+		p, err := module.InspectProviders(filepath.Join(dir, filepath.FromSlash(call.Source)))
+		if err != nil || p.PathRoot {
+			return s
+		}
+		for addr, by := range p.Configurers {
+			if by == module.ConfiguredByRoot {
+				s.byAddr[addr] = shareNamespace
+			}
+		}
+	}
+	return s
 }
 
 // moduleDirs is dir and the directory of every module its init installed or found, from

@@ -6,6 +6,12 @@
 // provider it started, is read from /proc. Ratios to the floor are the figures that count: absolute
 // times drift on a shared machine. Run it with `make bench-scale` (N=1000 for a thousand).
 //
+// The modules (-modules): terraform_data, things (the things test provider, configured by the
+// module itself from a variable) and things-pc (the things provider left to the root module: the
+// floor's root configures it, modkind's instances name a ProviderConfig of their namespace whose
+// environment names the cloud). The things provider in the mirror is a wrapper that records each
+// start, so that every column reports the things provider processes its phases started.
+//
 // With -runners process,job a column measures modkind --runner job too, on the same API server
 // (then with its admission plugins on): kube-controller-manager runs the Jobs and test/testnode
 // runs their pods as its child processes, so the runners' CPU is the CPU of the children the node
@@ -48,6 +54,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
@@ -95,7 +102,7 @@ func main() {
 	flag.DurationVar(&o.drift, "drift-interval", 0, "modkind's --drift-interval; 0 turns drift checks off")
 	flag.StringVar(&o.modkind, "modkind", "bin/modkind", "the modkind binary to measure")
 	flag.StringVar(&o.terraform, "terraform", os.Getenv("MODKIND_TERRAFORM"), "terraform or tofu; terraform, then tofu, on PATH when empty")
-	flag.StringVar(&o.modules, "modules", "terraform_data,things", "modules to measure, of terraform_data and things")
+	flag.StringVar(&o.modules, "modules", "terraform_data,things", "modules to measure, of "+moduleNames)
 	flag.BoolVar(&o.keep, "keep", false, "keep the scratch directory")
 	flag.BoolVar(&o.shared, "shared-providers", true, "measure modkind --shared-providers=false too, in a column of its own (shared providers are modkind's default)")
 	flag.StringVar(&o.runners, "runners", "process", "modkind's --runner values to measure, each in a column of its own: process, job or process,job")
@@ -121,6 +128,8 @@ type result struct {
 	createCalls           int
 	updateWall, updateCPU time.Duration
 	updateCalls           int
+	// createProviders and updateProviders are the things provider processes started.
+	createProviders, updateProviders int
 	// createOwn and updateOwn are the CPU of the controller's own process, without terraform's.
 	createOwn, updateOwn time.Duration
 	// createAPI and updateAPI are the CPU of the API server and etcd meanwhile: the load the
@@ -194,6 +203,12 @@ func run(ctx context.Context, o options) error {
 	b, err := newBench(ctx, o, env, cfg, scratch, modkind, tf)
 	if err != nil {
 		return err
+	}
+	if b.clouds, err = os.MkdirTemp("", "benchscale-clouds-"); err != nil {
+		return err
+	}
+	if !o.keep {
+		defer os.RemoveAll(b.clouds)
 	}
 	if job {
 		fmt.Fprintln(os.Stderr, "== starting the job ground: kube-controller-manager and the test node")
@@ -276,7 +291,38 @@ func newBench(ctx context.Context, o options, env *envtest.Environment, cfg *res
 	if err != nil {
 		return nil, err
 	}
-	return &bench{o: o, c: c, scratch: scratch, kubeconfig: kubeconfig, terraform: wrapper, calls: calls, cliConfig: cliConfig, modkind: modkind, tfName: filepath.Base(tf)}, nil
+	starts, err := countProviderStarts(filepath.Join(scratch, "things"))
+	if err != nil {
+		return nil, err
+	}
+	return &bench{o: o, c: c, scratch: scratch, kubeconfig: kubeconfig, terraform: wrapper, calls: calls, cliConfig: cliConfig,
+		providerStarts: starts, modkind: modkind, tfName: filepath.Base(tf)}, nil
+}
+
+// countProviderStarts puts a wrapper in place of the things provider in the mirror installed in
+// dir, which records each start of a things provider process (by anyone: the floor's terraform,
+// modkind's shared processes, the terraform of --shared-providers=false) and becomes the provider
+// (exec). It returns the file that logs the starts, a line each.
+func countProviderStarts(dir string) (string, error) {
+	log := filepath.Join(dir, "provider-starts.log")
+	bins, err := filepath.Glob(filepath.Join(dir, "mirror", "*", "*", "*", "*", "*", "terraform-provider-things_v*"))
+	if err != nil || len(bins) == 0 {
+		return "", fmt.Errorf("no things provider in the mirror in %s (%v)", dir, err)
+	}
+	for _, bin := range bins {
+		real, err := filepath.EvalSymlinks(bin)
+		if err != nil {
+			return "", err
+		}
+		if err := os.Remove(bin); err != nil {
+			return "", err
+		}
+		script := fmt.Sprintf("#!/bin/sh\necho $$ >> %q\nexec %q \"$@\"\n", log, real)
+		if err := os.WriteFile(bin, []byte(script), 0o755); err != nil {
+			return "", err
+		}
+	}
+	return log, nil
 }
 
 // setUpAPIServer installs modkind's CRDs and makes its namespace on the API server at cfg, and
@@ -340,7 +386,7 @@ func (b *bench) table(ctx context.Context, tf string, sides []side) error {
 	for _, name := range strings.Split(b.o.modules, ",") {
 		m, ok := modules[name]
 		if !ok {
-			return fmt.Errorf("no module %q: there are terraform_data and things", name)
+			return fmt.Errorf("no module %q: there are %s", name, moduleNames)
 		}
 		floor, results, err := b.measure(ctx, name, m, sides)
 		if err != nil {
@@ -442,6 +488,7 @@ func (t moduleRows) create() {
 	t.row("create, API server + etcd CPU-s", secs(f.createAPI), timeCell(f.createAPI, func(r result) time.Duration { return r.createAPI }))
 	t.row("create, terraform calls/instance (controller)", perInstance(f.createCalls, n), callsCell(n, func(r result) int { return r.createCalls }))
 	t.row("create, terraform calls/instance (runners)", "-", jobOnly(func(r result) string { return perInstance(r.createRunnerCalls, n) }))
+	t.row("create, things provider processes started", t.providers(f.createProviders), t.providersCell(func(r result) int { return r.createProviders }))
 }
 
 // update prints the rows of the update phase.
@@ -455,6 +502,21 @@ func (t moduleRows) update() {
 	t.row("update, API server + etcd CPU-s", secs(f.updateAPI), timeCell(f.updateAPI, func(r result) time.Duration { return r.updateAPI }))
 	t.row("update, terraform calls/instance (controller)", perInstance(f.updateCalls, n), callsCell(n, func(r result) int { return r.updateCalls }))
 	t.row("update, terraform calls/instance (runners)", "-", jobOnly(func(r result) string { return perInstance(r.updateRunnerCalls, n) }))
+	t.row("update, things provider processes started", t.providers(f.updateProviders), t.providersCell(func(r result) int { return r.updateProviders }))
+}
+
+// providers is a count of things provider processes started, "-" for a module without that
+// provider.
+func (t moduleRows) providers(n int) string {
+	if t.module == "terraform_data" {
+		return "-"
+	}
+	return strconv.Itoa(n)
+}
+
+// providersCell is a cell of things provider processes started.
+func (t moduleRows) providersCell(get func(r result) int) cell {
+	return func(r result) (string, string) { return t.providers(get(r)), "" }
 }
 
 // idle prints the rows of the idle window, where the floor, which runs nothing, has zeros.
@@ -505,6 +567,10 @@ func (t moduleRows) stuck() {
 // A benchModule is a module and what an instance gives it.
 type benchModule struct {
 	main string
+	// fromProviderConfig says the module leaves its provider's configuration to the root module:
+	// the floor's root configures it, and modkind's instances name a ProviderConfig of their
+	// namespace that does (its environment names the cloud, its provider block is literal).
+	fromProviderConfig bool
 	// vars are instance i's variables, with input as the one value that an update changes.
 	vars func(b *bench, i int, input string) map[string]any
 }
@@ -567,7 +633,43 @@ output "arn" {
 			return map[string]any{"name": fmt.Sprintf("b%d", i), "input": input, "dir": b.cloud}
 		},
 	},
+	// things-pc is things with its provider configured by the ProviderConfig, as modules are
+	// meant to be written: modkind shares one provider process among the instances of the kind
+	// in a namespace with the same ProviderConfig.
+	"things-pc": {
+		fromProviderConfig: true,
+		main: `
+terraform {
+  required_providers {
+    things = { source = "` + thingstest.Source + `" }
+  }
 }
+
+variable "name" {
+  type = string
+}
+
+variable "input" {
+  type = string
+}
+
+resource "things_bucket" "one" {
+  name = var.name
+  tags = { input = var.input }
+}
+
+output "arn" {
+  value = things_bucket.one.arn
+}
+`,
+		vars: func(_ *bench, i int, input string) map[string]any {
+			return map[string]any{"name": fmt.Sprintf("b%d", i), "input": input}
+		},
+	},
+}
+
+// moduleNames lists the modules -modules may name.
+const moduleNames = "terraform_data, things and things-pc"
 
 type bench struct {
 	o          options
@@ -581,6 +683,12 @@ type bench struct {
 	tfName     string
 	// cloud is the current side's things cloud.
 	cloud string
+	// clouds holds the clouds of modules whose provider a ProviderConfig configures: a tenant's
+	// ProviderConfig may not name a file in a directory of modkind's (the scratch directory's
+	// name starts with modkind).
+	clouds string
+	// providerStarts logs each start of a things provider process, a line each.
+	providerStarts string
 	// ground runs Jobs: nil unless -runners has job.
 	ground *ground
 }
@@ -592,6 +700,9 @@ func (b *bench) moduleDir(side, name string, m benchModule) (string, error) {
 		return "", err
 	}
 	b.cloud = filepath.Join(b.scratch, side, name, "cloud")
+	if m.fromProviderConfig {
+		b.cloud = filepath.Join(b.clouds, side, name)
+	}
 	if err := os.MkdirAll(b.cloud, 0o755); err != nil {
 		return "", err
 	}
@@ -631,12 +742,25 @@ module "m" {
   source = %q
 %s}
 `, i, ns, b.kubeconfig, mod, args.String())
+		if m.fromProviderConfig {
+			main += fmt.Sprintf(`
+terraform {
+  required_providers {
+    things = { source = %q }
+  }
+}
+
+provider "things" {
+  directory = %q
+}
+`, thingstest.Source, b.cloud)
+		}
 		return dir, os.WriteFile(filepath.Join(dir, "main.tf"), []byte(main), 0o644)
 	}
 	env := append(os.Environ(), "TF_CLI_CONFIG_FILE="+b.cliConfig, "TF_IN_AUTOMATION=1")
-	each := func(input string, api *time.Duration, cmds ...[]string) (time.Duration, time.Duration, int, error) {
-		before, apiBefore := b.callCount(), apiServerCPU()
-		defer func() { *api = apiServerCPU() - apiBefore }()
+	each := func(input string, api *time.Duration, providers *int, cmds ...[]string) (time.Duration, time.Duration, int, error) {
+		before, apiBefore, providersBefore := b.callCount(), apiServerCPU(), b.providerCount()
+		defer func() { *api, *providers = apiServerCPU()-apiBefore, b.providerCount()-providersBefore }()
 		start := time.Now()
 		cpu, err := parallel(ctx, b.o.n, b.o.parallel, func(i int) (time.Duration, error) {
 			dir, err := root(i, input)
@@ -655,11 +779,11 @@ module "m" {
 		})
 		return time.Since(start), cpu, b.callCount() - before, err
 	}
-	r.createWall, r.createCPU, r.createCalls, err = each("v1", &r.createAPI, []string{"init", "-input=false"}, []string{"apply", "-auto-approve", "-input=false"})
+	r.createWall, r.createCPU, r.createCalls, err = each("v1", &r.createAPI, &r.createProviders, []string{"init", "-input=false"}, []string{"apply", "-auto-approve", "-input=false"})
 	if err != nil {
 		return r, err
 	}
-	r.updateWall, r.updateCPU, r.updateCalls, err = each("v2", &r.updateAPI, []string{"apply", "-auto-approve", "-input=false"})
+	r.updateWall, r.updateCPU, r.updateCalls, err = each("v2", &r.updateAPI, &r.updateProviders, []string{"apply", "-auto-approve", "-input=false"})
 	return r, err
 }
 
@@ -757,6 +881,11 @@ func (b *bench) modkindRun(ctx context.Context, name string, sd side, m benchMod
 	if err := s.makeNamespace(ctx); err != nil {
 		return r, err
 	}
+	if m.fromProviderConfig {
+		if err := s.makeProviderConfig(ctx); err != nil {
+			return r, err
+		}
+	}
 	if sd.job && b.o.stuck > 0 {
 		if s.stuck, err = startStuck(ctx, s, m); err != nil {
 			return r, err
@@ -765,7 +894,7 @@ func (b *bench) modkindRun(ctx context.Context, name string, sd side, m benchMod
 		defer func() { stop(); s.stuck.cleanup(ctx) }()
 	}
 	create, err := s.phase(ctx, 1, func(i int) error { return s.createInstance(ctx, m, i) })
-	r.createWall, r.createCPU, r.createCalls = create.wall, create.cpu, create.calls
+	r.createWall, r.createCPU, r.createCalls, r.createProviders = create.wall, create.cpu, create.calls, create.providers
 	r.createOwn, r.createRunnerCPU, r.createRunnerCalls, r.createAPI = create.own, create.runnerCPU, create.runnerCalls, create.api
 	if err != nil {
 		return r, err
@@ -774,7 +903,7 @@ func (b *bench) modkindRun(ctx context.Context, name string, sd side, m benchMod
 		s.stuck.createEnded(ctx)
 	}
 	update, err := s.phase(ctx, 2, func(i int) error { return s.updateInstance(ctx, i) })
-	r.updateWall, r.updateCPU, r.updateCalls = update.wall, update.cpu, update.calls
+	r.updateWall, r.updateCPU, r.updateCalls, r.updateProviders = update.wall, update.cpu, update.calls, update.providers
 	r.updateOwn, r.updateRunnerCPU, r.updateRunnerCalls, r.updateAPI = update.own, update.runnerCPU, update.runnerCalls, update.api
 	if err != nil {
 		return r, err
@@ -883,7 +1012,7 @@ type sideRun struct {
 // phaseFigures are a side's figures for one phase, create or update.
 type phaseFigures struct {
 	wall, cpu, own, runnerCPU, api time.Duration
-	calls, runnerCalls             int
+	calls, runnerCalls, providers  int
 }
 
 // makeNamespace makes the instances' namespace: in job mode a tenant's, where runner pods can run.
@@ -907,7 +1036,7 @@ func (s *sideRun) runners() (time.Duration, int) {
 // them are Ready and Synced at generation gen and, in job mode, the runner pods' processes ended.
 func (s *sideRun) phase(ctx context.Context, gen int64, apply func(i int) error) (phaseFigures, error) {
 	b := s.b
-	before, ownBefore, calls, apiBefore := cpuOf(s.pid), ownCPUOf(s.pid), b.callCount(), apiServerCPU()
+	before, ownBefore, calls, apiBefore, providers := cpuOf(s.pid), ownCPUOf(s.pid), b.callCount(), apiServerCPU(), b.providerCount()
 	rcpu, rcalls := s.runners()
 	start := time.Now()
 	if _, err := parallel(ctx, b.o.n, 20, func(i int) (time.Duration, error) { return 0, apply(i) }); err != nil {
@@ -926,13 +1055,36 @@ func (s *sideRun) phase(ctx context.Context, gen int64, apply func(i int) error)
 	f.own = ownCPUOf(s.pid) - ownBefore
 	rcpuAfter, rcallsAfter := s.runners()
 	f.runnerCPU, f.runnerCalls = rcpuAfter-rcpu, rcallsAfter-rcalls
-	f.cpu, f.calls = cpuOf(s.pid)-before, b.callCount()-calls
+	f.cpu, f.calls, f.providers = cpuOf(s.pid)-before, b.callCount()-calls, b.providerCount()-providers
 	return f, err
 }
 
 // createInstance creates instance i with module m's variables for input v1.
 func (s *sideRun) createInstance(ctx context.Context, m benchModule, i int) error {
-	return s.b.c.Create(ctx, newInstance(s.gvk, s.ns, fmt.Sprintf("i%d", i), m.vars(s.b, i, "v1")))
+	u := newInstance(s.gvk, s.ns, fmt.Sprintf("i%d", i), m.vars(s.b, i, "v1"))
+	if m.fromProviderConfig {
+		if err := unstructured.SetNestedMap(u.Object, map[string]any{"kind": "ProviderConfig", "name": providerConfigName}, "spec", "providerConfigRef"); err != nil {
+			return err
+		}
+	}
+	return s.b.c.Create(ctx, u)
+}
+
+// providerConfigName is the ProviderConfig the instances of a module whose provider comes from
+// the ProviderConfig name.
+const providerConfigName = "things"
+
+// makeProviderConfig makes the ProviderConfig of the instances' namespace: the cloud in its
+// environment, as a tenant gives credentials, and a literal provider block.
+func (s *sideRun) makeProviderConfig(ctx context.Context) error {
+	cloud := s.b.cloud
+	return s.b.c.Create(ctx, &v1alpha1.ProviderConfig{
+		ObjectMeta: metav1.ObjectMeta{Namespace: s.ns, Name: providerConfigName},
+		Spec: v1alpha1.ProviderConfigSpec{
+			Env:       []v1alpha1.EnvVar{{Name: "THINGS_DIR", Value: &cloud}},
+			Providers: &runtime.RawExtension{Raw: []byte(`{"things":{}}`)},
+		},
+	})
 }
 
 // updateInstance changes instance i's input to v2.
@@ -1057,6 +1209,9 @@ func allTrue(m map[string]bool, n int) bool {
 
 // callCount is how many terraform processes either side started so far.
 func (b *bench) callCount() int { return countLines(b.calls, "") }
+
+// providerCount is how many things provider processes anyone started so far.
+func (b *bench) providerCount() int { return countLines(b.providerStarts, "") }
 
 // initCount is how many of them were terraform init.
 func (b *bench) initCount() int { return countLines(b.calls, "init") }

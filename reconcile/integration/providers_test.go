@@ -2,6 +2,7 @@ package integration
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/modkind/modkind/kind"
+	"github.com/modkind/modkind/module"
 	"github.com/modkind/modkind/state"
 	"github.com/modkind/modkind/terraform"
 	"github.com/modkind/modkind/test/thingstest"
@@ -210,5 +212,163 @@ func TestStateCannotChooseProviders(t *testing.T) {
 	after, err := runner.States.Get(context.Background(), ref)
 	if err != nil || after == nil || after.Lineage != "forged" || after.Serial != 3 {
 		t.Errorf("the refused run must leave the state as it was: %+v, %v", after, err)
+	}
+}
+
+// greetingModule leaves the things provider to the root module (the ProviderConfig) when own is
+// empty, and reads a file of its own, relative to path.module, through the provider process.
+const greetingModule = `terraform {
+  required_providers {
+    things = { source = %q }
+  }
+}
+%s
+variable "name" {
+  type = string
+}
+
+data "things_file" "greeting" {
+  path = "${path.module}/greeting.txt"
+}
+
+resource "things_bucket" "one" {
+  name = var.name
+  tags = { greeting = data.things_file.greeting.content }
+}
+`
+
+// The instances of a module kind whose module leaves its provider to the ProviderConfig share
+// one provider process per namespace and configuration, which reads the module's files as each
+// run would; a second namespace gets a process of its own; a module configuring the provider
+// itself keeps one process per instance.
+func TestModuleKindSharesProviders(t *testing.T) {
+	bin, err := terraform.Binary(os.Getenv("MODKIND_TERRAFORM"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cliConfig, starts := providerStarts(t)
+	cloud := thingstest.NewCloud(t)
+	root := t.TempDir()
+	runner := terraform.NewRunner(bin, &state.Store{Client: ground.client}, &state.Plans{Client: ground.client}, 4)
+	runner.PluginCache = filepath.Join(root, "plugins")
+	runner.Env = map[string]string{"TF_CLI_CONFIG_FILE": cliConfig}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := terraform.NewProviderPool(exe)
+	pool.Dir = filepath.Join(root, "p")
+	if err := os.Mkdir(pool.Dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	runner.Providers = pool
+
+	// A package per module, as the module cache holds them; greeting.txt beside the module.
+	pkg := func(name, own string) (string, *module.Module) {
+		dir := filepath.Join(root, "modules", name)
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		files := map[string]string{"main.tf": fmt.Sprintf(greetingModule, thingstest.Source, own), "greeting.txt": "hello from " + name}
+		for f, content := range files {
+			if err := os.WriteFile(filepath.Join(dir, f), []byte(content), 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+		m, err := module.Inspect(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return dir, m
+	}
+	// The ProviderConfig: credentials in the environment, a provider block without expressions.
+	setup := &terraform.ProviderSetup{Env: map[string]string{"THINGS_DIR": cloud.Dir}, Providers: json.RawMessage(`{"things":{}}`)}
+	run := func(dir string, m *module.Module, s *terraform.ProviderSetup, ns, name string) *terraform.Workspace {
+		rm, err := terraform.Render(m, terraform.Inputs{ForProvider: map[string]any{"name": name}, Providers: s.Providers})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return &terraform.Workspace{
+			Dir:      filepath.Join(root, "work", ns, name),
+			Root:     rm,
+			Setup:    s,
+			Package:  dir,
+			InitKey:  terraform.Digest([]byte(m.Digest), []byte(dir), []byte(s.Digest())),
+			Inputs:   name,
+			State:    kind.StateRef("Greeting.shared.example.org", ns, name),
+			Redactor: terraform.NewRedactor(),
+		}
+	}
+	applyAll := func(runs ...*terraform.Workspace) {
+		t.Helper()
+		var wg sync.WaitGroup
+		errs := make([]error, len(runs))
+		for i, r := range runs {
+			wg.Go(func() { _, _, errs[i] = runner.Apply(context.Background(), r, nil) })
+		}
+		wg.Wait()
+		for i, err := range errs {
+			if err != nil {
+				t.Fatalf("applying %s/%s: %v", runs[i].State.Namespace, runs[i].State.Name, err)
+			}
+		}
+	}
+	greeting := func(bucket string) string {
+		t.Helper()
+		tags, _ := cloud.Object("things_bucket", bucket)["tags"].(map[string]any)
+		s, _ := tags["greeting"].(string)
+		return s
+	}
+
+	// Six instances of the kind in one namespace, four at once: one provider process.
+	shared, sharedMod := pkg("shared", "")
+	ns1 := newNamespace(t)
+	var first []*terraform.Workspace
+	for i := range 6 {
+		first = append(first, run(shared, sharedMod, setup, ns1, fmt.Sprintf("a%d", i)))
+	}
+	applyAll(first[:4]...)
+	applyAll(first[4:]...)
+	if got := len(starts()); got != 1 {
+		t.Errorf("six instances of a module kind whose provider comes from the ProviderConfig: want one provider process, started %d", got)
+	}
+	for i := range 6 {
+		if got, want := greeting(fmt.Sprintf("a%d", i)), "hello from shared"; got != want {
+			t.Errorf("instance a%d: the shared process read %q from path.module, want %q", i, got, want)
+		}
+	}
+	// terraform 1.11 records a linked local module by its real, absolute directory, so
+	// path.module above was absolute; a terraform passing it relative to the run's directory
+	// finds the same package linked at the same place in the shared process's directory.
+	if pids := starts(); len(pids) > 0 {
+		cwd, err := os.Readlink(filepath.Join("/proc", pids[0], "cwd"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if link, err := os.Readlink(filepath.Join(cwd, terraform.ModuleLink)); err != nil || link != shared {
+			t.Errorf("the shared process's directory must link %s to the module's package %s as a run's does: %q, %v", terraform.ModuleLink, shared, link, err)
+		}
+	}
+
+	// Two instances of the same kind and ProviderConfig in another namespace: a process of its own.
+	ns2 := newNamespace(t)
+	applyAll(run(shared, sharedMod, setup, ns2, "b0"), run(shared, sharedMod, setup, ns2, "b1"))
+	if got := len(starts()); got != 2 {
+		t.Errorf("a second namespace must get a provider process of its own: want 2 started in all, got %d", got)
+	}
+	if pool.Processes() != 2 {
+		t.Errorf("the pool keeps %d processes, want one per namespace: 2", pool.Processes())
+	}
+
+	// A module that configures the provider itself: one process per instance, as before.
+	own, ownMod := pkg("own", `provider "things" {}`)
+	before := len(starts())
+	applyAll(run(own, ownMod, &terraform.ProviderSetup{Env: setup.Env}, ns1, "c0"), run(own, ownMod, &terraform.ProviderSetup{Env: setup.Env}, ns1, "c1"))
+	if got := len(starts()) - before; got != 2 {
+		t.Errorf("two instances of a module configuring its provider itself: want a process each, started %d", got)
+	}
+	if got, want := greeting("c1"), "hello from own"; got != want {
+		t.Errorf("an instance's own process read %q from path.module, want %q", got, want)
 	}
 }

@@ -42,6 +42,11 @@
 //
 // Both import by id.
 //
+// # Data sources
+//
+// things_file: path (required) and content (computed): the file's content, read by the provider
+// process, a relative path from its working directory.
+//
 // # Plugin protocol
 //
 // It serves plugin protocol 6, or 5 when THINGS_PROTOCOL=5 is in its environment (for the tests of

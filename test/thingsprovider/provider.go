@@ -74,7 +74,9 @@ func (p *thingsProvider) Resources(context.Context) []func() resource.Resource {
 	}
 }
 
-func (p *thingsProvider) DataSources(context.Context) []func() datasource.DataSource { return nil }
+func (p *thingsProvider) DataSources(context.Context) []func() datasource.DataSource {
+	return []func() datasource.DataSource{func() datasource.DataSource { return &fileDataSource{} }}
+}
 
 // configureResource takes the provider's cloud for a resource.
 func configureResource(req resource.ConfigureRequest, resp *resource.ConfigureResponse) *cloud {

@@ -1,0 +1,5 @@
+module "gone" {
+  source = "./gone"
+}
+
+resource "random_pet" "p" {}

@@ -1,0 +1,5 @@
+module "parts" {
+  source = "./parts"
+}
+
+resource "random_pet" "p" {}

@@ -10,8 +10,7 @@ import (
 )
 
 // notebook remembers, per instance, what the last runs found that status must show but the state
-// does not record: the last plan and the last stale lock broken, which Observe publishes; and that
-// a run applied the instance, which has it observed again at once.
+// does not record: the last plan and the last stale lock broken, which Observe publishes.
 type notebook struct {
 	mu    sync.Mutex
 	notes map[types.UID]notes
@@ -20,8 +19,6 @@ type notebook struct {
 type notes struct {
 	plan       *kind.LastPlan
 	lockBroken *state.BrokenLock
-	// applied says a run applied the instance's inputs since it was last observed.
-	applied bool
 }
 
 func newNotebook() *notebook { return &notebook{notes: map[types.UID]notes{}} }
@@ -40,28 +37,6 @@ func (b *notebook) SetLockBroken(uid types.UID, l state.BrokenLock) {
 	n := b.notes[uid]
 	n.lockBroken = &l
 	b.notes[uid] = n
-}
-
-// SetApplied notes that a run applied the instance's inputs: it is observed again at once.
-func (b *notebook) SetApplied(uid types.UID) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	n := b.notes[uid]
-	n.applied = true
-	b.notes[uid] = n
-}
-
-// TakeApplied reports, once, whether a run applied the instance's inputs since it was last asked.
-func (b *notebook) TakeApplied(uid types.UID) bool {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	n, ok := b.notes[uid]
-	if !ok || !n.applied {
-		return false
-	}
-	n.applied = false
-	b.notes[uid] = n
-	return true
 }
 
 func (b *notebook) Get(uid types.UID) notes {

@@ -126,7 +126,9 @@ type result struct {
 	// createAPI and updateAPI are the CPU of the API server and etcd meanwhile: the load the
 	// side's calls put on them, which shares the machine's cores with terraform.
 	createAPI, updateAPI time.Duration
-	idleCPU              time.Duration
+	// createRequests and updateRequests are the API requests of the side's clients meanwhile.
+	createRequests, updateRequests requestCounts
+	idleCPU                        time.Duration
 	idleCalls            int
 	peakRSS              int64 // KiB
 	// ctrlInits is how many terraform inits the controller ran: its provider installations.
@@ -186,6 +188,10 @@ func run(ctx context.Context, o options) error {
 		// its token. Every column runs on this same API server.
 		env.ControlPlane.GetAPIServer().Configure().Disable("disable-admission-plugins")
 	}
+	requests, err := auditRequests(env, scratch)
+	if err != nil {
+		return err
+	}
 	cfg, err := env.Start()
 	if err != nil {
 		return fmt.Errorf("cannot start the API server: %w", err)
@@ -195,6 +201,7 @@ func run(ctx context.Context, o options) error {
 	if err != nil {
 		return err
 	}
+	b.requests = requests
 	if job {
 		fmt.Fprintln(os.Stderr, "== starting the job ground: kube-controller-manager and the test node")
 		if b.ground, err = startGround(ctx, env, b.c, scratch, modkind, tf, o.testnode, o.stuck > 0 && o.stuckCause == causeQuota); err != nil {
@@ -337,6 +344,7 @@ func (b *bench) table(ctx context.Context, tf string, sides []side) error {
 	}
 	fmt.Fprintln(tw, head)
 	fmt.Fprintln(tw, rule)
+	var requests []func() error
 	for _, name := range strings.Split(b.o.modules, ",") {
 		m, ok := modules[name]
 		if !ok {
@@ -352,8 +360,30 @@ func (b *bench) table(ctx context.Context, tf string, sides []side) error {
 		rows.idle()
 		rows.footprint()
 		rows.stuck()
+		requests = append(requests, func() error { return printRequests(os.Stdout, name, b.requestColumns(sides, floor, results)) })
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, print := range requests {
+		if err := print(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// requestColumns are the API requests of each phase of the floor, if measured, and of each side.
+func (b *bench) requestColumns(sides []side, floor result, results []result) []requestColumn {
+	var cols []requestColumn
+	if b.o.floor {
+		cols = append(cols, requestColumn{"floor create", floor.createRequests, b.o.n}, requestColumn{"floor update", floor.updateRequests, b.o.n})
+	}
+	for i, r := range results {
+		cols = append(cols, requestColumn{sides[i].label + " create", r.createRequests, b.o.n},
+			requestColumn{sides[i].label + " update", r.updateRequests, b.o.n})
+	}
+	return cols
 }
 
 // measure measures module name on the floor, unless -floor=false, then on each side, printing
@@ -583,6 +613,8 @@ type bench struct {
 	cloud string
 	// ground runs Jobs: nil unless -runners has job.
 	ground *ground
+	// requests is the API server's audit log: the requests of each phase.
+	requests *apiLog
 }
 
 // moduleDir writes the module for one side and returns its directory.
@@ -634,9 +666,9 @@ module "m" {
 		return dir, os.WriteFile(filepath.Join(dir, "main.tf"), []byte(main), 0o644)
 	}
 	env := append(os.Environ(), "TF_CLI_CONFIG_FILE="+b.cliConfig, "TF_IN_AUTOMATION=1")
-	each := func(input string, api *time.Duration, cmds ...[]string) (time.Duration, time.Duration, int, error) {
-		before, apiBefore := b.callCount(), apiServerCPU()
-		defer func() { *api = apiServerCPU() - apiBefore }()
+	each := func(input string, api *time.Duration, requests *requestCounts, cmds ...[]string) (time.Duration, time.Duration, int, error) {
+		before, apiBefore, mark := b.callCount(), apiServerCPU(), b.requests.mark()
+		defer func() { *api = apiServerCPU() - apiBefore; *requests, _ = b.requests.count(mark) }()
 		start := time.Now()
 		cpu, err := parallel(ctx, b.o.n, b.o.parallel, func(i int) (time.Duration, error) {
 			dir, err := root(i, input)
@@ -655,11 +687,11 @@ module "m" {
 		})
 		return time.Since(start), cpu, b.callCount() - before, err
 	}
-	r.createWall, r.createCPU, r.createCalls, err = each("v1", &r.createAPI, []string{"init", "-input=false"}, []string{"apply", "-auto-approve", "-input=false"})
+	r.createWall, r.createCPU, r.createCalls, err = each("v1", &r.createAPI, &r.createRequests, []string{"init", "-input=false"}, []string{"apply", "-auto-approve", "-input=false"})
 	if err != nil {
 		return r, err
 	}
-	r.updateWall, r.updateCPU, r.updateCalls, err = each("v2", &r.updateAPI, []string{"apply", "-auto-approve", "-input=false"})
+	r.updateWall, r.updateCPU, r.updateCalls, err = each("v2", &r.updateAPI, &r.updateRequests, []string{"apply", "-auto-approve", "-input=false"})
 	return r, err
 }
 
@@ -767,6 +799,7 @@ func (b *bench) modkindRun(ctx context.Context, name string, sd side, m benchMod
 	create, err := s.phase(ctx, 1, func(i int) error { return s.createInstance(ctx, m, i) })
 	r.createWall, r.createCPU, r.createCalls = create.wall, create.cpu, create.calls
 	r.createOwn, r.createRunnerCPU, r.createRunnerCalls, r.createAPI = create.own, create.runnerCPU, create.runnerCalls, create.api
+	r.createRequests = create.requests
 	if err != nil {
 		return r, err
 	}
@@ -776,6 +809,7 @@ func (b *bench) modkindRun(ctx context.Context, name string, sd side, m benchMod
 	update, err := s.phase(ctx, 2, func(i int) error { return s.updateInstance(ctx, i) })
 	r.updateWall, r.updateCPU, r.updateCalls = update.wall, update.cpu, update.calls
 	r.updateOwn, r.updateRunnerCPU, r.updateRunnerCalls, r.updateAPI = update.own, update.runnerCPU, update.runnerCalls, update.api
+	r.updateRequests = update.requests
 	if err != nil {
 		return r, err
 	}
@@ -884,6 +918,7 @@ type sideRun struct {
 type phaseFigures struct {
 	wall, cpu, own, runnerCPU, api time.Duration
 	calls, runnerCalls             int
+	requests                       requestCounts
 }
 
 // makeNamespace makes the instances' namespace: in job mode a tenant's, where runner pods can run.
@@ -908,6 +943,7 @@ func (s *sideRun) runners() (time.Duration, int) {
 func (s *sideRun) phase(ctx context.Context, gen int64, apply func(i int) error) (phaseFigures, error) {
 	b := s.b
 	before, ownBefore, calls, apiBefore := cpuOf(s.pid), ownCPUOf(s.pid), b.callCount(), apiServerCPU()
+	mark := b.requests.mark()
 	rcpu, rcalls := s.runners()
 	start := time.Now()
 	if _, err := parallel(ctx, b.o.n, 20, func(i int) (time.Duration, error) { return 0, apply(i) }); err != nil {
@@ -927,6 +963,10 @@ func (s *sideRun) phase(ctx context.Context, gen int64, apply func(i int) error)
 	rcpuAfter, rcallsAfter := s.runners()
 	f.runnerCPU, f.runnerCalls = rcpuAfter-rcpu, rcallsAfter-rcalls
 	f.cpu, f.calls = cpuOf(s.pid)-before, b.callCount()-calls
+	var cerr error
+	if f.requests, cerr = b.requests.count(mark); err == nil {
+		err = cerr
+	}
 	return f, err
 }
 

@@ -25,8 +25,6 @@ const auditPolicy = `apiVersion: audit.k8s.io/v1
 kind: Policy
 omitStages: ["RequestReceived", "ResponseStarted", "Panic"]
 rules:
-- level: Request
-  resources: [{group: "shared.terraformdata.bench.example.org"}]
 - level: Metadata
 `
 

@@ -207,7 +207,6 @@ func newInstanceReconciler(km *kindManager, gvk schema.GroupVersionKind, conn *c
 		managed.WithTimeout(o.Timeout),
 		managed.WithLogger(logging.NewLogrLogger(log)),
 		managed.WithRecorder(quiet(conn.record)),
-		managed.WithCriticalAnnotationUpdater(externalNameUpdater{client: km.GetClient()}),
 	)
 }
 

@@ -3,6 +3,7 @@ package reconcile
 import (
 	"context"
 
+	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -42,8 +43,53 @@ func (c *instanceClient) Create(ctx context.Context, obj client.Object, opts ...
 	return c.Client.Create(ctx, c.unwrap(obj), opts...)
 }
 
+// Update writes obj unless all it would change is crossplane-runtime's critical annotations
+// (external-create-pending, -succeeded, -failed). The managed reconciler writes them around
+// every Create, through two or three updates of the instance, and before each try of an instance
+// that waits for a run slot: to notice a create whose result was lost, and so a cloud object
+// nothing knows of, and to refuse a second create at once. Here the state records what an apply
+// created and an interrupted apply is recovered from it, the executor runs one operation of an
+// instance at a time, and with deterministic external names the reconciler proceeds whatever the
+// annotations say. An external name a create learned is not one of them: it is written.
 func (c *instanceClient) Update(ctx context.Context, obj client.Object, opts ...client.UpdateOption) error {
-	return c.Client.Update(ctx, c.unwrap(obj), opts...)
+	u := c.unwrap(obj)
+	if len(opts) == 0 && c.onlyCriticalAnnotations(ctx, u) {
+		return nil
+	}
+	return c.Client.Update(ctx, u, opts...)
+}
+
+// criticalAnnotations are the annotations instanceClient.Update does not write by themselves.
+var criticalAnnotations = []string{meta.AnnotationKeyExternalCreatePending, meta.AnnotationKeyExternalCreateSucceeded, meta.AnnotationKeyExternalCreateFailed}
+
+// onlyCriticalAnnotations reports whether obj differs from the cache's copy at the same
+// resourceVersion in nothing but its status and critical annotations.
+func (c *instanceClient) onlyCriticalAnnotations(ctx context.Context, obj client.Object) bool {
+	u, ok := obj.(*unstructured.Unstructured)
+	if !ok || u.GetResourceVersion() == "" {
+		return false
+	}
+	cur := &unstructured.Unstructured{}
+	cur.SetGroupVersionKind(u.GroupVersionKind())
+	if err := c.Client.Get(ctx, client.ObjectKeyFromObject(u), cur); err != nil || cur.GetResourceVersion() != u.GetResourceVersion() {
+		return false
+	}
+	return equality.Semantic.DeepEqual(withoutCritical(cur), withoutCritical(u))
+}
+
+// withoutCritical is u's content without its status and critical annotations.
+func withoutCritical(u *unstructured.Unstructured) map[string]any {
+	c := u.DeepCopy()
+	delete(c.Object, "status")
+	a := c.GetAnnotations()
+	for _, k := range criticalAnnotations {
+		delete(a, k)
+	}
+	if len(a) == 0 {
+		a = nil
+	}
+	c.SetAnnotations(a)
+	return c.Object
 }
 
 func (c *instanceClient) Patch(ctx context.Context, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {

@@ -1,15 +1,9 @@
 package reconcile
 
 import (
-	"context"
-
 	"github.com/crossplane/crossplane-runtime/v2/pkg/event"
-	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
-	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
 	"k8s.io/apimachinery/pkg/runtime"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/modkind/modkind/kind"
 	"github.com/modkind/modkind/slots"
 )
 
@@ -41,22 +35,4 @@ func (q quietRecorder) Event(obj runtime.Object, e event.Event) {
 
 func (q quietRecorder) WithAnnotations(keysAndValues ...string) event.Recorder {
 	return quietRecorder{q.Recorder.WithAnnotations(keysAndValues...)}
-}
-
-// externalNameUpdater writes crossplane-runtime's critical annotations only with an external
-// name the instance does not have yet. The others (external-create-pending, -succeeded, -failed)
-// cost two updates of the instance per create, to notice a create whose result was lost and so
-// a cloud object nothing knows of. Here the state records what an apply created and an
-// interrupted apply is recovered from it, and with deterministic external names the reconciler
-// proceeds whatever they say; so they are kept in memory only. An external name is what a kind
-// of one resource learns from its first apply: it must be stored, whatever the instance's
-// management policies.
-type externalNameUpdater struct{ client client.Client }
-
-func (u externalNameUpdater) UpdateCriticalAnnotations(ctx context.Context, o client.Object) error {
-	cur := &kind.Instance{}
-	if err := u.client.Get(ctx, client.ObjectKeyFromObject(o), cur); err == nil && meta.GetExternalName(cur) == meta.GetExternalName(o) {
-		return nil
-	}
-	return managed.NewRetryingCriticalAnnotationUpdater(u.client).UpdateCriticalAnnotations(ctx, o)
 }

@@ -82,6 +82,7 @@ type options struct {
 	modkindArgs string
 	stuck       int
 	stuckCause  string
+	restart     bool
 }
 
 func main() {
@@ -106,6 +107,7 @@ func main() {
 	flag.IntVar(&o.stuck, "stuck", 0, "instances of a stuck tenant, made in a namespace of their own before a job column's measured create phase; they never become Ready (job columns only)")
 	flag.StringVar(&o.stuckCause, "stuck-cause", causeSA, "why the stuck tenant's runners cannot start: "+causeSA+
 		" (no runner service account: no Run is made) or "+causeQuota+" (a ResourceQuota of no pods: each Run holds a run slot until --runner-start-timeout)")
+	flag.BoolVar(&o.restart, "restart", false, "after the idle window, restart each side's controller and measure how long it takes to observe every instance again, and what it runs meanwhile")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -131,6 +133,8 @@ type result struct {
 	idleCPU                        time.Duration
 	idleCalls            int
 	peakRSS              int64 // KiB
+	// restart is what a restart of the controller cost, with -restart.
+	restart restartFigures
 	// ctrlInits is how many terraform inits the controller ran: its provider installations.
 	ctrlInits int
 
@@ -359,6 +363,7 @@ func (b *bench) table(ctx context.Context, tf string, sides []side) error {
 		rows.update()
 		rows.idle()
 		rows.footprint()
+		rows.restart()
 		rows.stuck()
 		requests = append(requests, func() error { return printRequests(os.Stdout, name, b.requestColumns(sides, floor, results)) })
 	}
@@ -506,6 +511,22 @@ func (t moduleRows) footprint() {
 	t.row("runner inits that could or did get a provider elsewhere", "-", jobOnly(func(r result) string {
 		return strconv.Itoa(r.check.outside)
 	}))
+}
+
+// restart prints the rows of a restart of the controller, with -restart.
+func (t moduleRows) restart() {
+	if !t.o.restart {
+		return
+	}
+	t.row("restart → every instance observed, s", "-", func(r result) (string, string) { return secs(r.restart.settle), "" })
+	t.row("restart, terraform calls until then", "-", func(r result) (string, string) { return strconv.Itoa(r.restart.calls), "" })
+	t.row("restart, controller's API writes until then", "-", func(r result) (string, string) {
+		return strconv.Itoa(r.restart.requests.writesBy("controller")), ""
+	})
+	t.row("restart, controller CPU-s until then", "-", func(r result) (string, string) { return secs(r.restart.cpu), "" })
+	t.row("restart, controller peak RSS until then, MiB", "-", func(r result) (string, string) {
+		return fmt.Sprintf("%.0f", float64(r.restart.rss)/1024), ""
+	})
 }
 
 // stuck prints the rows of the stuck tenant's state, when there is one: the proof that it was
@@ -769,6 +790,13 @@ func (b *bench) modkindRun(ctx context.Context, name string, sd side, m benchMod
 	if err != nil {
 		return r, err
 	}
+	metrics := ""
+	if b.o.restart {
+		if metrics, err = freeAddress(); err != nil {
+			return r, err
+		}
+		args = append(args, "--metrics-bind-address", metrics)
+	}
 	cmd, err := b.startModkind(args, logf)
 	if err != nil {
 		return r, err
@@ -780,7 +808,7 @@ func (b *bench) modkindRun(ctx context.Context, name string, sd side, m benchMod
 			stopModkind(cmd)
 		}
 	}
-	defer stop()
+	defer func() { stop() }()
 	s := &sideRun{b: b, sd: sd, name: name, pid: cmd.Process.Pid, ns: dirName + "-" + strings.ReplaceAll(name, "_", "-")}
 	inits := b.initCount()
 	if s.gvk, err = b.createModule(ctx, name, sd, mod); err != nil {
@@ -818,6 +846,17 @@ func (b *bench) modkindRun(ctx context.Context, name string, sd side, m benchMod
 	}
 	r.peakRSS = peakRSS(s.pid)
 	r.ctrlInits = b.initCount() - inits
+	if b.o.restart {
+		next, f, err := s.restarted(ctx, cmd, args, logf, metrics)
+		if next != nil {
+			cmd = next
+		}
+		if r.restart = f; err != nil {
+			return r, err
+		}
+		fmt.Fprintf(os.Stderr, "%s %s: restarted controller settled in %ss, %d terraform calls, %d API writes\n", sd.label, name,
+			secs(f.settle), f.calls, f.requests.writes())
+	}
 	if sd.job {
 		if r.check, err = b.ground.checkProviders(ctx, work, mirror); err != nil {
 			return r, err

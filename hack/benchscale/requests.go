@@ -144,6 +144,17 @@ func (rc requestCounts) writes() int {
 	return n
 }
 
+// writesBy is how many of the counts are writes of client.
+func (rc requestCounts) writesBy(client string) int {
+	n := 0
+	for k, v := range rc {
+		if k.client == client && isWrite(k.verb) {
+			n += v
+		}
+	}
+	return n
+}
+
 func isWrite(verb string) bool {
 	switch verb {
 	case "create", "update", "patch", "delete", "deletecollection":

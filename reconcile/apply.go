@@ -65,6 +65,7 @@ func (e *external) apply(ctx context.Context) (managed.ConnectionDetails, error)
 	if p := res.Plan; p != nil {
 		e.record.Event(e.inst, event.Normal(reasonApplied, fmt.Sprintf("Applied plan %s: %d to add, %d to change, %d to destroy (planned in %s)",
 			p.ID, p.Add, p.Change, p.Destroy, p.Took.Round(time.Millisecond))))
+		e.notes.SetAnnounced(e.inst.GetUID())
 	}
 	if res.Stored == nil {
 		return nil, nil

@@ -204,6 +204,12 @@ func TestInstanceDecisions(t *testing.T) {
 				event: "Normal Applied: Applied plan abc123", writes: "0/2", noEvent: "Normal CreatedExternalResource"},
 		},
 		{
+			reason: "Handed on: a Run a Job executes is started for the new instance, and the event says its creation was requested.",
+			inst:   note(nil),
+			exec:   fakeExecutor{results: map[v1alpha1.RunOperation]executor.Result{v1alpha1.OperationApply: {Pending: true}}},
+			want:   want{ran: []v1alpha1.RunOperation{v1alpha1.OperationApply}, synced: "True", event: "Normal CreatedExternalResource"},
+		},
+		{
 			reason: "The guard refuses a replacement: the instance says which and why, and its plan is shown.",
 			inst:   note(nil), stored: stateOf(1, "old"),
 			exec: fakeExecutor{results: map[v1alpha1.RunOperation]executor.Result{v1alpha1.OperationApply: {Plan: plan, Err: refused}}},

@@ -206,7 +206,7 @@ func newInstanceReconciler(km *kindManager, gvk schema.GroupVersionKind, conn *c
 		// instance is observed again a poll interval later, as any other.
 		managed.WithTimeout(o.Timeout),
 		managed.WithLogger(logging.NewLogrLogger(log)),
-		managed.WithRecorder(quiet(conn.record)),
+		managed.WithRecorder(quiet(conn.record, conn.notes)),
 	)
 }
 

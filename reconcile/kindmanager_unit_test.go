@@ -131,3 +131,58 @@ func TestInstanceUpdatedWhenMoreThanCriticalAnnotations(t *testing.T) {
 		})
 	}
 }
+
+// The managed reconciler adds an instance's finalizer, then its create-pending annotation, before
+// the cache shows the first update: the second is not written either.
+func TestInstanceNotUpdatedForCriticalAnnotationsBeforeCacheCatchesUp(t *testing.T) {
+	gvk := schema.GroupVersionKind{Group: "calls.example.org", Version: "v1alpha1", Kind: "Call"}
+	s := runtime.NewScheme()
+	s.AddKnownTypeWithName(gvk, &unstructured.Unstructured{})
+	s.AddKnownTypeWithName(gvk.GroupVersion().WithKind(gvk.Kind+"List"), &unstructured.UnstructuredList{})
+	stored := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"forProvider": map[string]any{}}}}
+	stored.SetGroupVersionKind(gvk)
+	stored.SetNamespace("team-a")
+	stored.SetName("web")
+	stored.SetUID("web-uid")
+	var stale *unstructured.Unstructured
+	writes := 0
+	c := fake.NewClientBuilder().WithScheme(s).WithObjects(stored).
+		WithInterceptorFuncs(interceptor.Funcs{
+			Update: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.UpdateOption) error {
+				writes++
+				return c.Update(ctx, obj, opts...)
+			},
+			// The cache: it still shows the instance as first read.
+			Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+				if stale == nil {
+					return c.Get(ctx, key, obj, opts...)
+				}
+				stale.DeepCopyInto(obj.(*unstructured.Unstructured))
+				return nil
+			},
+		}).Build()
+	ic := &instanceClient{Client: c, gvk: gvk}
+	inst := &kind.Instance{}
+	if err := ic.Get(t.Context(), client.ObjectKey{Namespace: "team-a", Name: "web"}, inst); err != nil {
+		t.Fatal(err)
+	}
+	stale = inst.Unstructured.DeepCopy()
+	inst.SetFinalizers([]string{Finalizer})
+	if err := ic.Update(t.Context(), inst); err != nil {
+		t.Fatal(err)
+	}
+	meta.SetExternalCreatePending(inst, time.Now())
+	if err := ic.Update(t.Context(), inst); err != nil {
+		t.Fatal(err)
+	}
+	if writes != 1 {
+		t.Errorf("updates: got %d, want 1 (the finalizer; not the create-pending annotation after it)", writes)
+	}
+	inst.SetLabels(map[string]string{"team": "a"})
+	if err := ic.Update(t.Context(), inst); err != nil {
+		t.Fatal(err)
+	}
+	if writes != 2 {
+		t.Errorf("updates: got %d, want 2: a label changed after them is written", writes)
+	}
+}

@@ -10,7 +10,8 @@ import (
 )
 
 // notebook remembers, per instance, what the last runs found that status must show but the state
-// does not record: the last plan and the last stale lock broken, which Observe publishes.
+// does not record: the last plan and the last stale lock broken, which Observe publishes; and that
+// an Applied event told of an apply, so that crossplane-runtime's event for the same is left out.
 type notebook struct {
 	mu    sync.Mutex
 	notes map[types.UID]notes
@@ -19,6 +20,8 @@ type notebook struct {
 type notes struct {
 	plan       *kind.LastPlan
 	lockBroken *state.BrokenLock
+	// announced says an Applied event told of an apply that ended in this reconcile.
+	announced bool
 }
 
 func newNotebook() *notebook { return &notebook{notes: map[types.UID]notes{}} }
@@ -37,6 +40,28 @@ func (b *notebook) SetLockBroken(uid types.UID, l state.BrokenLock) {
 	n := b.notes[uid]
 	n.lockBroken = &l
 	b.notes[uid] = n
+}
+
+// SetAnnounced notes that an Applied event told of the apply that just ended.
+func (b *notebook) SetAnnounced(uid types.UID) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	n := b.notes[uid]
+	n.announced = true
+	b.notes[uid] = n
+}
+
+// TakeAnnounced reports, once, whether an Applied event told of an apply since it was last asked.
+func (b *notebook) TakeAnnounced(uid types.UID) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	n, ok := b.notes[uid]
+	if !ok || !n.announced {
+		return false
+	}
+	n.announced = false
+	b.notes[uid] = n
+	return true
 }
 
 func (b *notebook) Get(uid types.UID) notes {

@@ -10,6 +10,7 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/modkind/modkind/apis/v1alpha1"
@@ -17,6 +18,7 @@ import (
 	"github.com/modkind/modkind/kind"
 	"github.com/modkind/modkind/kind/fields"
 	"github.com/modkind/modkind/slots"
+	"github.com/modkind/modkind/state"
 	"github.com/modkind/modkind/terraform"
 )
 
@@ -25,35 +27,24 @@ const reasonApplied event.Reason = "Applied"
 // Create applies an instance that has no state yet. An instance of a kind with one resource that
 // already names an object (its external name) adopts that object: terraform imports it.
 func (e *external) Create(ctx context.Context, _ resource.Managed) (managed.ExternalCreation, error) {
-	res, err := e.apply(ctx)
-	if err != nil || res.Stored == nil {
-		return managed.ExternalCreation{}, err
-	}
-	// Stored by crossplane-runtime with the other critical annotations right after Create.
-	if outputs, err := res.Stored.Outputs(); err == nil {
-		e.setExternalName(outputs)
-	}
-	return managed.ExternalCreation{}, nil
+	details, err := e.apply(ctx)
+	return managed.ExternalCreation{ConnectionDetails: details}, err
 }
 
 // Update applies an instance whose inputs changed, or whose objects drifted.
 func (e *external) Update(ctx context.Context, _ resource.Managed) (managed.ExternalUpdate, error) {
-	res, err := e.apply(ctx)
-	if err == nil && !res.Pending {
-		// Applied now, unlike a Run handed on, whose end reconciles the instance: observed again
-		// at once, to show its outputs.
-		e.notes.SetApplied(e.inst.GetUID())
-	}
-	return managed.ExternalUpdate{}, err
+	details, err := e.apply(ctx)
+	return managed.ExternalUpdate{ConnectionDetails: details}, err
 }
 
-// apply has the instance's inputs applied, and shows the plan that was made.
-func (e *external) apply(ctx context.Context) (executor.Result, error) {
+// apply has the instance's inputs applied, and shows the plan that was made and, when the apply
+// ended here, what it left (see showApplied), returning the outputs as connection details.
+func (e *external) apply(ctx context.Context) (managed.ConnectionDetails, error) {
 	if e.busy {
-		return executor.Result{Pending: true}, nil
+		return nil, nil
 	}
 	if err := e.adopting(); err != nil {
-		return executor.Result{}, err
+		return nil, err
 	}
 	e.work.MadeFrom = e.madeFrom()
 	e.work.HeldFor, _ = e.driftInterval()
@@ -67,18 +58,40 @@ func (e *external) apply(ctx context.Context) (executor.Result, error) {
 		e.inst.SetStatusField(fields.LastPlan, shown.Value())
 	}
 	if res.Err != nil || res.Pending {
-		return res, res.Err
+		return nil, res.Err
 	}
 	e.drift.Checked(e.inst.GetUID())
 	e.inst.ClearStatusField(fields.PendingDrift)
-	if res.Stored != nil {
-		e.inst.SetState(e.work.Workspace.State.Name, res.Stored)
-	}
 	if p := res.Plan; p != nil {
 		e.record.Event(e.inst, event.Normal(reasonApplied, fmt.Sprintf("Applied plan %s: %d to add, %d to change, %d to destroy (planned in %s)",
 			p.ID, p.Add, p.Change, p.Destroy, p.Took.Round(time.Millisecond))))
+		e.notes.SetAnnounced(e.inst.GetUID())
 	}
-	return res, nil
+	if res.Stored == nil {
+		return nil, nil
+	}
+	e.inst.SetState(e.work.Workspace.State.Name, res.Stored)
+	return e.showApplied(res.Stored)
+}
+
+// showApplied shows in status what an apply that ended in this reconcile left: its outputs, the
+// instance Ready, and the generation it applied; and names the object a kind of one resource
+// made (its external name). The status crossplane-runtime writes after Create or Update is then
+// the one the next Observe would write, and that Observe writes none: one status write per apply,
+// where showing the outputs only at the next Observe took two.
+func (e *external) showApplied(stored *state.Stored) (managed.ConnectionDetails, error) {
+	outputs, err := stored.Outputs()
+	if err != nil {
+		return nil, errors.Wrap(err, errOutputs)
+	}
+	details, err := e.publishOutputs(outputs)
+	if err != nil {
+		return nil, err
+	}
+	e.setExternalName(outputs)
+	e.inst.SetConditions(xpv2.Available())
+	e.inst.SetObservedGeneration(e.inst.GetGeneration())
+	return details, nil
 }
 
 // adopting renders the instance's root module with an import block when it is of a kind of one

@@ -160,6 +160,13 @@ type want struct {
 	pendingDrift bool
 	gone         bool
 	event        string
+	// atProvider is the output status shows; "" to not check it.
+	atProvider string
+	// writes counts the writes of the reconciles, "instance/status": the instance's own updates
+	// and its status's; "" to not count them.
+	writes string
+	// noEvent is a prefix no event may have.
+	noEvent string
 }
 
 func TestInstanceDecisions(t *testing.T) {
@@ -184,13 +191,23 @@ func TestInstanceDecisions(t *testing.T) {
 			reason: "The spec changed: the inputs rendered now are not the applied ones, and they are applied.",
 			inst:   note(nil), stored: stateOf(1, "old"),
 			exec: fakeExecutor{results: map[v1alpha1.RunOperation]executor.Result{v1alpha1.OperationApply: {Stored: stateOf(1, current), Plan: plan}}},
-			want: want{ran: []v1alpha1.RunOperation{v1alpha1.OperationApply}, synced: "True", lastPlan: "abc123", event: "Normal Applied: Applied plan abc123"},
+			want: want{ran: []v1alpha1.RunOperation{v1alpha1.OperationApply}, synced: "True", ready: "True", atProvider: "hello", lastPlan: "abc123",
+				event: "Normal Applied: Applied plan abc123", writes: "0/1", noEvent: "Normal UpdatedExternalResource"},
 		},
 		{
-			reason: "No state yet: the instance is created, and shows its plan once observed.",
+			// Writes: the status after the create, which crossplane-runtime always shows Creating,
+			// and the observe that follows at once, which makes it Ready; no critical annotations.
+			reason: "No state yet: the instance is created, shows its plan and outputs with the status written after the apply, and is Ready at the observe that follows at once.",
 			inst:   note(nil), again: true,
 			exec: fakeExecutor{results: map[v1alpha1.RunOperation]executor.Result{v1alpha1.OperationApply: {Stored: stateOf(1, current), Plan: plan}}},
-			want: want{ran: []v1alpha1.RunOperation{v1alpha1.OperationApply}, synced: "True", lastPlan: "abc123"},
+			want: want{ran: []v1alpha1.RunOperation{v1alpha1.OperationApply}, synced: "True", ready: "True", atProvider: "hello", lastPlan: "abc123",
+				event: "Normal Applied: Applied plan abc123", writes: "0/2", noEvent: "Normal CreatedExternalResource"},
+		},
+		{
+			reason: "Handed on: a Run a Job executes is started for the new instance, and the event says its creation was requested.",
+			inst:   note(nil),
+			exec:   fakeExecutor{results: map[v1alpha1.RunOperation]executor.Result{v1alpha1.OperationApply: {Pending: true}}},
+			want:   want{ran: []v1alpha1.RunOperation{v1alpha1.OperationApply}, synced: "True", event: "Normal CreatedExternalResource"},
 		},
 		{
 			reason: "The guard refuses a replacement: the instance says which and why, and its plan is shown.",
@@ -319,7 +336,7 @@ func TestInstanceDecisions(t *testing.T) {
 			reason: "No free run slot: nothing ran, the instance says what it waits for.",
 			inst:   note(nil), stored: stateOf(1, "old"),
 			exec: fakeExecutor{results: map[v1alpha1.RunOperation]executor.Result{v1alpha1.OperationApply: {Err: &slots.ShareFullError{Namespace: "team-a", Active: 2, Share: 2}}}},
-			want: want{ran: []v1alpha1.RunOperation{v1alpha1.OperationApply}, synced: "False", message: "waiting for a run slot"},
+			want: want{ran: []v1alpha1.RunOperation{v1alpha1.OperationApply}, synced: "False", message: "waiting for a run slot", noEvent: "Warning"},
 		},
 		{
 			reason: "An executor error: the instance says what failed, and nothing is taken as applied.",
@@ -330,12 +347,18 @@ func TestInstanceDecisions(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(strings.SplitN(tc.reason, ":", 2)[0], func(t *testing.T) {
-			got, exec, events := decide(t, tc.inst, tc.stored, tc.exec, tc.setup, tc.again)
+			got, exec, events, writes := decide(t, tc.inst, tc.stored, tc.exec, tc.setup, tc.again)
 			if diff := cmp.Diff(tc.want.ran, exec.done); diff != "" {
 				t.Errorf("%s\nwhat ran: -want +got:\n%s", tc.reason, diff)
 			}
 			if tc.want.event != "" && !events.has(tc.want.event) {
 				t.Errorf("%s\nwant an event %q, got %q", tc.reason, tc.want.event, events.events)
+			}
+			if tc.want.noEvent != "" && events.has(tc.want.noEvent) {
+				t.Errorf("%s\nwant no event %q, got %q", tc.reason, tc.want.noEvent, events.events)
+			}
+			if tc.want.writes != "" && writes.String() != tc.want.writes {
+				t.Errorf("%s\nwrites (instance/status): want %s, got %s", tc.reason, tc.want.writes, writes)
 			}
 			if tc.want.gone {
 				if got != nil {
@@ -350,7 +373,7 @@ func TestInstanceDecisions(t *testing.T) {
 		})
 	}
 	// An approved plan's id reaches the executor.
-	_, exec, _ := decide(t, note(func(u *unstructured.Unstructured) {
+	_, exec, _, _ := decide(t, note(func(u *unstructured.Unstructured) {
 		_ = unstructured.SetNestedField(u.Object, map[string]any{"mode": "Manual", "approvedPlan": "abc123"}, "spec", "approval")
 	}), stateOf(1, "old"), fakeExecutor{results: map[v1alpha1.RunOperation]executor.Result{v1alpha1.OperationApply: {}}}, nil, false)
 	if exec.approval != "true/abc123" {
@@ -374,7 +397,11 @@ func checkStatus(t *testing.T, reason string, u *unstructured.Unstructured, w wa
 	msg, _ := synced["message"].(string)
 	lastPlan, _, _ := unstructured.NestedString(u.Object, "status", "lastPlan", "id")
 	_, pendingDrift, _ := unstructured.NestedMap(u.Object, "status", "pendingDrift")
-	got := want{ran: w.ran, synced: fmt.Sprint(synced["status"]), message: w.message, lastPlan: lastPlan, pendingDrift: pendingDrift, event: w.event}
+	got := want{ran: w.ran, synced: fmt.Sprint(synced["status"]), message: w.message, lastPlan: lastPlan, pendingDrift: pendingDrift, event: w.event,
+		writes: w.writes, noEvent: w.noEvent}
+	if w.atProvider != "" {
+		got.atProvider, _, _ = unstructured.NestedString(u.Object, "status", "atProvider", "echo")
+	}
 	if w.syncedReason != "" {
 		got.syncedReason = fmt.Sprint(synced["reason"])
 	}
@@ -392,7 +419,7 @@ func checkStatus(t *testing.T, reason string, u *unstructured.Unstructured, w wa
 // decide runs a reconcile of inst (two with again), whose state is stored, against exec, and returns the
 // instance as the API server would then hold it (nil when it is gone), the executor and the
 // events. The state recorded as applied from current is applied from what inst renders.
-func decide(t *testing.T, inst *unstructured.Unstructured, stored *state.Stored, exec fakeExecutor, setup func(c *connector), again bool) (*unstructured.Unstructured, *fakeExecutor, *recorded) {
+func decide(t *testing.T, inst *unstructured.Unstructured, stored *state.Stored, exec fakeExecutor, setup func(c *connector), again bool) (*unstructured.Unstructured, *fakeExecutor, *recorded, *writeCounts) {
 	t.Helper()
 	s := runtime.NewScheme()
 	_ = corev1.AddToScheme(s)
@@ -416,7 +443,8 @@ func decide(t *testing.T, inst *unstructured.Unstructured, stored *state.Stored,
 		}
 		states.stored = stored
 	}
-	km := &kindManager{scheme: runtime.NewScheme(), client: &instanceClient{Client: c, gvk: decisionsGVK}}
+	writes := &writeCounts{}
+	km := &kindManager{scheme: runtime.NewScheme(), client: &instanceClient{Client: &countingClient{Client: c, counts: writes}, gvk: decisionsGVK}}
 	km.scheme.AddKnownTypeWithName(decisionsGVK, &kind.Instance{})
 	r := newInstanceReconciler(km, decisionsGVK, conn, Options{PollInterval: time.Minute, Timeout: 30 * time.Second}, logr.Discard())
 	// A deletion takes two reconciles: the destroy, then the finalizer's removal once the state is
@@ -433,9 +461,39 @@ func decide(t *testing.T, inst *unstructured.Unstructured, stored *state.Stored,
 	got := &unstructured.Unstructured{}
 	got.SetGroupVersionKind(decisionsGVK)
 	if err := c.Get(t.Context(), client.ObjectKeyFromObject(inst), got); err != nil {
-		return nil, &exec, events
+		return nil, &exec, events, writes
 	}
-	return got, &exec, events
+	return got, &exec, events, writes
+}
+
+// writeCounts counts the writes of an instance that reach the API server.
+type writeCounts struct{ instance, status int }
+
+func (w *writeCounts) String() string { return fmt.Sprintf("%d/%d", w.instance, w.status) }
+
+// countingClient counts the updates of instances and of their status.
+type countingClient struct {
+	client.Client
+	counts *writeCounts
+}
+
+func (c *countingClient) Update(ctx context.Context, obj client.Object, opts ...client.UpdateOption) error {
+	c.counts.instance++
+	return c.Client.Update(ctx, obj, opts...)
+}
+
+func (c *countingClient) Status() client.SubResourceWriter {
+	return &countingStatus{SubResourceWriter: c.Client.Status(), counts: c.counts}
+}
+
+type countingStatus struct {
+	client.SubResourceWriter
+	counts *writeCounts
+}
+
+func (c *countingStatus) Update(ctx context.Context, obj client.Object, opts ...client.SubResourceUpdateOption) error {
+	c.counts.status++
+	return c.SubResourceWriter.Update(ctx, obj, opts...)
 }
 
 // rendered is the inputs digest inst renders to.

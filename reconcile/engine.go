@@ -202,19 +202,11 @@ func newInstanceReconciler(km *kindManager, gvk schema.GroupVersionKind, conn *c
 		managed.WithCreationGracePeriod(0),
 		managed.WithManagementPolicies(),
 		managed.WithPollInterval(o.PollInterval),
-		// The managed reconciler observes an updated instance again only a poll interval later,
-		// counting on the status it writes to reconcile it at once; the watch on instances ignores
-		// status. An instance a run just applied is observed again at once, so that its outputs
-		// and observed generation show the apply.
-		managed.WithPollIntervalHook(func(mg resource.Managed, interval time.Duration) time.Duration {
-			if conn.notes.TakeApplied(mg.GetUID()) {
-				return time.Millisecond
-			}
-			return interval
-		}),
+		// An apply that ends in Create or Update shows its outputs itself (showApplied): the
+		// instance is observed again a poll interval later, as any other.
 		managed.WithTimeout(o.Timeout),
 		managed.WithLogger(logging.NewLogrLogger(log)),
-		managed.WithRecorder(conn.record),
+		managed.WithRecorder(quiet(conn.record, conn.notes)),
 	)
 }
 

@@ -2,11 +2,16 @@ package reconcile
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"sync"
 
+	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
@@ -18,6 +23,19 @@ import (
 type instanceClient struct {
 	client.Client
 	gvk schema.GroupVersionKind
+
+	// written is, per instance, the resourceVersion and content of its last update, until the
+	// cache shows it: the managed reconciler updates an instance twice in a row (its finalizer,
+	// then its critical annotations) before the cache could show the first.
+	mu      sync.Mutex
+	written map[types.UID]writtenVersion
+}
+
+// writtenVersion is an instance's resourceVersion after an update, and the digest of its content
+// without status and critical annotations.
+type writtenVersion struct {
+	resourceVersion string
+	content         [sha256.Size]byte
 }
 
 func (c *instanceClient) unwrap(obj client.Object) client.Object {
@@ -42,8 +60,91 @@ func (c *instanceClient) Create(ctx context.Context, obj client.Object, opts ...
 	return c.Client.Create(ctx, c.unwrap(obj), opts...)
 }
 
+// Update writes obj unless all it would change is crossplane-runtime's critical annotations
+// (external-create-pending, -succeeded, -failed). The managed reconciler writes them around
+// every Create, through two or three updates of the instance, and before each try of an instance
+// that waits for a run slot: to notice a create whose result was lost, and so a cloud object
+// nothing knows of, and to refuse a second create at once. Here the state records what an apply
+// created and an interrupted apply is recovered from it, the executor runs one operation of an
+// instance at a time, and with deterministic external names the reconciler proceeds whatever the
+// annotations say. An external name a create learned is not one of them: it is written.
 func (c *instanceClient) Update(ctx context.Context, obj client.Object, opts ...client.UpdateOption) error {
-	return c.Client.Update(ctx, c.unwrap(obj), opts...)
+	u := c.unwrap(obj)
+	if len(opts) == 0 && c.onlyCriticalAnnotations(ctx, u) {
+		return nil
+	}
+	if err := c.Client.Update(ctx, u, opts...); err != nil {
+		return err
+	}
+	if uu, ok := u.(*unstructured.Unstructured); ok {
+		c.remember(uu)
+	}
+	return nil
+}
+
+// criticalAnnotations are the annotations instanceClient.Update does not write by themselves.
+var criticalAnnotations = []string{meta.AnnotationKeyExternalCreatePending, meta.AnnotationKeyExternalCreateSucceeded, meta.AnnotationKeyExternalCreateFailed}
+
+// onlyCriticalAnnotations reports whether obj differs in nothing but its status and critical
+// annotations from the instance as this client last wrote it or as the cache holds it, at the
+// same resourceVersion.
+func (c *instanceClient) onlyCriticalAnnotations(ctx context.Context, obj client.Object) bool {
+	u, ok := obj.(*unstructured.Unstructured)
+	if !ok || u.GetResourceVersion() == "" {
+		return false
+	}
+	content := contentOf(u)
+	c.mu.Lock()
+	w, ok := c.written[u.GetUID()]
+	c.mu.Unlock()
+	if ok && w.resourceVersion == u.GetResourceVersion() && w.content == content {
+		return true
+	}
+	cur := &unstructured.Unstructured{}
+	cur.SetGroupVersionKind(u.GroupVersionKind())
+	if err := c.Client.Get(ctx, client.ObjectKeyFromObject(u), cur); err != nil {
+		return false
+	}
+	if ok && cur.GetResourceVersion() == w.resourceVersion {
+		c.forget(u.GetUID(), w)
+	}
+	return cur.GetResourceVersion() == u.GetResourceVersion() && contentOf(cur) == content
+}
+
+// remember notes u as written at its resourceVersion now.
+func (c *instanceClient) remember(u *unstructured.Unstructured) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.written == nil {
+		c.written = map[types.UID]writtenVersion{}
+	}
+	c.written[u.GetUID()] = writtenVersion{resourceVersion: u.GetResourceVersion(), content: contentOf(u)}
+}
+
+// forget drops what remember noted of uid, unless it was replaced meanwhile: the cache shows it.
+func (c *instanceClient) forget(uid types.UID, w writtenVersion) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.written[uid] == w {
+		delete(c.written, uid)
+	}
+}
+
+// contentOf is the digest of u's content without its status and critical annotations.
+func contentOf(u *unstructured.Unstructured) [sha256.Size]byte {
+	c := u.DeepCopy()
+	delete(c.Object, "status")
+	a := c.GetAnnotations()
+	for _, k := range criticalAnnotations {
+		delete(a, k)
+	}
+	if len(a) == 0 {
+		a = nil
+	}
+	c.SetAnnotations(a)
+	// Maps marshal with sorted keys: the same content has the same digest.
+	b, _ := json.Marshal(c.Object)
+	return sha256.Sum256(b)
 }
 
 func (c *instanceClient) Patch(ctx context.Context, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {

@@ -3,7 +3,9 @@ package reconcile
 import (
 	"context"
 	"testing"
+	"time"
 
+	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
 	"github.com/modkind/modkind/kind"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -63,5 +65,124 @@ func TestInstanceStatusWrittenWhenChanged(t *testing.T) {
 				t.Errorf("%s\nstatus writes: got %d, want %d", tc.reason, writes, tc.writes)
 			}
 		})
+	}
+}
+
+// An instance is not updated when all the update would change is crossplane-runtime's critical
+// annotations, which it writes around every create and every try of a waiting one; an external
+// name, a finalizer or a spec change is written.
+func TestInstanceUpdatedWhenMoreThanCriticalAnnotations(t *testing.T) {
+	gvk := schema.GroupVersionKind{Group: "calls.example.org", Version: "v1alpha1", Kind: "Call"}
+	s := runtime.NewScheme()
+	s.AddKnownTypeWithName(gvk, &unstructured.Unstructured{})
+	s.AddKnownTypeWithName(gvk.GroupVersion().WithKind(gvk.Kind+"List"), &unstructured.UnstructuredList{})
+	cases := map[string]struct {
+		reason string
+		change func(i *kind.Instance)
+		stale  bool
+		writes int
+	}{
+		"CreatePending": {reason: "the annotation written before each create is kept in memory",
+			change: func(i *kind.Instance) { meta.SetExternalCreatePending(i, time.Now()) }},
+		"CreateSucceededAndStatus": {reason: "the annotations written after a create, with a status changed in memory, are kept in memory",
+			change: func(i *kind.Instance) {
+				meta.SetExternalCreateSucceeded(i, time.Now())
+				i.Object["status"] = map[string]any{"atProvider": map[string]any{"id": "x"}}
+			}},
+		"ExternalName": {reason: "an external name a create learned is written with them", writes: 1,
+			change: func(i *kind.Instance) {
+				meta.SetExternalCreateSucceeded(i, time.Now())
+				meta.SetExternalName(i, "bucket-1")
+			}},
+		"Finalizer": {reason: "a finalizer is written", writes: 1,
+			change: func(i *kind.Instance) { i.SetFinalizers([]string{Finalizer}) }},
+		"Spec": {reason: "a late-initialized spec is written", writes: 1,
+			change: func(i *kind.Instance) {
+				i.Object["spec"] = map[string]any{"forProvider": map[string]any{"size": int64(2)}}
+			}},
+		"OtherVersion": {reason: "an object read at another resourceVersion is written, and the API server judges it", writes: 1, stale: true,
+			change: func(i *kind.Instance) { meta.SetExternalCreatePending(i, time.Now()) }},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			stored := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"forProvider": map[string]any{}}}}
+			stored.SetGroupVersionKind(gvk)
+			stored.SetNamespace("team-a")
+			stored.SetName("web")
+			writes := 0
+			c := fake.NewClientBuilder().WithScheme(s).WithObjects(stored).
+				WithInterceptorFuncs(interceptor.Funcs{Update: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.UpdateOption) error {
+					writes++
+					return c.Update(ctx, obj, opts...)
+				}}).Build()
+			ic := &instanceClient{Client: c, gvk: gvk}
+			inst := &kind.Instance{}
+			if err := ic.Get(t.Context(), client.ObjectKey{Namespace: "team-a", Name: "web"}, inst); err != nil {
+				t.Fatal(err)
+			}
+			if tc.stale {
+				inst.SetResourceVersion("1")
+			}
+			tc.change(inst)
+			_ = ic.Update(t.Context(), inst)
+			if writes != tc.writes {
+				t.Errorf("%s\nupdates: got %d, want %d", tc.reason, writes, tc.writes)
+			}
+		})
+	}
+}
+
+// The managed reconciler adds an instance's finalizer, then its create-pending annotation, before
+// the cache shows the first update: the second is not written either.
+func TestInstanceNotUpdatedForCriticalAnnotationsBeforeCacheCatchesUp(t *testing.T) {
+	gvk := schema.GroupVersionKind{Group: "calls.example.org", Version: "v1alpha1", Kind: "Call"}
+	s := runtime.NewScheme()
+	s.AddKnownTypeWithName(gvk, &unstructured.Unstructured{})
+	s.AddKnownTypeWithName(gvk.GroupVersion().WithKind(gvk.Kind+"List"), &unstructured.UnstructuredList{})
+	stored := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"forProvider": map[string]any{}}}}
+	stored.SetGroupVersionKind(gvk)
+	stored.SetNamespace("team-a")
+	stored.SetName("web")
+	stored.SetUID("web-uid")
+	var stale *unstructured.Unstructured
+	writes := 0
+	c := fake.NewClientBuilder().WithScheme(s).WithObjects(stored).
+		WithInterceptorFuncs(interceptor.Funcs{
+			Update: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.UpdateOption) error {
+				writes++
+				return c.Update(ctx, obj, opts...)
+			},
+			// The cache: it still shows the instance as first read.
+			Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+				if stale == nil {
+					return c.Get(ctx, key, obj, opts...)
+				}
+				stale.DeepCopyInto(obj.(*unstructured.Unstructured))
+				return nil
+			},
+		}).Build()
+	ic := &instanceClient{Client: c, gvk: gvk}
+	inst := &kind.Instance{}
+	if err := ic.Get(t.Context(), client.ObjectKey{Namespace: "team-a", Name: "web"}, inst); err != nil {
+		t.Fatal(err)
+	}
+	stale = inst.Unstructured.DeepCopy()
+	inst.SetFinalizers([]string{Finalizer})
+	if err := ic.Update(t.Context(), inst); err != nil {
+		t.Fatal(err)
+	}
+	meta.SetExternalCreatePending(inst, time.Now())
+	if err := ic.Update(t.Context(), inst); err != nil {
+		t.Fatal(err)
+	}
+	if writes != 1 {
+		t.Errorf("updates: got %d, want 1 (the finalizer; not the create-pending annotation after it)", writes)
+	}
+	inst.SetLabels(map[string]string{"team": "a"})
+	if err := ic.Update(t.Context(), inst); err != nil {
+		t.Fatal(err)
+	}
+	if writes != 2 {
+		t.Errorf("updates: got %d, want 2: a label changed after them is written", writes)
 	}
 }

@@ -11,7 +11,7 @@ import (
 
 // notebook remembers, per instance, what the last runs found that status must show but the state
 // does not record: the last plan and the last stale lock broken, which Observe publishes; and that
-// a run applied the instance, which has it observed again at once.
+// an Applied event told of an apply, so that crossplane-runtime's event for the same is left out.
 type notebook struct {
 	mu    sync.Mutex
 	notes map[types.UID]notes
@@ -20,8 +20,8 @@ type notebook struct {
 type notes struct {
 	plan       *kind.LastPlan
 	lockBroken *state.BrokenLock
-	// applied says a run applied the instance's inputs since it was last observed.
-	applied bool
+	// announced says an Applied event told of an apply that ended in this reconcile.
+	announced bool
 }
 
 func newNotebook() *notebook { return &notebook{notes: map[types.UID]notes{}} }
@@ -42,24 +42,24 @@ func (b *notebook) SetLockBroken(uid types.UID, l state.BrokenLock) {
 	b.notes[uid] = n
 }
 
-// SetApplied notes that a run applied the instance's inputs: it is observed again at once.
-func (b *notebook) SetApplied(uid types.UID) {
+// SetAnnounced notes that an Applied event told of the apply that just ended.
+func (b *notebook) SetAnnounced(uid types.UID) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	n := b.notes[uid]
-	n.applied = true
+	n.announced = true
 	b.notes[uid] = n
 }
 
-// TakeApplied reports, once, whether a run applied the instance's inputs since it was last asked.
-func (b *notebook) TakeApplied(uid types.UID) bool {
+// TakeAnnounced reports, once, whether an Applied event told of an apply since it was last asked.
+func (b *notebook) TakeAnnounced(uid types.UID) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	n, ok := b.notes[uid]
-	if !ok || !n.applied {
+	if !ok || !n.announced {
 		return false
 	}
-	n.applied = false
+	n.announced = false
 	b.notes[uid] = n
 	return true
 }

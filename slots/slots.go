@@ -10,6 +10,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 )
 
@@ -58,8 +59,20 @@ type ShareFullError struct {
 }
 
 func (e *ShareFullError) Error() string {
-	return fmt.Sprintf("waiting for a run slot: the instances of namespace %s hold %d of the %d runs it may hold at once "+
+	return fmt.Sprintf(shareFullPrefix+": the instances of namespace %s hold %d of the %d runs it may hold at once "+
 		"(--max-concurrent-runs-per-namespace, or the namespace's annotation %s)", e.Namespace, e.Active, e.Share, AnnotationMaxRuns)
+}
+
+// The messages of the errors that say a run waits begin so; wrapped, they still hold them.
+const (
+	shareFullPrefix = "waiting for a run slot"
+	fullPrefix      = "waiting for a free run slot"
+)
+
+// IsWaitingMessage reports whether an error's message says a run waits for a slot: for those that
+// see only the message, such as an event recorder.
+func IsWaitingMessage(msg string) bool {
+	return strings.Contains(msg, shareFullPrefix) || strings.Contains(msg, fullPrefix)
 }
 
 // IsWaiting reports whether err says a run waits for a slot, in its namespace's share or overall.
@@ -84,7 +97,7 @@ func unwrap(err error) error {
 type FullError struct{ Active, Max int }
 
 func (e *FullError) Error() string {
-	return fmt.Sprintf("waiting for a free run slot: %d runs hold all %d (--max-concurrent-runs)", e.Active, e.Max)
+	return fmt.Sprintf(fullPrefix+": %d runs hold all %d (--max-concurrent-runs)", e.Active, e.Max)
 }
 
 // Pool hands out the run slots of one process. A run that may not wait (its namespace holds or

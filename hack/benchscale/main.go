@@ -89,6 +89,7 @@ type options struct {
 	modkindArgs string
 	stuck       int
 	stuckCause  string
+	restart     bool
 }
 
 func main() {
@@ -113,6 +114,7 @@ func main() {
 	flag.IntVar(&o.stuck, "stuck", 0, "instances of a stuck tenant, made in a namespace of their own before a job column's measured create phase; they never become Ready (job columns only)")
 	flag.StringVar(&o.stuckCause, "stuck-cause", causeSA, "why the stuck tenant's runners cannot start: "+causeSA+
 		" (no runner service account: no Run is made) or "+causeQuota+" (a ResourceQuota of no pods: each Run holds a run slot until --runner-start-timeout)")
+	flag.BoolVar(&o.restart, "restart", false, "after the idle window, restart each side's controller and measure how long it takes to observe every instance again, and what it runs meanwhile")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -135,9 +137,13 @@ type result struct {
 	// createAPI and updateAPI are the CPU of the API server and etcd meanwhile: the load the
 	// side's calls put on them, which shares the machine's cores with terraform.
 	createAPI, updateAPI time.Duration
-	idleCPU              time.Duration
-	idleCalls            int
-	peakRSS              int64 // KiB
+	// createRequests and updateRequests are the API requests of the side's clients meanwhile.
+	createRequests, updateRequests requestCounts
+	idleCPU                        time.Duration
+	idleCalls                      int
+	peakRSS                        int64 // KiB
+	// restart is what a restart of the controller cost, with -restart.
+	restart restartFigures
 	// ctrlInits is how many terraform inits the controller ran: its provider installations.
 	ctrlInits int
 
@@ -195,6 +201,10 @@ func run(ctx context.Context, o options) error {
 		// its token. Every column runs on this same API server.
 		env.ControlPlane.GetAPIServer().Configure().Disable("disable-admission-plugins")
 	}
+	requests, err := auditRequests(env, scratch)
+	if err != nil {
+		return err
+	}
 	cfg, err := env.Start()
 	if err != nil {
 		return fmt.Errorf("cannot start the API server: %w", err)
@@ -210,6 +220,7 @@ func run(ctx context.Context, o options) error {
 	if !o.keep {
 		defer os.RemoveAll(b.clouds)
 	}
+	b.requests = requests
 	if job {
 		fmt.Fprintln(os.Stderr, "== starting the job ground: kube-controller-manager and the test node")
 		if b.ground, err = startGround(ctx, env, b.c, scratch, modkind, tf, o.testnode, o.stuck > 0 && o.stuckCause == causeQuota); err != nil {
@@ -383,6 +394,7 @@ func (b *bench) table(ctx context.Context, tf string, sides []side) error {
 	}
 	fmt.Fprintln(tw, head)
 	fmt.Fprintln(tw, rule)
+	var requests []func() error
 	for _, name := range strings.Split(b.o.modules, ",") {
 		m, ok := modules[name]
 		if !ok {
@@ -397,9 +409,32 @@ func (b *bench) table(ctx context.Context, tf string, sides []side) error {
 		rows.update()
 		rows.idle()
 		rows.footprint()
+		rows.restart()
 		rows.stuck()
+		requests = append(requests, func() error { return printRequests(os.Stdout, name, b.requestColumns(sides, floor, results)) })
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, print := range requests {
+		if err := print(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// requestColumns are the API requests of each phase of the floor, if measured, and of each side.
+func (b *bench) requestColumns(sides []side, floor result, results []result) []requestColumn {
+	var cols []requestColumn
+	if b.o.floor {
+		cols = append(cols, requestColumn{"floor create", floor.createRequests, b.o.n}, requestColumn{"floor update", floor.updateRequests, b.o.n})
+	}
+	for i, r := range results {
+		cols = append(cols, requestColumn{sides[i].label + " create", r.createRequests, b.o.n},
+			requestColumn{sides[i].label + " update", r.updateRequests, b.o.n})
+	}
+	return cols
 }
 
 // measure measures module name on the floor, unless -floor=false, then on each side, printing
@@ -538,6 +573,22 @@ func (t moduleRows) footprint() {
 	t.row("runner inits that could or did get a provider elsewhere", "-", jobOnly(func(r result) string {
 		return strconv.Itoa(r.check.outside)
 	}))
+}
+
+// restart prints the rows of a restart of the controller, with -restart.
+func (t moduleRows) restart() {
+	if !t.o.restart {
+		return
+	}
+	t.row("restart → every instance observed, s", "-", func(r result) (string, string) { return secs(r.restart.settle), "" })
+	t.row("restart, terraform calls until then", "-", func(r result) (string, string) { return strconv.Itoa(r.restart.calls), "" })
+	t.row("restart, controller's API writes until then", "-", func(r result) (string, string) {
+		return strconv.Itoa(r.restart.requests.writesBy("controller")), ""
+	})
+	t.row("restart, controller CPU-s until then", "-", func(r result) (string, string) { return secs(r.restart.cpu), "" })
+	t.row("restart, controller peak RSS until then, MiB", "-", func(r result) (string, string) {
+		return fmt.Sprintf("%.0f", float64(r.restart.rss)/1024), ""
+	})
 }
 
 // stuck prints the rows of the stuck tenant's state, when there is one: the proof that it was
@@ -691,6 +742,8 @@ type bench struct {
 	providerStarts string
 	// ground runs Jobs: nil unless -runners has job.
 	ground *ground
+	// requests is the API server's audit log: the requests of each phase.
+	requests *apiLog
 }
 
 // moduleDir writes the module for one side and returns its directory.
@@ -758,9 +811,12 @@ provider "things" {
 		return dir, os.WriteFile(filepath.Join(dir, "main.tf"), []byte(main), 0o644)
 	}
 	env := append(os.Environ(), "TF_CLI_CONFIG_FILE="+b.cliConfig, "TF_IN_AUTOMATION=1")
-	each := func(input string, api *time.Duration, providers *int, cmds ...[]string) (time.Duration, time.Duration, int, error) {
-		before, apiBefore, providersBefore := b.callCount(), apiServerCPU(), b.providerCount()
-		defer func() { *api, *providers = apiServerCPU()-apiBefore, b.providerCount()-providersBefore }()
+	each := func(input string, api *time.Duration, providers *int, requests *requestCounts, cmds ...[]string) (time.Duration, time.Duration, int, error) {
+		before, apiBefore, providersBefore, mark := b.callCount(), apiServerCPU(), b.providerCount(), b.requests.mark()
+		defer func() {
+			*api, *providers = apiServerCPU()-apiBefore, b.providerCount()-providersBefore
+			*requests, _ = b.requests.count(mark)
+		}()
 		start := time.Now()
 		cpu, err := parallel(ctx, b.o.n, b.o.parallel, func(i int) (time.Duration, error) {
 			dir, err := root(i, input)
@@ -779,11 +835,11 @@ provider "things" {
 		})
 		return time.Since(start), cpu, b.callCount() - before, err
 	}
-	r.createWall, r.createCPU, r.createCalls, err = each("v1", &r.createAPI, &r.createProviders, []string{"init", "-input=false"}, []string{"apply", "-auto-approve", "-input=false"})
+	r.createWall, r.createCPU, r.createCalls, err = each("v1", &r.createAPI, &r.createProviders, &r.createRequests, []string{"init", "-input=false"}, []string{"apply", "-auto-approve", "-input=false"})
 	if err != nil {
 		return r, err
 	}
-	r.updateWall, r.updateCPU, r.updateCalls, err = each("v2", &r.updateAPI, &r.updateProviders, []string{"apply", "-auto-approve", "-input=false"})
+	r.updateWall, r.updateCPU, r.updateCalls, err = each("v2", &r.updateAPI, &r.updateProviders, &r.updateRequests, []string{"apply", "-auto-approve", "-input=false"})
 	return r, err
 }
 
@@ -861,6 +917,13 @@ func (b *bench) modkindRun(ctx context.Context, name string, sd side, m benchMod
 	if err != nil {
 		return r, err
 	}
+	metrics := ""
+	if b.o.restart {
+		if metrics, err = freeAddress(); err != nil {
+			return r, err
+		}
+		args = append(args, "--metrics-bind-address", metrics)
+	}
 	cmd, err := b.startModkind(args, logf)
 	if err != nil {
 		return r, err
@@ -872,7 +935,7 @@ func (b *bench) modkindRun(ctx context.Context, name string, sd side, m benchMod
 			stopModkind(cmd)
 		}
 	}
-	defer stop()
+	defer func() { stop() }()
 	s := &sideRun{b: b, sd: sd, name: name, pid: cmd.Process.Pid, ns: dirName + "-" + strings.ReplaceAll(name, "_", "-")}
 	inits := b.initCount()
 	if s.gvk, err = b.createModule(ctx, name, sd, mod); err != nil {
@@ -896,6 +959,7 @@ func (b *bench) modkindRun(ctx context.Context, name string, sd side, m benchMod
 	create, err := s.phase(ctx, 1, func(i int) error { return s.createInstance(ctx, m, i) })
 	r.createWall, r.createCPU, r.createCalls, r.createProviders = create.wall, create.cpu, create.calls, create.providers
 	r.createOwn, r.createRunnerCPU, r.createRunnerCalls, r.createAPI = create.own, create.runnerCPU, create.runnerCalls, create.api
+	r.createRequests = create.requests
 	if err != nil {
 		return r, err
 	}
@@ -905,6 +969,7 @@ func (b *bench) modkindRun(ctx context.Context, name string, sd side, m benchMod
 	update, err := s.phase(ctx, 2, func(i int) error { return s.updateInstance(ctx, i) })
 	r.updateWall, r.updateCPU, r.updateCalls, r.updateProviders = update.wall, update.cpu, update.calls, update.providers
 	r.updateOwn, r.updateRunnerCPU, r.updateRunnerCalls, r.updateAPI = update.own, update.runnerCPU, update.runnerCalls, update.api
+	r.updateRequests = update.requests
 	if err != nil {
 		return r, err
 	}
@@ -913,6 +978,17 @@ func (b *bench) modkindRun(ctx context.Context, name string, sd side, m benchMod
 	}
 	r.peakRSS = peakRSS(s.pid)
 	r.ctrlInits = b.initCount() - inits
+	if b.o.restart {
+		next, f, err := s.restarted(ctx, cmd, args, logf, metrics)
+		if next != nil {
+			cmd = next
+		}
+		if r.restart = f; err != nil {
+			return r, err
+		}
+		fmt.Fprintf(os.Stderr, "%s %s: restarted controller settled in %ss, %d terraform calls, %d API writes\n", sd.label, name,
+			secs(f.settle), f.calls, f.requests.writes())
+	}
 	if sd.job {
 		if r.check, err = b.ground.checkProviders(ctx, work, mirror); err != nil {
 			return r, err
@@ -1013,6 +1089,7 @@ type sideRun struct {
 type phaseFigures struct {
 	wall, cpu, own, runnerCPU, api time.Duration
 	calls, runnerCalls, providers  int
+	requests                       requestCounts
 }
 
 // makeNamespace makes the instances' namespace: in job mode a tenant's, where runner pods can run.
@@ -1037,6 +1114,7 @@ func (s *sideRun) runners() (time.Duration, int) {
 func (s *sideRun) phase(ctx context.Context, gen int64, apply func(i int) error) (phaseFigures, error) {
 	b := s.b
 	before, ownBefore, calls, apiBefore, providers := cpuOf(s.pid), ownCPUOf(s.pid), b.callCount(), apiServerCPU(), b.providerCount()
+	mark := b.requests.mark()
 	rcpu, rcalls := s.runners()
 	start := time.Now()
 	if _, err := parallel(ctx, b.o.n, 20, func(i int) (time.Duration, error) { return 0, apply(i) }); err != nil {
@@ -1056,6 +1134,10 @@ func (s *sideRun) phase(ctx context.Context, gen int64, apply func(i int) error)
 	rcpuAfter, rcallsAfter := s.runners()
 	f.runnerCPU, f.runnerCalls = rcpuAfter-rcpu, rcallsAfter-rcalls
 	f.cpu, f.calls, f.providers = cpuOf(s.pid)-before, b.callCount()-calls, b.providerCount()-providers
+	var cerr error
+	if f.requests, cerr = b.requests.count(mark); err == nil {
+		err = cerr
+	}
 	return f, err
 }
 

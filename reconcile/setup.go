@@ -219,7 +219,12 @@ func Setup(mgr manager.Manager, cfg Config) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	engine := NewEngine(mgr, runner.States, Options{
+	// Polls decide from a state's summary while its Secret is unchanged; runs read it in full.
+	var observed States = runner.States
+	if store, ok := runner.States.(*state.Store); ok {
+		observed = &state.Recent{Store: store, Reader: mgr.GetAPIReader()}
+	}
+	engine := NewEngine(mgr, observed, Options{
 		Dir:           cfg.Dir,
 		PollInterval:  cfg.PollInterval,
 		DriftInterval: cfg.DriftInterval,

@@ -6,4 +6,6 @@
 // every read is bounded (MaxBytes decompressed, MaxChunks chunk Secrets, chunk lists only as the
 // writer makes them). Locker holds one Lease per state so that one run at a time uses it. Plans
 // keeps the readable plan of an instance that waits for approval in a Secret beside its state.
+// Recent answers a controller's polls from the summary of the last full read while the state
+// Secret's resourceVersion has not moved.
 package state

@@ -1,0 +1,108 @@
+package state
+
+import (
+	"context"
+	"encoding/json"
+	"sync"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+	corev1 "k8s.io/api/core/v1"
+	kerrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+const errGetSecretVersion = "cannot read the state Secret's resourceVersion"
+
+// Recent reads states for a controller that reads the same ones again at every poll of their
+// instances, and decides from what it reads whether to run terraform: it asks the API server for
+// the state Secret's metadata alone, and while its resourceVersion is the one the last full read
+// verified, answers with what that read found, without reading, checking and decompressing the
+// state again. The API server gives a Secret a new resourceVersion at every write, so a state a
+// tenant replaced is read in full, and checked, at once. What it keeps of each state is its
+// summary (Summary): serial, lineage, applied inputs and outputs, not the resources.
+//
+// Only decisions may use what it answers. A run reads the state again, in full, under the state's
+// lock, and writes only on top of that.
+type Recent struct {
+	Store *Store
+	// Reader reads the state Secrets' metadata from the API server (not a cache: a cache behind
+	// the API server would answer with a state older than the newest).
+	Reader client.Reader
+
+	mu   sync.Mutex
+	seen map[types.NamespacedName]*Stored
+}
+
+// Get returns the state of ref, as Store.Get does, or its summary when the state Secret did not
+// change since the last read; nil when there is none.
+func (r *Recent) Get(ctx context.Context, ref Ref) (*Stored, error) {
+	m := &metav1.PartialObjectMetadata{}
+	m.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Secret"))
+	switch err := r.Reader.Get(ctx, ref.NamespacedName, m); {
+	case err == nil:
+		if st := r.recent(ref.NamespacedName, m.ResourceVersion); st != nil {
+			return st, nil
+		}
+	case kerrors.IsNotFound(err):
+		// A state under a legacy name, or none: the store says which.
+	default:
+		return nil, errors.Wrap(err, errGetSecretVersion)
+	}
+	st, err := r.Store.Get(ctx, ref)
+	if err != nil || st == nil || st.legacy {
+		r.forget(ref.NamespacedName)
+		return st, err
+	}
+	sum, err := st.Summary()
+	if err != nil {
+		return nil, err
+	}
+	r.remember(ref.NamespacedName, sum)
+	return st, nil
+}
+
+func (r *Recent) recent(name types.NamespacedName, version string) *Stored {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	st, ok := r.seen[name]
+	if !ok || st.Version != version {
+		return nil
+	}
+	return st
+}
+
+func (r *Recent) remember(name types.NamespacedName, st *Stored) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.seen == nil {
+		r.seen = map[types.NamespacedName]*Stored{}
+	}
+	r.seen[name] = st
+}
+
+func (r *Recent) forget(name types.NamespacedName) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.seen, name)
+}
+
+// Summary is s without its resources: a state file of its serial, lineage and outputs only,
+// applied from the same inputs, at the same Version, and with nothing to write on top of.
+func (s *Stored) Summary() (*Stored, error) {
+	outputs, err := s.Outputs()
+	if err != nil {
+		return nil, err
+	}
+	raw, err := json.Marshal(struct {
+		Version int               `json:"version"`
+		Serial  int64             `json:"serial"`
+		Lineage string            `json:"lineage"`
+		Outputs map[string]Output `json:"outputs"`
+	}{4, s.Serial, s.Lineage, outputs})
+	if err != nil {
+		return nil, errors.Wrap(err, errParse)
+	}
+	return &Stored{State: &State{Raw: raw, Serial: s.Serial, Lineage: s.Lineage}, AppliedInputs: s.AppliedInputs, Version: s.Version}, nil
+}

@@ -1,0 +1,123 @@
+package state
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+)
+
+// A poll reads a state in full only when its Secret changed since the last read: otherwise it is
+// answered with that read's summary. A state a tenant edited meanwhile is read in full, and
+// refused.
+func TestRecentReadsChangedStatesOnly(t *testing.T) {
+	full := 0
+	c := fake.NewClientBuilder().WithInterceptorFuncs(interceptor.Funcs{
+		Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+			if _, ok := obj.(*corev1.Secret); ok {
+				full++
+			}
+			return c.Get(ctx, key, obj, opts...)
+		},
+	}).Build()
+	store := &Store{Client: c, Keys: StaticKeys{ring(t, "k1")}}
+	r := &Recent{Store: store, Reader: c}
+	ctx := context.Background()
+	st, err := Parse([]byte(tfstate))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := store.Put(ctx, ref, st, "in-1"); err != nil {
+		t.Fatal(err)
+	}
+	full = 0
+	first, err := r.Get(ctx, ref)
+	if err != nil || full != 1 {
+		t.Fatalf("the first read is a full one: %d full reads, %v", full, err)
+	}
+	again, err := r.Get(ctx, ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if full != 1 {
+		t.Errorf("an unchanged state Secret must not be read again: %d full reads", full)
+	}
+	if diff := cmp.Diff(outputsOf(t, first), outputsOf(t, again)); diff != "" {
+		t.Errorf("the summary's outputs: -full read +summary:\n%s", diff)
+	}
+	if again.Serial != first.Serial || again.Lineage != first.Lineage || again.AppliedInputs != "in-1" || again.Version != first.Version {
+		t.Errorf("the summary must have the state's serial, lineage, applied inputs and version: got %d %s %s %s, want %d %s in-1 %s",
+			again.Serial, again.Lineage, again.AppliedInputs, again.Version, first.Serial, first.Lineage, first.Version)
+	}
+
+	// Written again: read in full.
+	if err := store.Put(ctx, ref, version(8, lineage), "in-2"); err != nil {
+		t.Fatal(err)
+	}
+	full = 0
+	if got, err := r.Get(ctx, ref); err != nil || got.Serial != 8 || got.AppliedInputs != "in-2" || full != 1 {
+		t.Errorf("a state written since must be read in full: serial %d, inputs %q, %d full reads, %v", got.Serial, got.AppliedInputs, full, err)
+	}
+
+	// A tenant's edit changes the Secret's resourceVersion: read in full, and refused.
+	edit(t, c, ref.Name, func(sec *corev1.Secret) { sec.Annotations[AnnotationApplied] = "other-inputs" })
+	if _, err := r.Get(ctx, ref); !IsUnauthenticated(err) {
+		t.Errorf("an edited state must be read in full and refused, got %v", err)
+	}
+	if _, err := r.Get(ctx, ref); !IsUnauthenticated(err) {
+		t.Errorf("an edited state must be refused at every read, not answered from an earlier one, got %v", err)
+	}
+
+	// Gone: none.
+	if err := store.Delete(ctx, ref); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := r.Get(ctx, ref); err != nil || got != nil {
+		t.Errorf("a deleted state must read as none, got %v, %v", got, err)
+	}
+}
+
+func TestSummary(t *testing.T) {
+	st, err := Parse([]byte(tfstate))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &Stored{State: st, AppliedInputs: "in-1", Version: "42"}
+	sum, err := s.Summary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(outputsOf(t, s), outputsOf(t, sum)); diff != "" {
+		t.Errorf("outputs: -state +summary:\n%s", diff)
+	}
+	if n, _ := sum.ResourceCount(); n != 0 || strings.Contains(string(sum.Raw), `"resources"`) {
+		t.Errorf("a summary holds no resources: %s", sum.Raw)
+	}
+	if sum.Serial != 7 || sum.Lineage != lineage || sum.AppliedInputs != "in-1" || sum.Version != "42" || sum.secret != nil {
+		t.Errorf("summary: %+v", sum)
+	}
+}
+
+// outputsOf is st's outputs as values, whatever their JSON's spacing.
+func outputsOf(t *testing.T, st *Stored) map[string]any {
+	t.Helper()
+	outs, err := st.Outputs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]any{}
+	for name, o := range outs {
+		var v any
+		if err := json.Unmarshal(o.Value, &v); err != nil {
+			t.Fatal(err)
+		}
+		got[name] = map[string]any{"value": v, "sensitive": o.Sensitive}
+	}
+	return got
+}

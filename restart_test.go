@@ -2,8 +2,12 @@ package main
 
 import (
 	"context"
+	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -16,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/modkind/modkind/apis/v1alpha1"
+	"github.com/modkind/modkind/terraform"
 )
 
 // A Module whose source breaks keeps serving its instances with the module it was last served
@@ -86,4 +91,85 @@ func TestBrokenModuleServedAfterRestart(t *testing.T) {
 		b, err := os.ReadFile(filepath.Join(traces, "b"))
 		return err == nil && string(b) == "hello", nil
 	})
+}
+
+// A restarted controller observes every Ready instance again and runs no terraform for them:
+// their inputs and module did not change, and their first drift checks fall at random points of
+// the interval, not at once.
+func TestRestartRunsNoTerraform(t *testing.T) {
+	kubeconfig, c := startAPIServer(t)
+	dir := t.TempDir()
+	waitNoProcessesIn(t, dir)
+	tf, err := terraform.Binary("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	calls := filepath.Join(dir, "calls.log")
+	wrapper := filepath.Join(dir, "terraform")
+	script := fmt.Sprintf("#!/bin/sh\necho \"$1\" >> %q\nexec %q \"$@\"\n", calls, tf)
+	if err := os.WriteFile(wrapper, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"--kubeconfig", kubeconfig, "--work-dir", filepath.Join(dir, "work"), "--terraform-binary", wrapper,
+		"--poll-interval", "1s", "--drift-interval", "1h"}
+	proc := startModkind(t, args...)
+	t.Cleanup(func() { _ = proc.Process.Kill(); _ = proc.Wait() })
+	const n = 6
+	_, insts := createTraces(t, c, "calm", n, func(i int) []any { return []any{fmt.Sprintf("c%d", i)} }, 0)
+	for _, u := range insts {
+		waitInstanceReady(t, c, u)
+	}
+	if err := proc.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	_ = proc.Wait()
+	before := lineCount(t, calls)
+
+	metrics := freeAddr(t)
+	proc = startModkind(t, append(args, "--metrics-bind-address", metrics)...)
+	controller := "instances/trace.calm.example.org"
+	// Three polls of every instance: each was observed at start, then twice more.
+	poll(t, "the restarted controller to observe every instance three times", 2*time.Minute, func(ctx context.Context) (bool, error) {
+		return reconcilesOf(ctx, metrics, controller) >= 3*n, nil
+	})
+	if got := lineCount(t, calls); got != before {
+		t.Errorf("the restarted controller ran terraform %d times for %d unchanged instances, want none", got-before, n)
+	}
+	for _, u := range insts {
+		waitInstanceReady(t, c, u)
+	}
+}
+
+// lineCount is the number of lines in file.
+func lineCount(t *testing.T, file string) int {
+	t.Helper()
+	raw, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Count(string(raw), "\n")
+}
+
+// reconcilesOf is how many reconciles the controller named controller made, as the metrics at
+// addr say (0 before they are served).
+func reconcilesOf(ctx context.Context, addr, controller string) int {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/metrics", nil)
+	if err != nil {
+		return 0
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	n := 0
+	for _, l := range strings.Split(string(body), "\n") {
+		metric, value, ok := strings.Cut(l, " ")
+		if ok && strings.HasPrefix(metric, `controller_runtime_reconcile_total{controller="`+controller+`"`) {
+			v, _ := strconv.ParseFloat(value, 64)
+			n += int(v)
+		}
+	}
+	return n
 }

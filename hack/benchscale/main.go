@@ -1012,6 +1012,11 @@ func (b *bench) modkindArgs(work string, sd side) ([]string, string, error) {
 	args := []string{"--kubeconfig", b.kubeconfig, "--work-dir", work,
 		"--terraform-binary", b.terraform, "--max-concurrent-runs", strconv.Itoa(b.o.parallel),
 		"--drift-interval", b.o.drift.String()}
+	if b.o.stuck == 0 {
+		// The measured namespace is the only tenant, as the floor's runs are: it may hold every
+		// slot, where by default a namespace holds half so that another can always start.
+		args = append(args, "--max-concurrent-runs-per-namespace", strconv.Itoa(b.o.parallel))
+	}
 	mirror := ""
 	if sd.job {
 		addr, err := freeAddress()

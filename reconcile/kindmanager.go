@@ -130,10 +130,13 @@ func (c *instanceClient) forget(uid types.UID, w writtenVersion) {
 	}
 }
 
-// contentOf is the digest of u's content without its status and critical annotations.
+// contentOf is the digest of u's content without its status, managed fields and critical
+// annotations.
 func contentOf(u *unstructured.Unstructured) [sha256.Size]byte {
 	c := u.DeepCopy()
 	delete(c.Object, "status")
+	// The cache holds objects without them (Options.DefaultTransform), an update's answer with.
+	c.SetManagedFields(nil)
 	a := c.GetAnnotations()
 	for _, k := range criticalAnnotations {
 		delete(a, k)

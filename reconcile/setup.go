@@ -172,12 +172,17 @@ func ManagerOptions(s *runtime.Scheme, cfg Config) manager.Options {
 		// On SIGTERM running terraform processes are interrupted and stop gracefully, writing
 		// state that is then stored; that must fit before the manager gives up on them.
 		GracefulShutdownTimeout: ptr.To(GracefulShutdown),
-		Cache: cache.Options{DefaultNamespaces: namespaces, ByObject: map[client.Object]cache.ByObject{
-			// Only modkind's own CRDs are watched; a cluster may have thousands of others.
-			&extv1.CustomResourceDefinition{}: {Label: crd.OwnedSelector()},
-			// Only runner Jobs (--runner job); a cluster's other Jobs are none of modkind's business.
-			&batchv1.Job{}: {Label: job.RunnerJobSelector()},
-		}},
+		Cache: cache.Options{DefaultNamespaces: namespaces,
+			// Nothing reads managedFields, and they are often the largest part of an object: at
+			// thousands of instances, most of the informers' memory. An update without them leaves
+			// the API server's as they are.
+			DefaultTransform: cache.TransformStripManagedFields(),
+			ByObject: map[client.Object]cache.ByObject{
+				// Only modkind's own CRDs are watched; a cluster may have thousands of others.
+				&extv1.CustomResourceDefinition{}: {Label: crd.OwnedSelector()},
+				// Only runner Jobs (--runner job); a cluster's other Jobs are none of modkind's business.
+				&batchv1.Job{}: {Label: job.RunnerJobSelector()},
+			}},
 		Client: client.Options{Cache: &client.CacheOptions{
 			// Instances of generated kinds are read from the informers their controllers start.
 			Unstructured: true,

@@ -9,7 +9,6 @@ import (
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/event"
-	"github.com/crossplane/crossplane-runtime/v2/pkg/logging"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
 	"github.com/go-logr/logr"
@@ -205,7 +204,7 @@ func newInstanceReconciler(km *kindManager, gvk schema.GroupVersionKind, conn *c
 		// An apply that ends in Create or Update shows its outputs itself (showApplied): the
 		// instance is observed again a poll interval later, as any other.
 		managed.WithTimeout(o.Timeout),
-		managed.WithLogger(logging.NewLogrLogger(log)),
+		managed.WithLogger(quietLogger{log: log}),
 		managed.WithRecorder(quiet(conn.record, conn.notes)),
 	)
 }

@@ -1,7 +1,11 @@
 package reconcile
 
 import (
+	"slices"
+
 	"github.com/crossplane/crossplane-runtime/v2/pkg/event"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/logging"
+	"github.com/go-logr/logr"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
@@ -43,4 +47,27 @@ func (q quietRecorder) Event(obj runtime.Object, e event.Event) {
 
 func (q quietRecorder) WithAnnotations(keysAndValues ...string) event.Recorder {
 	return quietRecorder{q.Recorder.WithAnnotations(keysAndValues...), q.notes}
+}
+
+// quietLogger is the logger the managed reconciler is given: it adds the values the reconciler
+// gives it (WithValues, several per reconcile) only to a line it writes. The reconciler logs
+// almost only at debug level, and a zap logger encodes every value at once: at thousands of
+// instances observed each minute, that was a tenth of the controller's idle CPU.
+type quietLogger struct {
+	log    logr.Logger
+	values []any
+}
+
+func (l quietLogger) Info(msg string, keysAndValues ...any) {
+	l.log.WithValues(l.values...).Info(msg, keysAndValues...)
+}
+
+func (l quietLogger) Debug(msg string, keysAndValues ...any) {
+	if d := l.log.V(1); d.Enabled() {
+		d.WithValues(l.values...).Info(msg, keysAndValues...)
+	}
+}
+
+func (l quietLogger) WithValues(keysAndValues ...any) logging.Logger {
+	return quietLogger{log: l.log, values: append(slices.Clip(l.values), keysAndValues...)}
 }

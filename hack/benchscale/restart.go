@@ -56,8 +56,8 @@ func (s *sideRun) restarted(ctx context.Context, cmd *exec.Cmd, args []string, l
 	if err != nil {
 		return next, f, err
 	}
-	f.requests, err = b.requests.count(mark)
-	return next, f, err
+	f.requests = b.requests.countOrWarn(mark)
+	return next, f, nil
 }
 
 // instanceQueue reads from the metrics at addr how many reconciles the instance controller

@@ -25,7 +25,8 @@ func (i *Instance) paved() *fieldpath.Paved { return fieldpath.Pave(i.Object) }
 // GetCondition returns the condition of the given type.
 func (i *Instance) GetCondition(ct xpv2.ConditionType) xpv2.Condition {
 	cs := xpv2.ConditionedStatus{}
-	_ = i.paved().GetValueInto("status", &cs)
+	// The conditions alone: the whole status would be encoded to JSON and decoded, outputs and all.
+	_ = i.paved().GetValueInto("status.conditions", &cs.Conditions)
 	return cs.GetCondition(ct)
 }
 
@@ -36,7 +37,7 @@ func (i *Instance) SetConditions(c ...xpv2.Condition) {
 		delete(i.Object, "status")
 	}
 	cs := xpv2.ConditionedStatus{}
-	_ = i.paved().GetValueInto("status", &cs)
+	_ = i.paved().GetValueInto("status.conditions", &cs.Conditions)
 	cs.SetConditions(c...)
 	_ = i.paved().SetValue("status.conditions", cs.Conditions)
 }

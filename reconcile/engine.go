@@ -93,12 +93,14 @@ type Engine struct {
 	mu     sync.Mutex
 	kinds  map[schema.GroupVersionKind]*generatedKind
 	owners map[string]schema.GroupVersionKind
+	// wiring reconciles the instances that take values from a changed object.
+	wiring *wiring
 }
 
 // NewEngine returns an Engine whose instance controllers read states from states and have
 // o.Executor run what they decide.
 func NewEngine(mgr manager.Manager, states States, o Options) *Engine {
-	return &Engine{
+	e := &Engine{
 		mgr: mgr, states: states, opts: o,
 		log:     mgr.GetLogger().WithName("instances"),
 		drift:   newDriftClock(o.DriftInterval, o.MinDriftInterval),
@@ -107,6 +109,20 @@ func NewEngine(mgr manager.Manager, states States, o Options) *Engine {
 		owners:  map[string]schema.GroupVersionKind{},
 		started: make(chan struct{}),
 	}
+	e.wiring = newWiring(mgr.GetClient(), e.snapshotOf, e.Running)
+	return e
+}
+
+// snapshotOf is the module the kind gk is served with, nil when modkind does not serve it.
+func (e *Engine) snapshotOf(gk schema.GroupKind) *Snapshot {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for gvk, k := range e.kinds {
+		if gvk.GroupKind() == gk {
+			return k.Snapshot()
+		}
+	}
+	return nil
 }
 
 // Start makes the Engine ready to run instance controllers until ctx ends; the manager calls it.
@@ -147,7 +163,7 @@ func (e *Engine) Run(ctx context.Context, gvk schema.GroupVersionKind, snap *Sna
 	conn := &connector{
 		kind: k, client: e.mgr.GetAPIReader(), states: e.states, exec: e.opts.Executor, modules: e.opts.Modules,
 		configs: &ProviderConfigResolver{Client: e.mgr.GetAPIReader(), CredentialsNamespaces: e.opts.CredentialsNamespaces, Protected: []string{e.opts.ownDir()}},
-		drift:   e.drift, notes: e.notes, record: recorder, waiters: e.opts.Waiters,
+		drift:   e.drift, notes: e.notes, record: recorder, waiters: e.opts.Waiters, wiring: e.wiring,
 	}
 	r := newInstanceReconciler(km, gvk, conn, e.opts, log)
 	// An instance waiting for a run slot is tried again at a steady pace.
@@ -172,6 +188,13 @@ func (e *Engine) Run(ctx context.Context, gvk schema.GroupVersionKind, snap *Sna
 	}
 	// What the executor needs to reconcile an instance again: the end of a run it handed on.
 	if err := e.opts.Executor.Watch(c, gvk); err != nil {
+		return errors.Wrap(err, errStartController)
+	}
+	// What the instances that take values from others need: a change of a source.
+	kindSource := func(o client.Object, h handler.EventHandler) source.Source {
+		return source.Kind[client.Object](e.mgr.GetCache(), o, h)
+	}
+	if err := e.wiring.watch(c, u, kindSource); err != nil {
 		return errors.Wrap(err, errStartController)
 	}
 	cctx, cancel := context.WithCancel(e.base)

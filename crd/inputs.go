@@ -32,13 +32,13 @@ func addInputRefs(s *extv1.JSONSchemaProps, m *module.Module, value, from map[st
 			continue
 		}
 		s.Properties[ref] = fromSchema(val, v.Type.FriendlyName())
-		switch {
-		case v.Required():
+		if v.Required() {
 			s.Required = slices.DeleteFunc(s.Required, func(r string) bool { return r == val })
 			s.XValidations = append(s.XValidations, extv1.ValidationRule{
 				Rule: fmt.Sprintf(ruleValueOrFrom, val, ref), Message: fmt.Sprintf("%s or %s is required", val, ref),
 			})
-		case v.Default == nil:
+		}
+		if v.Default == nil {
 			s.XValidations = append(s.XValidations, extv1.ValidationRule{
 				Rule: fmt.Sprintf(ruleNotBoth, val, ref), Message: fmt.Sprintf("set %s or %s, not both", val, ref),
 			})

@@ -424,10 +424,33 @@ func (c *connector) wire(ctx context.Context, inst *kind.Instance, m *module.Mod
 			}
 		}
 		if cyc := w.cycle(ctx, self, refs); cyc != nil {
-			return nil, &CycleError{Cycle: cyc}
+			return c.unresolved(ctx, inst, refs, &CycleError{Cycle: cyc})
 		}
 	}
-	return resolver{r: c.client, snapshot: snapshot}.resolve(ctx, inst.ForProvider(), refs)
+	res, err := resolver{r: c.client, snapshot: snapshot}.resolve(ctx, inst.ForProvider(), refs)
+	if err != nil {
+		return c.unresolved(ctx, inst, refs, err)
+	}
+	return res, nil
+}
+
+// unresolved returns err, unless inst is being deleted and has no state: it destroys nothing, so
+// needs no values, and must not wait for sources that may never come (a cycle, a source deleted).
+func (c *connector) unresolved(ctx context.Context, inst *kind.Instance, refs []inputRef, err error) (*resolution, error) {
+	if !meta.WasDeleted(inst) {
+		return nil, err
+	}
+	stored, serr := c.states.Get(ctx, kind.StateRef(c.kind.gvk.GroupKind().String(), inst.GetNamespace(), inst.GetName()))
+	if serr != nil || stored != nil {
+		return nil, err
+	}
+	fp := inst.ForProvider()
+	for _, r := range refs {
+		if !r.Variable.Sensitive {
+			delete(fp, r.Field)
+		}
+	}
+	return &resolution{ForProvider: fp}, nil
 }
 
 // showResolved shows in status the sources of the values the instance is applied with.

@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/modkind/modkind/kind"
+	"github.com/modkind/modkind/kind/fields"
 )
 
 const errListUsers = "cannot list the instances that may use this one"
@@ -222,6 +223,9 @@ func (w *wiring) usersOf(ctx context.Context, self objKey, connectionSecret stri
 			if k == self {
 				continue
 			}
+			if !needsSources(&l.Items[i]) {
+				continue
+			}
 			refs, _ := parseRefs(snap.Module, k.Namespace, (&kind.Instance{Unstructured: l.Items[i]}).ForProvider())
 			if uses(refs, self, connectionSecret) {
 				users = append(users, k)
@@ -230,4 +234,14 @@ func (w *wiring) usersOf(ctx context.Context, self objKey, connectionSecret stri
 	}
 	slices.SortFunc(users, func(a, b objKey) int { return strings.Compare(a.String(), b.String()) })
 	return users, nil
+}
+
+// needsSources says whether instance u may still need the values of its sources: unless it is
+// being deleted and never applied anything (its status shows no state), when it destroys nothing.
+func needsSources(u *unstructured.Unstructured) bool {
+	if u.GetDeletionTimestamp() == nil {
+		return true
+	}
+	_, applied, _ := unstructured.NestedMap(u.Object, "status", fields.State)
+	return applied
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	extv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -441,4 +442,12 @@ func TestWiringSensitive(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitSyncedFalse(t, net, "deletion waits while other instances use this one: App.wiring.example.org app")
+}
+
+func ruleStrings(rs extv1.ValidationRules) []string {
+	out := make([]string, len(rs))
+	for i, r := range rs {
+		out[i] = r.Rule
+	}
+	return out
 }

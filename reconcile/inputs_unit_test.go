@@ -3,6 +3,7 @@ package reconcile
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -13,8 +14,10 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/util/workqueue"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/modkind/modkind/module"
 )
@@ -96,10 +99,10 @@ func TestFindCycle(t *testing.T) {
 		edges  map[string][]string
 		want   []objKey
 	}{
-		"Chain":   {reason: "a -> b -> c is no cycle.", edges: map[string][]string{"a": {"b"}, "b": {"c"}}},
-		"Two":     {reason: "a -> b -> a is.", edges: map[string][]string{"a": {"b"}, "b": {"a"}}, want: []objKey{k("a"), k("b"), k("a")}},
-		"Self":    {reason: "An instance that takes its own output waits for itself forever.", edges: map[string][]string{"a": {"a"}}, want: []objKey{k("a"), k("a")}},
-		"Three":   {reason: "A longer cycle is found and named in order.", edges: map[string][]string{"a": {"x", "b"}, "b": {"c"}, "c": {"a"}}, want: []objKey{k("a"), k("b"), k("c"), k("a")}},
+		"Chain": {reason: "a -> b -> c is no cycle.", edges: map[string][]string{"a": {"b"}, "b": {"c"}}},
+		"Two":   {reason: "a -> b -> a is.", edges: map[string][]string{"a": {"b"}, "b": {"a"}}, want: []objKey{k("a"), k("b"), k("a")}},
+		"Self":  {reason: "An instance that takes its own output waits for itself forever.", edges: map[string][]string{"a": {"a"}}, want: []objKey{k("a"), k("a")}},
+		"Three": {reason: "A longer cycle is found and named in order.", edges: map[string][]string{"a": {"x", "b"}, "b": {"c"}, "c": {"a"}}, want: []objKey{k("a"), k("b"), k("c"), k("a")}},
 		"Elsewhere": {reason: "A cycle that a does not belong to is not a's to report: a waits for it.",
 			edges: map[string][]string{"a": {"b"}, "b": {"c"}, "c": {"b"}}},
 	}
@@ -202,18 +205,18 @@ func TestResolve(t *testing.T) {
 			want:   map[string]any{"cidrs": []any{"10.0.0.0/16"}},
 		},
 		"Missing": {
-			reason: "A source that does not exist is waited for.",
-			fp:     map[string]any{"networkIdFrom": outputFrom("nope", "network_id")},
+			reason:  "A source that does not exist is waited for.",
+			fp:      map[string]any{"networkIdFrom": outputFrom("nope", "network_id")},
 			wantErr: "waiting for networkIdFrom: Network.wiring.example.org nope does not exist", wantWaiting: true,
 		},
 		"NotReady": {
-			reason: "A source that is not Ready is waited for.",
-			fp:     map[string]any{"networkIdFrom": outputFrom("creating", "network_id")},
+			reason:  "A source that is not Ready is waited for.",
+			fp:      map[string]any{"networkIdFrom": outputFrom("creating", "network_id")},
 			wantErr: "waiting for networkIdFrom: Network.wiring.example.org creating is not Ready", wantWaiting: true,
 		},
 		"NoOutputYet": {
-			reason: "A Ready source that has not published the output yet is waited for.",
-			fp:     map[string]any{"networkIdFrom": outputFrom("empty", "network_id")},
+			reason:  "A Ready source that has not published the output yet is waited for.",
+			fp:      map[string]any{"networkIdFrom": outputFrom("empty", "network_id")},
 			wantErr: "waiting for networkIdFrom: Network.wiring.example.org empty has no output network_id yet", wantWaiting: true,
 		},
 		"UndeclaredOutput": {
@@ -262,8 +265,8 @@ func TestResolve(t *testing.T) {
 			want:   map[string]any{"networkId": `"3"`},
 		},
 		"ConfigMapMissingKey": {
-			reason: "A key that is not there is waited for.",
-			fp:     map[string]any{"replicasFrom": keyFrom("configMapKeyRef", "cm", "nokey")},
+			reason:  "A key that is not there is waited for.",
+			fp:      map[string]any{"replicasFrom": keyFrom("configMapKeyRef", "cm", "nokey")},
 			wantErr: `waiting for replicasFrom: ConfigMap cm has no key "nokey"`, wantWaiting: true,
 		},
 		"SecretValue": {
@@ -341,3 +344,148 @@ func TestResolvedStatus(t *testing.T) {
 }
 
 func jsonNumber(s string) any { return json.Number(s) }
+
+func instanceOf(gvk schema.GroupVersionKind, name string, fp map[string]any, deleting, applied bool) *unstructured.Unstructured {
+	u := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"forProvider": fp}}}
+	u.SetGroupVersionKind(gvk)
+	u.SetNamespace("ns")
+	u.SetName(name)
+	if deleting {
+		now := metav1.Now()
+		u.SetDeletionTimestamp(&now)
+		u.SetFinalizers([]string{Finalizer})
+	}
+	if applied {
+		u.Object["status"] = map[string]any{"state": map[string]any{"secretName": "x"}}
+	}
+	return u
+}
+
+// Who holds the deletion of an instance: the instances of its namespace that take its outputs or
+// its connection Secret, unless they are being deleted and never applied anything.
+func TestUsersOf(t *testing.T) {
+	appGVK := schema.GroupVersionKind{Group: "wiring.example.org", Version: "v1alpha1", Kind: "App"}
+	snaps := map[schema.GroupKind]*Snapshot{netGVK.GroupKind(): {Module: netMod}, appGVK.GroupKind(): {Module: appMod}}
+	self := instanceKey(netGVK, "ns", "net")
+	cases := map[string]struct {
+		reason string
+		objs   []client.Object
+		conn   string
+		want   []objKey
+	}{
+		"Unused": {reason: "Nobody refers to it.", objs: []client.Object{instanceOf(appGVK, "a", map[string]any{"networkId": "n"}, false, false)}},
+		"Output": {
+			reason: "An app takes its output.",
+			objs:   []client.Object{instanceOf(appGVK, "a", map[string]any{"networkIdFrom": outputFrom("net", "network_id")}, false, false)},
+			want:   []objKey{instanceKey(appGVK, "ns", "a")},
+		},
+		"OtherNetwork": {
+			reason: "An app of another network does not hold this one.",
+			objs:   []client.Object{instanceOf(appGVK, "a", map[string]any{"networkIdFrom": outputFrom("net2", "network_id")}, false, false)},
+		},
+		"ConnectionSecret": {
+			reason: "An app takes its connection Secret's key.",
+			objs:   []client.Object{instanceOf(appGVK, "a", map[string]any{"tokenSecretRef": map[string]any{"name": "net-conn", "key": "token"}}, false, false)},
+			conn:   "net-conn",
+			want:   []objKey{instanceKey(appGVK, "ns", "a")},
+		},
+		"DeletingApplied": {
+			reason: "A user being deleted still needs the value to destroy what it made.",
+			objs:   []client.Object{instanceOf(appGVK, "a", map[string]any{"networkIdFrom": outputFrom("net", "network_id")}, true, true)},
+			want:   []objKey{instanceKey(appGVK, "ns", "a")},
+		},
+		"DeletingNeverApplied": {
+			reason: "A user being deleted that never applied anything destroys nothing: it holds nothing (else a cycle could never be deleted).",
+			objs:   []client.Object{instanceOf(appGVK, "a", map[string]any{"networkIdFrom": outputFrom("net", "network_id")}, true, false)},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			c := fake.NewClientBuilder().WithObjects(tc.objs...).Build()
+			w := newWiring(c, func(gk schema.GroupKind) *Snapshot { return snaps[gk] },
+				func() []schema.GroupVersionKind { return []schema.GroupVersionKind{netGVK, appGVK} })
+			got, err := w.usersOf(context.Background(), self, tc.conn)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("\n%s\nusersOf: -want, +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}
+
+// The index behind the watches: a change of a source reconciles its dependents; a dependent that
+// is deleted or stops naming a source reconciles that source, whose deletion may wait for it.
+func TestWiringIndex(t *testing.T) {
+	appGVK := schema.GroupVersionKind{Group: "wiring.example.org", Version: "v1alpha1", Kind: "App"}
+	net, cm := instanceKey(netGVK, "ns", "net"), objKey{Kind: kindConfigMap, Namespace: "ns", Name: "cm"}
+	app, app2 := instanceKey(appGVK, "ns", "app"), instanceKey(appGVK, "ns", "app2")
+	cases := map[string]struct {
+		reason string
+		do     func(w *wiring)
+		want   []string
+	}{
+		"SourceChanged": {
+			reason: "Both apps that take the network's output are reconciled.",
+			do: func(w *wiring) {
+				w.record(app, []objKey{net, cm})
+				w.record(app2, []objKey{net})
+				w.changed(net)
+			},
+			want: []string{"App ns/app", "App ns/app2"},
+		},
+		"OtherSource": {
+			reason: "A ConfigMap only app uses reconciles only app.",
+			do: func(w *wiring) {
+				w.record(app, []objKey{net, cm})
+				w.record(app2, []objKey{net})
+				w.changed(cm)
+			},
+			want: []string{"App ns/app"},
+		},
+		"Dropped": {
+			reason: "A source app no longer names is reconciled: its deletion may wait for app.",
+			do: func(w *wiring) {
+				w.record(app, []objKey{net})
+				w.record(app, nil)
+				w.changed(net)
+			},
+			want: []string{"Network ns/net"},
+		},
+		"Forgotten": {
+			reason: "A deleted app releases its sources, and is no longer reconciled for them.",
+			do: func(w *wiring) {
+				w.record(app, []objKey{net, cm})
+				w.forget(app)
+				w.changed(cm)
+			},
+			want: []string{"Network ns/net"},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			w := newWiring(nil, nil, nil)
+			queues := map[string]workqueue.TypedRateLimitingInterface[reconcile.Request]{}
+			for _, gvk := range []schema.GroupVersionKind{netGVK, appGVK} {
+				q := workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[reconcile.Request]())
+				defer q.ShutDown()
+				w.queues[gvk.GroupKind()] = q
+				queues[gvk.Kind] = q
+			}
+			tc.do(w)
+			var got []string
+			for k, q := range queues {
+				for q.Len() > 0 {
+					r, _ := q.Get()
+					got = append(got, k+" "+r.String())
+					q.Done(r)
+				}
+			}
+			slices.Sort(got)
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("\n%s\nreconciled: -want, +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}

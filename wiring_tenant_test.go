@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modkind/modkind/reconcile"
 	corev1 "k8s.io/api/core/v1"
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -30,13 +31,15 @@ output "id" { value = "sub-${terraform_data.s.output}" }
 `
 
 // An editor wires instances of its namespace together with a real token (issue 26): what the
-// controller reads under the chart's RBAC (another instance, a ConfigMap, their watches) works,
+// controller reads under the chart's RBAC (another instance, a ConfigMap, a Secret, their
+// watches: polls are an hour apart) works,
 // and a reference that would leave the namespace, or read a kind modkind does not serve, is
 // refused.
 func testWiringAttacks(t *testing.T, g *rbacGround) {
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	refused, _ := startControllerAs(ctx, t, g)
+	// Polls an hour apart: what reaches an instance within the test came through a watch.
+	refused, _ := startControllerAs(ctx, t, g, func(c *reconcile.Config) { c.PollInterval = time.Hour })
 	editor := tenantClient(ctx, t, g, "edit")
 	netMod := applyModule(ctx, t, g, refused, "wiring-networks", "WNetwork", wiringNetworkModule)
 	subMod := applyModule(ctx, t, g, refused, "wiring-subnets", "WSubnet", wiringSubnetModule)
@@ -100,13 +103,29 @@ func testWiringAttacks(t *testing.T, g *rbacGround) {
 	if err := mergePatch(ctx, editor, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: rbacTenant, Name: "zones"}}, `{"data":{"zone":"c"}}`); err != nil {
 		t.Fatal(err)
 	}
-	rbacWaitFor(ctx, t, "subnet in zone c", refused, func(ctx context.Context) (bool, any) {
-		if err := editor.Get(ctx, client.ObjectKeyFromObject(sub), got); err != nil {
-			return false, err
-		}
-		id, _, _ := unstructured.NestedString(got.Object, "status", "atProvider", "id")
-		return id == "sub-net-tenant/c", got.Object["status"]
-	})
+	waitID := func(want string) {
+		t.Helper()
+		rbacWaitFor(ctx, t, "subnet id "+want, refused, func(ctx context.Context) (bool, any) {
+			if err := editor.Get(ctx, client.ObjectKeyFromObject(sub), got); err != nil {
+				return false, err
+			}
+			id, _, _ := unstructured.NestedString(got.Object, "status", "atProvider", "id")
+			return id == want, got.Object["status"]
+		})
+	}
+	waitID("sub-net-tenant/c")
+	// The same through a Secret of the namespace, whose metadata the controller watches.
+	if err := editor.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: rbacTenant, Name: "zone-secret"}, StringData: map[string]string{"zone": "d"}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := mergePatch(ctx, editor, sub, `{"spec":{"forProvider":{"zoneFrom":{"configMapKeyRef":null,"secretKeyRef":{"name":"zone-secret","key":"zone"}}}}}`); err != nil {
+		t.Fatal(err)
+	}
+	waitID("sub-net-tenant/d")
+	if err := mergePatch(ctx, editor, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: rbacTenant, Name: "zone-secret"}}, `{"stringData":{"zone":"e"}}`); err != nil {
+		t.Fatal(err)
+	}
+	waitID("sub-net-tenant/e")
 	if s := refused.String(); s != "" {
 		t.Errorf("the controller was refused: %s", s)
 	}

@@ -129,6 +129,12 @@ func (e *Engine) snapshotOf(gk schema.GroupKind) *Snapshot {
 func (e *Engine) Start(ctx context.Context) error {
 	e.base = ctx
 	close(e.started)
+	// ConfigMaps and Secrets that instances take values from reconcile them when they change.
+	go func() {
+		if err := e.wiring.watchKeys(ctx, e.mgr.GetCache()); err != nil && ctx.Err() == nil {
+			e.log.Error(err, "instances will see changed ConfigMaps and Secrets only at their next poll")
+		}
+	}()
 	<-ctx.Done()
 	for _, gvk := range e.Running() {
 		e.Stop(gvk)

@@ -11,7 +11,9 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/event"
@@ -23,7 +25,10 @@ import (
 	"github.com/modkind/modkind/kind/fields"
 )
 
-const errListUsers = "cannot list the instances that may use this one"
+const (
+	errListUsers = "cannot list the instances that may use this one"
+	errWatchKeys = "cannot watch %ss for the instances that take values from them"
+)
 
 // wiring knows which instances take values from which objects, so that a change of a source (an
 // instance's status, a ConfigMap, a Secret) reconciles its dependents at once rather than at
@@ -108,8 +113,7 @@ func (w *wiring) enqueue(keys ...objKey) {
 }
 
 // watch has controller c of gvk take part: its queue receives the dependents of gvk, and the
-// events of gvk's instances, ConfigMaps and Secrets (their metadata only) reconcile the
-// instances that use them.
+// events of gvk's instances reconcile the instances that use them.
 func (w *wiring) watch(c controller.Controller, u *unstructured.Unstructured, kindSource func(client.Object, handler.EventHandler) source.Source) error {
 	gk := u.GroupVersionKind().GroupKind()
 	if err := c.Watch(source.Func(func(_ context.Context, q workqueue.TypedRateLimitingInterface[reconcile.Request]) error {
@@ -135,30 +139,7 @@ func (w *wiring) watch(c controller.Controller, u *unstructured.Unstructured, ki
 			w.forget(key(e.Object, gk))
 		},
 	}
-	if err := c.Watch(kindSource(u, instances)); err != nil {
-		return err
-	}
-	for _, k := range []string{kindConfigMap, kindSecret} {
-		m := &metav1.PartialObjectMetadata{}
-		m.SetGroupVersionKind(schema.GroupVersionKind{Version: "v1", Kind: k})
-		core := schema.GroupKind{Kind: k}
-		// Only this kind's dependents: every kind's controller watches them.
-		mine := handler.EnqueueRequestsFromMapFunc(func(_ context.Context, o client.Object) []reconcile.Request {
-			w.mu.Lock()
-			defer w.mu.Unlock()
-			var out []reconcile.Request
-			for d := range w.dependents[key(o, core)] {
-				if d.Group == gk.Group && d.Kind == gk.Kind {
-					out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: d.Namespace, Name: d.Name}})
-				}
-			}
-			return out
-		})
-		if err := c.Watch(kindSource(m, mine)); err != nil {
-			return err
-		}
-	}
-	return nil
+	return c.Watch(kindSource(u, instances))
 }
 
 // refsOf reads the references of instance k from the cache; none when it is gone or of a kind
@@ -244,4 +225,34 @@ func needsSources(u *unstructured.Unstructured) bool {
 	}
 	_, applied, _ := unstructured.NestedMap(u.Object, "status", fields.State)
 	return applied
+}
+
+// watchKeys has a change of any ConfigMap or Secret reconcile the instances that use it. It
+// watches their metadata only, never caching a value, once for all kinds: a handler added to a
+// shared informer stays until the informer goes.
+func (w *wiring) watchKeys(ctx context.Context, informers cache.Informers) error {
+	for _, k := range []string{kindConfigMap, kindSecret} {
+		m := &metav1.PartialObjectMetadata{}
+		m.SetGroupVersionKind(schema.GroupVersionKind{Version: "v1", Kind: k})
+		inf, err := informers.GetInformer(ctx, m)
+		if err != nil {
+			return errors.Wrapf(err, errWatchKeys, k)
+		}
+		changed := func(obj any) {
+			if d, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
+				obj = d.Obj
+			}
+			if o, ok := obj.(client.Object); ok {
+				w.changed(objKey{Kind: k, Namespace: o.GetNamespace(), Name: o.GetName()})
+			}
+		}
+		if _, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+			AddFunc:    changed,
+			UpdateFunc: func(_, o any) { changed(o) },
+			DeleteFunc: changed,
+		}); err != nil {
+			return errors.Wrapf(err, errWatchKeys, k)
+		}
+	}
+	return nil
 }

@@ -163,6 +163,8 @@ func (e *Engine) Run(ctx context.Context, gvk schema.GroupVersionKind, snap *Sna
 	k.snapshot.Store(snap)
 
 	km := newKindManager(e.mgr, gvk)
+	// An instance that waits on its wiring says so in its Synced condition's reason.
+	km.client = reasonClient{Client: km.client}
 	log := e.log.WithValues("kind", gvk.GroupKind().String())
 	name := "instances/" + strings.ToLower(gvk.GroupKind().String())
 	recorder := event.NewAPIRecorder(e.mgr.GetEventRecorderFor("modkind/" + strings.ToLower(gvk.Kind)))

@@ -76,7 +76,14 @@ type WaitingError struct {
 	Field, What string
 }
 
-func (e *WaitingError) Error() string { return fmt.Sprintf("waiting for %s: %s", e.Field, e.What) }
+func (e *WaitingError) Error() string { return fmt.Sprintf(prefixWaiting+"%s: %s", e.Field, e.What) }
+
+// How the wiring's errors start: reasons.go gives the Synced condition a reason by them.
+const (
+	prefixWaiting = "waiting for "
+	prefixCycle   = "reference cycle"
+	prefixInUse   = "deletion waits while other instances use this one"
+)
 
 // IsWaiting says err is, or wraps, a WaitingError.
 func IsWaiting(err error) bool {
@@ -92,7 +99,7 @@ func (e *CycleError) Error() string {
 	for i, k := range e.Cycle {
 		names[i] = k.String()
 	}
-	return "reference cycle, nothing in it can be applied: " + strings.Join(names, " -> ")
+	return prefixCycle + ", nothing in it can be applied: " + strings.Join(names, " -> ")
 }
 
 // InUseError says an instance that others take values from waits to be deleted until they are gone.
@@ -103,7 +110,7 @@ func (e *InUseError) Error() string {
 	for i, k := range e.Users {
 		names[i] = k.String()
 	}
-	return fmt.Sprintf("deletion waits while other instances use this one: %s (delete them, or annotate %s=true to delete it anyway)",
+	return fmt.Sprintf(prefixInUse+": %s (delete them, or annotate %s=true to delete it anyway)",
 		strings.Join(names, ", "), kind.AnnotationDeleteWhileUsed)
 }
 

@@ -151,6 +151,8 @@ func TestWiringChain(t *testing.T) {
 	create(t, sub)
 	waitSyncedReason(t, sub, "WaitingForInputs", "waiting for networkIdFrom: Network.wiring.example.org net does not exist")
 	waitSyncedReason(t, app, "WaitingForInputs", "waiting for subnetIdFrom: Subnet.wiring.example.org sub is not Ready")
+	// Argo CD shows an instance that waits for its inputs as Progressing, not Degraded.
+	assertArgoHealth(t, get(t, app), "Progressing")
 	if runs := terraformRuns(t, wiringDir(appGVK, ns, "app")); len(runs) > 0 {
 		t.Errorf("an app waiting for its subnet must run no terraform, ran %v", runs)
 	}
@@ -292,6 +294,12 @@ func TestWiringRefusals(t *testing.T) {
 				tc.wantReason = "ReconcileError"
 			}
 			msg := waitSyncedReason(t, tc.inst, tc.wantReason, tc.want)
+			// A mistake is Degraded in Argo CD; a wait is Progressing.
+			wantHealth := "Degraded"
+			if tc.wantReason == "WaitingForInputs" {
+				wantHealth = "Progressing"
+			}
+			assertArgoHealth(t, get(t, tc.inst), wantHealth)
 			if strings.Contains(msg, "three") {
 				t.Errorf("the condition must not quote the value, got %q", msg)
 			}

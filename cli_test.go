@@ -24,7 +24,8 @@ func TestGenerateCommand(t *testing.T) {
 		t.Fatalf("generate must print one CRD as YAML: %v\n%s", err, out.String())
 	}
 	fp := c.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["spec"].Properties["forProvider"]
-	if c.Name != "greetings.platform.example.org" || fp.Properties["name"].Type != "string" || len(fp.Required) != 1 {
+	if c.Name != "greetings.platform.example.org" || fp.Properties["name"].Type != "string" || fp.Properties["nameFrom"].Type != "object" ||
+		len(fp.XValidations) == 0 || fp.XValidations[0].Rule != "has(self.name) || has(self.nameFrom)" {
 		t.Errorf("generate printed the wrong CRD: name %s, forProvider %+v", c.Name, fp)
 	}
 	if _, ok := c.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["status"].Properties["atProvider"].Properties["token"]; ok {

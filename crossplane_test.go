@@ -159,6 +159,9 @@ func TestCrossplaneComposesAGeneratedKind(t *testing.T) {
 			xr = o
 		}
 	}
+	// A Composition may set a variable's reference as well as its value (issue 26): in this test
+	// the XRD also takes nameFrom, which the function passes into the Greeting's forProvider.
+	allowNameFrom(t, xrd)
 	apply(t, c, xrd)
 	poll(t, "the XRD to be established", 2*time.Minute, func(ctx context.Context) (bool, error) {
 		got := xrd.DeepCopy()
@@ -233,6 +236,50 @@ func TestCrossplaneComposesAGeneratedKind(t *testing.T) {
 			t.Errorf("connection Secret %s lacks the outputs message, id and token: %v", name, slices.Sorted(maps.Keys(s.Data)))
 		}
 	}
+
+	// A composite that names a ConfigMap key for the name: the composed Greeting takes it from
+	// there, and the composite is Ready with the message it made.
+	if err := c.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: xr.GetNamespace(), Name: "welcome-name"},
+		Data: map[string]string{"name": "Composition"}}); err != nil {
+		t.Fatal(err)
+	}
+	byRef := xr.DeepCopy()
+	byRef.SetName("by-reference")
+	_ = unstructured.SetNestedMap(byRef.Object, map[string]any{"nameFrom": map[string]any{
+		"configMapKeyRef": map[string]any{"name": "welcome-name", "key": "name"}}}, "spec", "parameters")
+	if err := c.Create(ctx, byRef); err != nil {
+		t.Fatal(err)
+	}
+	poll(t, "the composite with a reference to be Ready and Synced", 3*time.Minute, func(ctx context.Context) (bool, error) {
+		if err := c.Get(ctx, client.ObjectKeyFromObject(byRef), got); err != nil {
+			return false, nil
+		}
+		return conditionTrue(got, "Ready") && conditionTrue(got, "Synced"), nil
+	})
+	if msg, _, _ := unstructured.NestedString(got.Object, "status", "atProvider", "message"); msg != "Hello, Composition!" {
+		t.Errorf("composite by-reference status.atProvider.message = %q, want Hello, Composition!", msg)
+	}
+}
+
+// allowNameFrom makes the example XRD's parameters take nameFrom, a reference of the Greeting
+// kind, beside name, which is then no longer required.
+func allowNameFrom(t *testing.T, xrd *unstructured.Unstructured) {
+	t.Helper()
+	versions, _, _ := unstructured.NestedSlice(xrd.Object, "spec", "versions")
+	if len(versions) == 0 {
+		t.Fatal("the example XRD has no versions")
+	}
+	v := versions[0].(map[string]any)
+	path := []string{"schema", "openAPIV3Schema", "properties", "spec", "properties", "parameters"}
+	params, ok, _ := unstructured.NestedMap(v, path...)
+	if !ok {
+		t.Fatal("the example XRD has no spec.parameters")
+	}
+	_ = unstructured.SetNestedField(params, map[string]any{"type": "object", "x-kubernetes-preserve-unknown-fields": true}, "properties", "nameFrom")
+	delete(params, "required")
+	_ = unstructured.SetNestedMap(v, params, path...)
+	versions[0] = v
+	_ = unstructured.SetNestedSlice(xrd.Object, versions, "spec", "versions")
 }
 
 // The Crossplane example is consistent with itself and with the quickstart's Module: the

@@ -99,9 +99,16 @@ func compareSchemas(path string, old, cur *extv1.JSONSchemaProps, out *[]Break) 
 		oldRules[r.Rule] = true
 	}
 	for _, r := range cur.XValidations {
-		if !oldRules[r.Rule] {
-			add("new validation rule %q", r.Rule)
+		if oldRules[r.Rule] {
+			continue
 		}
+		if b, ok := inputRuleBreak(path, r.Rule, old); ok {
+			if b != nil {
+				*out = append(*out, *b)
+			}
+			continue
+		}
+		add("new validation rule %q", r.Rule)
 	}
 	if old.Nullable && !cur.Nullable {
 		add("no longer accepts null")

@@ -67,9 +67,9 @@ variable "settings" {
 			next:   base + `variable "extra" { default = "x" }`,
 		},
 		"FieldRemoved": {
-			reason: "Instances that set a removed variable would lose it.",
+			reason: "Instances that set a removed variable (its value or its reference) would lose it.",
 			next:   strings.Replace(base, sizeVariable, "", 1),
-			want:   []Break{{Path: "spec.forProvider.size", Reason: "field removed"}},
+			want:   []Break{{Path: "spec.forProvider.size", Reason: "field removed"}, {Path: "spec.forProvider.sizeFrom", Reason: "field removed"}},
 		},
 		"TypeChanged": {
 			reason: "A number that becomes a string invalidates stored values.",

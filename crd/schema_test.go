@@ -231,6 +231,13 @@ func TestSynthesizeCollisions(t *testing.T) {
 			}},
 			want: &fields.CollisionError{Where: "variables", Field: "tokenSecretRef", Names: []string{"token", "token_secret_ref"}},
 		},
+		"From": {
+			reason: "A variable x_from would be field xFrom, which is also x's reference: one would silently replace the other.",
+			m: &module.Module{Variables: []module.Variable{
+				{Name: "vpc_id", Type: cty.String}, {Name: "vpc_id_from", Type: cty.String},
+			}},
+			want: &fields.CollisionError{Where: "variables", Field: "vpcIdFrom", Names: []string{"vpc_id (its reference)", "vpc_id_from"}},
+		},
 		"SecretRefBothSensitive": {
 			reason: "Two sensitive variables whose Secret references are one field collide too.",
 			m: &module.Module{Variables: []module.Variable{
@@ -269,7 +276,7 @@ func TestSynthesizeCollisions(t *testing.T) {
 		t.Fatalf("\nA sensitive variable's name is free for another field.\nSynthesize: %v", err)
 	}
 	fp := c.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["spec"].Properties["forProvider"]
-	if diff := cmp.Diff([]string{"token", "tokenSecretRef"}, slices.Sorted(maps.Keys(fp.Properties))); diff != "" {
+	if diff := cmp.Diff([]string{"token", "tokenFrom", "tokenSecretRef"}, slices.Sorted(maps.Keys(fp.Properties))); diff != "" {
 		t.Errorf("\nBoth variables should have their field.\nforProvider: -want, +got:\n%s", diff)
 	}
 }
@@ -298,12 +305,12 @@ func TestSynthesizeForProvider(t *testing.T) {
 			want: result{ForProviderDefault: "{}"},
 		},
 		"OneRequired": {
-			reason: "A required variable makes forProvider required, with no default.",
+			reason: "A required variable makes forProvider required, with no default; its value or its reference is required (a CEL rule, not the schema's required list).",
 			vars: []module.Variable{
 				{Name: "bucket_name", Type: cty.String},
 				{Name: "size", Type: cty.Number, Default: float64(1), HasDefault: true},
 			},
-			want: result{SpecRequired: []string{"forProvider"}, Required: []string{"bucketName"}},
+			want: result{SpecRequired: []string{"forProvider"}},
 		},
 	}
 	for name, tc := range cases {

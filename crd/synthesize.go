@@ -80,7 +80,7 @@ func Synthesize(moduleName string, n v1alpha1.CRDNames, m *module.Module) (*extv
 			fields.Approval:              approvalSchema,
 		},
 	}
-	if len(forProvider.Required) > 0 {
+	if requiresForProvider(m) {
 		spec.Required = []string{fields.ForProvider}
 	} else {
 		// An empty forProvider lets the API server fill the variables' defaults.
@@ -98,6 +98,7 @@ func Synthesize(moduleName string, n v1alpha1.CRDNames, m *module.Module) (*extv
 			fields.StateLock:          stateLockSchema,
 			fields.State:              stateSchema,
 			fields.PendingDrift:       pendingDriftSchema,
+			fields.ResolvedInputs:     resolvedInputsSchema,
 			fields.ObservedGeneration: {Type: "integer", Format: "int64", Description: "ObservedGeneration is the generation the conditions describe."},
 		},
 	}
@@ -147,20 +148,10 @@ func Synthesize(moduleName string, n v1alpha1.CRDNames, m *module.Module) (*extv
 
 // ForProviderSchema is the schema of spec.forProvider: one property per module variable.
 func ForProviderSchema(m *module.Module) (extv1.JSONSchemaProps, error) {
-	names := make([]string, len(m.Variables))
-	sensitive := map[string]bool{}
-	for i, v := range m.Variables {
-		names[i] = v.Name
-		sensitive[v.Name] = v.Sensitive
-	}
 	// A sensitive variable's field is its Secret reference, which may be another variable's
-	// field too: token and token_secret_ref would both be tokenSecretRef.
-	field, err := fields.NamesBy("variables", names, func(n string) string {
-		if sensitive[n] {
-			return fields.SecretRef(n)
-		}
-		return fields.Name(n)
-	})
+	// field too: token and token_secret_ref would both be tokenSecretRef; vpc_id_from would be
+	// vpc_id's reference vpcIdFrom.
+	field, from, err := fields.InputFields(m.Variables)
 	if err != nil {
 		return extv1.JSONSchemaProps{}, err
 	}
@@ -212,6 +203,7 @@ func ForProviderSchema(m *module.Module) (extv1.JSONSchemaProps, error) {
 	// Validation blocks become CEL rules only where that is provably no stricter than Terraform;
 	// the rest Terraform checks at plan time.
 	validation.Apply(&s, m)
+	addInputRefs(&s, m, field, from)
 	return s, nil
 }
 

@@ -13,4 +13,8 @@ const (
 	// AnnotationRecreateState, set to the lineage of a state whose Secret was lost, lets the
 	// instance start again from an empty state.
 	AnnotationRecreateState = "modkind.io/recreate-state"
+	// AnnotationDeleteWhileUsed, set to "true", lets an instance that other instances of its
+	// namespace take values from be destroyed while they exist. Without it its deletion waits
+	// until they are deleted or no longer refer to it.
+	AnnotationDeleteWhileUsed = "modkind.io/delete-while-used"
 )

@@ -3,6 +3,7 @@ package reconcile
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/event"
@@ -11,6 +12,7 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
 	"github.com/zclconf/go-cty/cty"
 	corev1 "k8s.io/api/core/v1"
+	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -49,6 +51,8 @@ type connector struct {
 	notes   *notebook
 	record  event.Recorder
 	waiters *slots.Waiters
+	// wiring knows which instances take values from which objects; nil in tests of one kind.
+	wiring *wiring
 }
 
 func (c *connector) Connect(ctx context.Context, mg resource.Managed) (managed.ExternalClient, error) {
@@ -68,11 +72,16 @@ func (c *connector) Connect(ctx context.Context, mg resource.Managed) (managed.E
 	if err != nil {
 		return nil, err
 	}
-	secretValues, secretStrings, err := resolveSensitive(ctx, c.client, inst.GetNamespace(), snap.Module, inst.ForProvider())
+	wired, err := c.wire(ctx, inst, snap.Module)
 	if err != nil {
 		return nil, err
 	}
-	in := terraform.Inputs{ForProvider: inst.ForProvider(), SecretValues: secretValues,
+	secretValues, secretStrings, err := resolveSensitive(ctx, c.client, inst.GetNamespace(), snap.Module, wired.ForProvider)
+	if err != nil {
+		return nil, err
+	}
+	secretStrings = append(secretStrings, wired.Redact...)
+	in := terraform.Inputs{ForProvider: wired.ForProvider, SecretValues: secretValues,
 		Providers: setup.Providers, PreventDestroy: !inst.AllowDestructive() && !meta.WasDeleted(inst)}
 	pkg := ""
 	if snap.Module.Resource == nil {
@@ -101,7 +110,7 @@ func (c *connector) Connect(ctx context.Context, mg resource.Managed) (managed.E
 	}
 	ws.ApprovalRequired, ws.ApprovedPlan = inst.Approval()
 	w := &executor.Work{Instance: inst, Module: snap.Module, Workspace: ws, Events: c.record}
-	return &external{connector: c, inst: inst, snap: snap, work: w, inputs: in}, nil
+	return &external{connector: c, inst: inst, snap: snap, work: w, inputs: in, wired: wired}, nil
 }
 
 // resolveSensitive reads the values of the sensitive variables the instance sets, from the
@@ -122,12 +131,15 @@ func resolveSensitive(ctx context.Context, c client.Reader, namespace string, m 
 		name, _ := ref["name"].(string)
 		key, _ := ref["key"].(string)
 		sec := &corev1.Secret{}
-		if err := c.Get(ctx, types.NamespacedName{Namespace: namespace, Name: name}, sec); err != nil {
+		if err := c.Get(ctx, types.NamespacedName{Namespace: namespace, Name: name}, sec); kerrors.IsNotFound(err) {
+			// It may be another instance's connection Secret, not written yet.
+			return nil, nil, &WaitingError{Field: field, What: "Secret " + name + " does not exist"}
+		} else if err != nil {
 			return nil, nil, errors.Wrapf(err, "%s %s: Secret %s", errReadSensitive, field, name)
 		}
 		raw, ok := sec.Data[key]
 		if !ok {
-			return nil, nil, errors.Errorf("%s %s: Secret %s has no key %q", errReadSensitive, field, name, key)
+			return nil, nil, &WaitingError{Field: field, What: fmt.Sprintf("Secret %s has no key %q", name, key)}
 		}
 		redact = append(redact, string(raw))
 		if v.Type == cty.String {

@@ -8,6 +8,10 @@
 //     needs from its spec, its state and its drift clock, renders its root module once per
 //     reconcile, and hands the Work to an executor.Executor: an apply, a destroy, a drift plan or
 //     a refresh;
+//   - the wiring (inputs.go, wiring.go) replaces an instance's <field>From references by the
+//     values they name (another instance's output, a ConfigMap or Secret key, in its namespace)
+//     before render, makes it wait for what is missing, refuses cycles, holds the deletion of an
+//     instance others use, and reconciles the dependents of a source that changed;
 //   - the ProviderConfig resolver (providerconfig.go) reads an instance's provider configuration
 //     and refuses what a tenant may not configure;
 //   - the collector (collect.go) removes what nothing needs any more;

@@ -92,12 +92,14 @@ type Engine struct {
 	mu     sync.Mutex
 	kinds  map[schema.GroupVersionKind]*generatedKind
 	owners map[string]schema.GroupVersionKind
+	// wiring reconciles the instances that take values from a changed object.
+	wiring *wiring
 }
 
 // NewEngine returns an Engine whose instance controllers read states from states and have
 // o.Executor run what they decide.
 func NewEngine(mgr manager.Manager, states States, o Options) *Engine {
-	return &Engine{
+	e := &Engine{
 		mgr: mgr, states: states, opts: o,
 		log:     mgr.GetLogger().WithName("instances"),
 		drift:   newDriftClock(o.DriftInterval, o.MinDriftInterval),
@@ -106,12 +108,32 @@ func NewEngine(mgr manager.Manager, states States, o Options) *Engine {
 		owners:  map[string]schema.GroupVersionKind{},
 		started: make(chan struct{}),
 	}
+	e.wiring = newWiring(mgr.GetClient(), e.snapshotOf, e.Running)
+	return e
+}
+
+// snapshotOf is the module the kind gk is served with, nil when modkind does not serve it.
+func (e *Engine) snapshotOf(gk schema.GroupKind) *Snapshot {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for gvk, k := range e.kinds {
+		if gvk.GroupKind() == gk {
+			return k.Snapshot()
+		}
+	}
+	return nil
 }
 
 // Start makes the Engine ready to run instance controllers until ctx ends; the manager calls it.
 func (e *Engine) Start(ctx context.Context) error {
 	e.base = ctx
 	close(e.started)
+	// ConfigMaps and Secrets that instances take values from reconcile them when they change.
+	go func() {
+		if err := e.wiring.watchKeys(ctx, e.mgr.GetCache()); err != nil && ctx.Err() == nil {
+			e.log.Error(err, "instances will see changed ConfigMaps and Secrets only at their next poll")
+		}
+	}()
 	<-ctx.Done()
 	for _, gvk := range e.Running() {
 		e.Stop(gvk)
@@ -140,13 +162,15 @@ func (e *Engine) Run(ctx context.Context, gvk schema.GroupVersionKind, snap *Sna
 	k.snapshot.Store(snap)
 
 	km := newKindManager(e.mgr, gvk)
+	// An instance that waits on its wiring says so in its Synced condition's reason.
+	km.client = reasonClient{Client: km.client}
 	log := e.log.WithValues("kind", gvk.GroupKind().String())
 	name := "instances/" + strings.ToLower(gvk.GroupKind().String())
 	recorder := event.NewAPIRecorder(e.mgr.GetEventRecorderFor("modkind/" + strings.ToLower(gvk.Kind)))
 	conn := &connector{
 		kind: k, client: e.mgr.GetAPIReader(), states: e.states, exec: e.opts.Executor, modules: e.opts.Modules,
 		configs: &ProviderConfigResolver{Client: e.mgr.GetAPIReader(), CredentialsNamespaces: e.opts.CredentialsNamespaces, Protected: []string{e.opts.ownDir()}},
-		drift:   e.drift, notes: e.notes, record: recorder, waiters: e.opts.Waiters,
+		drift:   e.drift, notes: e.notes, record: recorder, waiters: e.opts.Waiters, wiring: e.wiring,
 	}
 	r := newInstanceReconciler(km, gvk, conn, e.opts, log)
 	// An instance waiting for a run slot is tried again at a steady pace.
@@ -171,6 +195,13 @@ func (e *Engine) Run(ctx context.Context, gvk schema.GroupVersionKind, snap *Sna
 	}
 	// What the executor needs to reconcile an instance again: the end of a run it handed on.
 	if err := e.opts.Executor.Watch(c, gvk); err != nil {
+		return errors.Wrap(err, errStartController)
+	}
+	// What the instances that take values from others need: a change of a source.
+	kindSource := func(o client.Object, h handler.EventHandler) source.Source {
+		return source.Kind[client.Object](e.mgr.GetCache(), o, h)
+	}
+	if err := e.wiring.watch(c, u, kindSource); err != nil {
 		return errors.Wrap(err, errStartController)
 	}
 	cctx, cancel := context.WithCancel(e.base)

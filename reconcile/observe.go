@@ -42,6 +42,8 @@ type external struct {
 	inputs terraform.Inputs
 	// busy says a run of the instance is still under way: nothing is started for it.
 	busy bool
+	// wired is what the instance's references gave; shown in status once applied.
+	wired *resolution
 }
 
 // Observe decides from the stored state whether the instance is applied and up to date; it runs
@@ -126,6 +128,7 @@ func (e *external) observed(ctx context.Context, stored *state.Stored, observing
 		}
 	}
 	if upToDate {
+		e.showResolved()
 		e.inst.SetConditions(xpv2.Available())
 		e.inst.SetObservedGeneration(e.inst.GetGeneration())
 	}

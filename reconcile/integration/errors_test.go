@@ -110,9 +110,9 @@ func TestWrongTypeRejectedByAPIServer(t *testing.T) {
 			field:       "spec.forProvider.settings.maxSize",
 		},
 		"MissingRequired": {
-			reason:      "dir has no default",
+			reason:      "dir has no default: its value or its reference (dirFrom) is required",
 			forProvider: map[string]any{"files": []any{"a"}},
-			field:       "spec.forProvider.dir",
+			field:       "spec.forProvider: Invalid value: dir or dirFrom is required",
 		},
 		"DuplicateInSet": {
 			reason:      "a set holds each value once",

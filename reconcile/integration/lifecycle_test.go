@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -182,8 +183,11 @@ func TestInstanceLifecycle(t *testing.T) {
 		t.Errorf("CRD scope: want Namespaced, got %s", c.Spec.Scope)
 	}
 	fp := c.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["spec"].Properties["forProvider"]
-	if diff := cmp.Diff([]string{"dir", "files"}, fp.Required); diff != "" {
-		t.Errorf("forProvider.required: -want +got:\n%s", diff)
+	// A required variable needs its value or its reference (<field>From): a rule, not the
+	// required list.
+	rules := ruleStrings(fp.XValidations)
+	if !slices.Contains(rules, "has(self.dir) || has(self.dirFrom)") || !slices.Contains(rules, "has(self.files) || has(self.filesFrom)") || len(fp.Required) != 0 {
+		t.Errorf("forProvider: dir and files must be required by rules, got required %v, rules %v", fp.Required, rules)
 	}
 	if got := fp.Properties["content"]; got.Type != "string" || string(got.Default.Raw) != `"hello"` || got.Description != "What each trace file holds." {
 		t.Errorf("forProvider.content: want a string defaulting to hello with its description, got %+v", got)

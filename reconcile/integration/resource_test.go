@@ -3,6 +3,7 @@ package integration
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 
@@ -68,8 +69,9 @@ func TestResourceKindSchema(t *testing.T) {
 	}
 	props := c.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties
 	fp := props["spec"].Properties["forProvider"]
-	if diff := strings.Join(fp.Required, ","); diff != "name" {
-		t.Errorf("forProvider required: want name, got %s", diff)
+	// A required argument needs its value or its reference (nameFrom): a rule, not the required list.
+	if rules := ruleStrings(fp.XValidations); !slices.Contains(rules, "has(self.name) || has(self.nameFrom)") || len(fp.Required) != 0 {
+		t.Errorf("forProvider: want name or nameFrom required by a rule, got required %v, rules %v", fp.Required, rules)
 	}
 	for field, typ := range map[string]string{"name": "string", "region": "string", "tags": "object", "createSeconds": "number",
 		"rule": "array", "versioning": "object", "owner": "object"} {

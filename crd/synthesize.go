@@ -72,12 +72,14 @@ func Synthesize(moduleName string, n v1alpha1.CRDNames, m *module.Module) (*extv
 		Type:        "object",
 		Description: fmt.Sprintf("%s is the desired state of the %s: the module's inputs and how modkind manages it.", "Spec", n.Kind),
 		Properties: map[string]extv1.JSONSchemaProps{
-			fields.ForProvider:           forProvider,
-			"providerConfigRef":          providerConfigRefSchema,
-			"writeConnectionSecretToRef": writeConnectionSecretToRefSchema,
-			"managementPolicies":         managementPoliciesSchema,
-			fields.AllowDestructive:      allowDestructiveSchema,
-			fields.Approval:              approvalSchema,
+			fields.ForProvider:            forProvider,
+			"providerConfigRef":           providerConfigRefSchema,
+			"writeConnectionSecretToRef":  writeConnectionSecretToRefSchema,
+			"managementPolicies":          managementPoliciesSchema,
+			fields.AllowDestructive:       allowDestructiveSchema,
+			fields.Approval:               approvalSchema,
+			fields.ModuleRevisionRef:      moduleRevisionRefSchema,
+			fields.ModuleRevisionSelector: moduleRevisionSelectorSchema,
 		},
 	}
 	if len(forProvider.Required) > 0 {
@@ -98,6 +100,7 @@ func Synthesize(moduleName string, n v1alpha1.CRDNames, m *module.Module) (*extv
 			fields.StateLock:          stateLockSchema,
 			fields.State:              stateSchema,
 			fields.PendingDrift:       pendingDriftSchema,
+			fields.ModuleRevision:     moduleRevisionStatusSchema,
 			fields.ObservedGeneration: {Type: "integer", Format: "int64", Description: "ObservedGeneration is the generation the conditions describe."},
 		},
 	}

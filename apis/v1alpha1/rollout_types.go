@@ -113,6 +113,10 @@ type RolloutStatus struct {
 	// StepStarted is when the current step (or its pause) began.
 	// +optional
 	StepStarted *metav1.Time `json:"stepStarted,omitempty"`
+	// StepCompleted is when every instance of the current step was applied with To: its pause,
+	// if any, runs from then.
+	// +optional
+	StepCompleted *metav1.Time `json:"stepCompleted,omitempty"`
 	// Moved are the instances (namespace/name) the rollout moved to To.
 	// +optional
 	Moved []string `json:"moved,omitempty"`

@@ -635,6 +635,10 @@ func (in *RolloutStatus) DeepCopyInto(out *RolloutStatus) {
 		in, out := &in.StepStarted, &out.StepStarted
 		*out = (*in).DeepCopy()
 	}
+	if in.StepCompleted != nil {
+		in, out := &in.StepCompleted, &out.StepCompleted
+		*out = (*in).DeepCopy()
+	}
 	if in.Moved != nil {
 		in, out := &in.Moved, &out.Moved
 		*out = make([]string, len(*in))

@@ -32,3 +32,7 @@ var moduleRevisionSelectorSchema = extv1.JSONSchemaProps{
 var moduleRevisionStatusSchema = extv1.JSONSchemaProps{
 	Type: "string", Description: "ModuleRevision is the ModuleRevision this instance was last applied with.",
 }
+
+var failedModuleRevisionStatusSchema = extv1.JSONSchemaProps{
+	Type: "string", Description: "FailedModuleRevision is the ModuleRevision whose last apply of this instance failed, or whose plan the destroy/replace guard refused; a rollout counts it as a failure.",
+}

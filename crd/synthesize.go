@@ -94,14 +94,15 @@ func Synthesize(moduleName string, n v1alpha1.CRDNames, m *module.Module) (*extv
 		Type:        "object",
 		Description: "Status is the observed state of the " + n.Kind + ".",
 		Properties: map[string]extv1.JSONSchemaProps{
-			fields.AtProvider:         atProvider,
-			"conditions":              conditionsSchema,
-			fields.LastPlan:           lastPlanSchema,
-			fields.StateLock:          stateLockSchema,
-			fields.State:              stateSchema,
-			fields.PendingDrift:       pendingDriftSchema,
-			fields.ModuleRevision:     moduleRevisionStatusSchema,
-			fields.ObservedGeneration: {Type: "integer", Format: "int64", Description: "ObservedGeneration is the generation the conditions describe."},
+			fields.AtProvider:           atProvider,
+			"conditions":                conditionsSchema,
+			fields.LastPlan:             lastPlanSchema,
+			fields.StateLock:            stateLockSchema,
+			fields.State:                stateSchema,
+			fields.PendingDrift:         pendingDriftSchema,
+			fields.ModuleRevision:       moduleRevisionStatusSchema,
+			fields.FailedModuleRevision: failedModuleRevisionStatusSchema,
+			fields.ObservedGeneration:   {Type: "integer", Format: "int64", Description: "ObservedGeneration is the generation the conditions describe."},
 		},
 	}
 

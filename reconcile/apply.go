@@ -66,6 +66,9 @@ func (e *external) apply(ctx context.Context) (executor.Result, error) {
 		e.notes.SetPlan(e.inst.GetUID(), shown)
 		e.inst.SetStatusField(fields.LastPlan, shown.Value())
 	}
+	if !res.Pending {
+		e.noteRevision(res.Err)
+	}
 	if res.Err != nil || res.Pending {
 		return res, res.Err
 	}

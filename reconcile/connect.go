@@ -49,6 +49,8 @@ type connector struct {
 	notes   *notebook
 	record  event.Recorder
 	waiters *slots.Waiters
+	// revisions loads the snapshots of the revisions instances are pinned or held to.
+	revisions *revisionLoader
 }
 
 func (c *connector) Connect(ctx context.Context, mg resource.Managed) (managed.ExternalClient, error) {
@@ -56,9 +58,9 @@ func (c *connector) Connect(ctx context.Context, mg resource.Managed) (managed.E
 	if !ok {
 		return nil, errors.New(errNotInstance)
 	}
-	snap := c.kind.Snapshot()
-	if snap == nil {
-		return nil, errors.New(errModuleNotRead)
+	snap, forProvider, err := c.snapshotFor(ctx, inst)
+	if err != nil {
+		return nil, err
 	}
 	var pcRef *ProviderConfigRef
 	if r := inst.GetProviderConfigReference(); r != nil {
@@ -68,11 +70,11 @@ func (c *connector) Connect(ctx context.Context, mg resource.Managed) (managed.E
 	if err != nil {
 		return nil, err
 	}
-	secretValues, secretStrings, err := resolveSensitive(ctx, c.client, inst.GetNamespace(), snap.Module, inst.ForProvider())
+	secretValues, secretStrings, err := resolveSensitive(ctx, c.client, inst.GetNamespace(), snap.Module, forProvider)
 	if err != nil {
 		return nil, err
 	}
-	in := terraform.Inputs{ForProvider: inst.ForProvider(), SecretValues: secretValues,
+	in := terraform.Inputs{ForProvider: forProvider, SecretValues: secretValues,
 		Providers: setup.Providers, PreventDestroy: !inst.AllowDestructive() && !meta.WasDeleted(inst)}
 	pkg := ""
 	if snap.Module.Resource == nil {
@@ -94,7 +96,7 @@ func (c *connector) Connect(ctx context.Context, mg resource.Managed) (managed.E
 		Package:          pkg,
 		InitKey:          terraform.Digest([]byte(snap.Module.Digest), setup.Providers, []byte(setup.Digest()), lock),
 		Lock:             lock,
-		Inputs:           terraform.Digest(root.Main, root.Vars, []byte(setup.Digest())),
+		Inputs:           terraform.Digest(append([][]byte{root.Main, root.Vars, []byte(setup.Digest())}, revisionInputs(snap)...)...),
 		State:            kind.StateRef(c.kind.gvk.GroupKind().String(), inst.GetNamespace(), inst.GetName()),
 		Redactor:         terraform.NewRedactor(append(secretStrings, setup.Secrets...)...),
 		AllowDestructive: inst.AllowDestructive(),

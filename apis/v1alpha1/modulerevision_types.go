@@ -4,9 +4,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// LabelModuleRevisionOf labels a ModuleRevision with the Module it records a snapshot of.
-const LabelModuleRevisionOf = "modkind.io/module"
-
 // ModuleRevisionSpec is one module snapshot a Module resolved to. It never changes once written.
 type ModuleRevisionSpec struct {
 	// ModuleName is the Module this revision belongs to.

@@ -43,4 +43,7 @@ const (
 	ModuleRevisionSelector = "moduleRevisionSelector"
 	// ModuleRevision (status) is the revision the instance was last applied with.
 	ModuleRevision = "moduleRevision"
+	// FailedModuleRevision (status) is the revision whose last apply failed, or whose plan the
+	// destroy/replace guard refused; cleared by an apply that succeeds.
+	FailedModuleRevision = "failedModuleRevision"
 )

@@ -276,3 +276,167 @@ func TestModuleRevisionsAndPins(t *testing.T) {
 		t.Errorf("changing a ModuleRevision's spec: want it refused as immutable, got %v", err)
 	}
 }
+
+// patchModule changes the Module with edit, retrying on conflicts.
+func patchModule(t *testing.T, name string, edit func(*v1alpha1.Module)) {
+	t.Helper()
+	eventually(t, "Module "+name+" changed", func(ctx context.Context) (bool, error) {
+		m := &v1alpha1.Module{}
+		if err := ground.client.Get(ctx, types.NamespacedName{Name: name}, m); err != nil {
+			return false, err
+		}
+		edit(m)
+		return ground.client.Update(ctx, m) == nil, nil
+	})
+}
+
+// waitRollout waits until the Module's rollout is in phase and returns it.
+func waitRollout(t *testing.T, name string, phase v1alpha1.RolloutPhase) *v1alpha1.RolloutStatus {
+	t.Helper()
+	var got *v1alpha1.RolloutStatus
+	eventually(t, "rollout of "+name+" "+string(phase), func(ctx context.Context) (bool, error) {
+		m := &v1alpha1.Module{}
+		if err := ground.client.Get(ctx, types.NamespacedName{Name: name}, m); err != nil {
+			return false, nil
+		}
+		got = m.Status.Rollout
+		return got != nil && got.Phase == phase, fmt.Errorf("rollout %+v", got)
+	})
+	return got
+}
+
+// A fleet of ten instances in two namespaces moves from v1 to v2 only once a Manual rollout is
+// promoted; then a Staged rollout to v3 moves the canary first, waits to be promoted, moves half
+// of the rest, and stops, naming the zone-b instance v3 fails for, without moving more; undo brings
+// the moved instances back to v2. An instance pinned to v1 stays on v1 throughout.
+func TestStagedRollout(t *testing.T) {
+	ctx := context.Background()
+	repo := greeterRepo(t)
+	commit := func(tag string) string { return git(t, repo, "rev-list", "-n", "1", tag) }
+	const name = "staged"
+	m := &v1alpha1.Module{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: v1alpha1.ModuleSpec{
+			Source:  v1alpha1.ModuleSource{URL: "git::file://" + repo + "?ref=v1"},
+			CRD:     v1alpha1.CRDNames{Group: "staged.example.org", Kind: "Greeter"},
+			Rollout: &v1alpha1.Rollout{Policy: v1alpha1.RolloutManual},
+		},
+	}
+	if err := ground.client.Create(ctx, m); err != nil {
+		t.Fatal(err)
+	}
+	waitModuleReady(t, name)
+	rev1 := waitRevision(t, name, commit("v1"))
+
+	gvk := schema.GroupVersionKind{Group: "staged.example.org", Version: "v1alpha1", Kind: "Greeter"}
+	var all, unpinned []*unstructured.Unstructured
+	var pinned, canary *unstructured.Unstructured
+	zone := map[string]string{}
+	for n, ns := range []string{newNamespace(t), newNamespace(t)} {
+		for i := 0; i < 5; i++ {
+			z := []string{"a", "b"}[n]
+			inst := newInstance(gvk, ns, fmt.Sprintf("g%d", i), map[string]any{"forProvider": map[string]any{"name": fmt.Sprintf("%s%d", z, i), "zone": z}})
+			inst.SetLabels(map[string]string{"zone": z})
+			switch {
+			case n == 0 && i == 0:
+				inst.SetLabels(map[string]string{"zone": z, "canary": "true"})
+				canary = inst
+			case n == 0 && i == 1:
+				_ = unstructured.SetNestedField(inst.Object, rev1.Name, "spec", "moduleRevisionRef", "name")
+				pinned = inst
+			}
+			if err := ground.client.Create(ctx, inst); err != nil {
+				t.Fatal(err)
+			}
+			all = append(all, inst)
+			if inst != pinned {
+				unpinned = append(unpinned, inst)
+			}
+			zone[inst.GetNamespace()+"/"+inst.GetName()] = z
+		}
+	}
+	message := func(rev string, u *unstructured.Unstructured) string {
+		fp, _, _ := unstructured.NestedString(u.Object, "spec", "forProvider", "name")
+		return map[string]string{"v1": "", "v2": "v2: ", "v3": "v3: "}[rev] + "hello " + fp
+	}
+	for _, u := range all {
+		waitOnRevision(t, u, rev1.Name, message("v1", u))
+	}
+
+	// Manual: v2 is recorded and nothing moves until the rollout is promoted.
+	setModuleRef(t, name, repo, "v2", nil)
+	rev2 := waitRevision(t, name, commit("v2"))
+	ro := waitRollout(t, name, v1alpha1.RolloutWaiting)
+	if ro.From != rev1.Name || ro.To != rev2.Name || len(ro.Moved) != 0 {
+		t.Fatalf("Manual rollout before promotion: want %s -> %s moving nothing, got %+v", rev1.Name, rev2.Name, ro)
+	}
+	for _, u := range all {
+		waitOnRevision(t, u, rev1.Name, message("v1", u))
+	}
+	patchModule(t, name, func(m *v1alpha1.Module) { m.Annotations = map[string]string{v1alpha1.AnnotationPromote: "1"} })
+	for _, u := range unpinned {
+		waitOnRevision(t, u, rev2.Name, message("v2", u))
+	}
+	waitRollout(t, name, v1alpha1.RolloutComplete)
+	if cur, msg := revisionOf(t, pinned); cur != rev1.Name || msg != message("v1", pinned) {
+		t.Errorf("pinned instance after the Manual rollout: want %s saying %q, got %s saying %q", rev1.Name, message("v1", pinned), cur, msg)
+	}
+
+	// Staged to v3: the canary, then (promoted) half of the rest with no failure allowed.
+	setModuleRef(t, name, repo, "v3", func(m *v1alpha1.Module) {
+		m.Spec.Rollout = &v1alpha1.Rollout{Policy: v1alpha1.RolloutStaged, Steps: []v1alpha1.RolloutStep{
+			{Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"canary": "true"}}, Pause: &v1alpha1.RolloutPause{UntilPromoted: true}},
+			{Percent: ptr.To[int32](50)},
+		}}
+	})
+	rev3 := waitRevision(t, name, commit("v3"))
+	waitOnRevision(t, canary, rev3.Name, message("v3", canary))
+	ro = waitRollout(t, name, v1alpha1.RolloutWaiting)
+	if ro.Step != 0 || len(ro.Moved) != 1 || ro.Moved[0] != canary.GetNamespace()+"/"+canary.GetName() {
+		t.Fatalf("after the canary step: want only the canary moved, got %+v", ro)
+	}
+	for _, u := range unpinned {
+		if u != canary {
+			if cur, _ := revisionOf(t, u); cur != rev2.Name {
+				t.Errorf("%s moved to %s before the canary step was promoted", u.GetName(), cur)
+			}
+		}
+	}
+	patchModule(t, name, func(m *v1alpha1.Module) { m.Annotations[v1alpha1.AnnotationPromote] = "2" })
+	ro = waitRollout(t, name, v1alpha1.RolloutStopped)
+	if len(ro.Moved) != 1+4 {
+		t.Errorf("50%% of the 8 remaining: want 5 moved in all, got %q", ro.Moved)
+	}
+	if len(ro.Failed) == 0 {
+		t.Fatalf("a stopped rollout must name the instances that failed: %+v", ro)
+	}
+	for _, f := range ro.Failed {
+		if zone[f] != "b" || !strings.Contains(ro.Message, f) {
+			t.Errorf("failed instance %s: want a zone-b instance named in the message, got zone %q and %q", f, zone[f], ro.Message)
+		}
+	}
+	moved := map[string]bool{}
+	for _, k := range ro.Moved {
+		moved[k] = true
+	}
+	for _, u := range unpinned {
+		k := u.GetNamespace() + "/" + u.GetName()
+		cur, _ := revisionOf(t, u)
+		switch {
+		case !moved[k] && cur != rev2.Name:
+			t.Errorf("%s was not moved by the stopped rollout but is on %s", k, cur)
+		case moved[k] && zone[k] == "a":
+			waitOnRevision(t, u, rev3.Name, message("v3", u))
+		}
+	}
+
+	// Undo: every moved instance is applied with v2 again.
+	patchModule(t, name, func(m *v1alpha1.Module) { m.Annotations[v1alpha1.AnnotationUndo] = "1" })
+	waitRollout(t, name, v1alpha1.RolloutUndone)
+	for _, u := range unpinned {
+		waitOnRevision(t, u, rev2.Name, message("v2", u))
+	}
+	if cur, msg := revisionOf(t, pinned); cur != rev1.Name || msg != message("v1", pinned) {
+		t.Errorf("pinned instance after the Staged rollout: want %s saying %q, got %s saying %q", rev1.Name, message("v1", pinned), cur, msg)
+	}
+}

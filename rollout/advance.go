@@ -83,13 +83,14 @@ func Advance(now time.Time, spec v1alpha1.Rollout, in v1alpha1.RolloutStatus, fl
 	} else {
 		st.Failed = failed
 	}
-	promoted := s.Promote != st.Promoted
-	st.Promoted = s.Promote
 	if spec.Paused {
+		// A promotion asked for meanwhile is kept for when the rollout resumes.
 		st.Phase = v1alpha1.RolloutPausedPhase
 		st.Message = "paused by spec.rollout.paused"
 		return st, nil, 0
 	}
+	promoted := s.Promote != st.Promoted
+	st.Promoted = s.Promote
 	if spec.Policy == v1alpha1.RolloutManual {
 		return advanceManual(now, st, fleet, promoted)
 	}

@@ -199,6 +199,11 @@ func TestAdvance(t *testing.T) {
 			want: want{events: 1, st: v1alpha1.RolloutStatus{From: "m-2", To: "m-3", Phase: v1alpha1.RolloutUndone, Step: 1, Undone: "u1",
 				Moved: []string{"a/i0", "b/i5"}, Message: "undone: the 2 instances moved to m-3 go back to m-2"}},
 		},
+		"PromotedWhilePaused": {
+			reason: "A promotion asked for while paused is not used up: it acts once the rollout resumes.",
+			spec:   v1alpha1.Rollout{Policy: v1alpha1.RolloutManual, Paused: true}, st: begin, fleet: fleetOf("m-2"), sig: Signals{Promote: "1"},
+			want: want{st: v1alpha1.RolloutStatus{From: "m-2", To: "m-3", Phase: v1alpha1.RolloutPausedPhase, Message: "paused by spec.rollout.paused"}},
+		},
 		"Paused": {
 			reason: "spec.rollout.paused holds the rollout where it is.",
 			spec:   v1alpha1.Rollout{Policy: v1alpha1.RolloutStaged, Steps: staged.Steps, Paused: true}, st: begin, fleet: fleetOf("m-2"),

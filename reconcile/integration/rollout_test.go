@@ -2,12 +2,14 @@ package integration
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	lua "github.com/yuin/gopher-lua"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -277,6 +279,45 @@ func TestModuleRevisionsAndPins(t *testing.T) {
 	}
 }
 
+// moduleArgoHealth runs examples/argocd/module-health.lua on the Module as the API server has it.
+func moduleArgoHealth(t *testing.T, name string) string {
+	t.Helper()
+	m := &v1alpha1.Module{}
+	if err := ground.client.Get(context.Background(), types.NamespacedName{Name: name}, m); err != nil {
+		t.Fatal(err)
+	}
+	raw, err := json.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	obj := map[string]any{}
+	if err := json.Unmarshal(raw, &obj); err != nil {
+		t.Fatal(err)
+	}
+	script, err := os.ReadFile(filepath.Join("..", "..", "examples", "argocd", "module-health.lua"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	L := lua.NewState()
+	defer L.Close()
+	L.SetGlobal("obj", toLua(L, obj))
+	if err := L.DoString(string(script)); err != nil {
+		t.Fatalf("module-health.lua: %v", err)
+	}
+	hs, ok := L.Get(-1).(*lua.LTable)
+	if !ok {
+		t.Fatalf("module-health.lua must return a table, got %v", L.Get(-1))
+	}
+	return hs.RawGetString("status").String()
+}
+
+func assertModuleHealth(t *testing.T, name, want string) {
+	t.Helper()
+	if got := moduleArgoHealth(t, name); got != want {
+		t.Errorf("Argo CD health of Module %s: want %s, got %s", name, want, got)
+	}
+}
+
 // patchModule changes the Module with edit, retrying on conflicts.
 func patchModule(t *testing.T, name string, edit func(*v1alpha1.Module)) {
 	t.Helper()
@@ -367,6 +408,7 @@ func TestStagedRollout(t *testing.T) {
 	setModuleRef(t, name, repo, "v2", nil)
 	rev2 := waitRevision(t, name, commit("v2"))
 	ro := waitRollout(t, name, v1alpha1.RolloutWaiting)
+	assertModuleHealth(t, name, "Suspended")
 	if ro.From != rev1.Name || ro.To != rev2.Name || len(ro.Moved) != 0 {
 		t.Fatalf("Manual rollout before promotion: want %s -> %s moving nothing, got %+v", rev1.Name, rev2.Name, ro)
 	}
@@ -378,6 +420,7 @@ func TestStagedRollout(t *testing.T) {
 		waitOnRevision(t, u, rev2.Name, message("v2", u))
 	}
 	waitRollout(t, name, v1alpha1.RolloutComplete)
+	assertModuleHealth(t, name, "Healthy")
 	if cur, msg := revisionOf(t, pinned); cur != rev1.Name || msg != message("v1", pinned) {
 		t.Errorf("pinned instance after the Manual rollout: want %s saying %q, got %s saying %q", rev1.Name, message("v1", pinned), cur, msg)
 	}
@@ -402,8 +445,16 @@ func TestStagedRollout(t *testing.T) {
 			}
 		}
 	}
-	patchModule(t, name, func(m *v1alpha1.Module) { m.Annotations[v1alpha1.AnnotationPromote] = "2" })
+	// Paused, the rollout holds, and Argo CD shows the Module Suspended; resumed, it goes on.
+	patchModule(t, name, func(m *v1alpha1.Module) { m.Spec.Rollout.Paused = true })
+	waitRollout(t, name, v1alpha1.RolloutPausedPhase)
+	assertModuleHealth(t, name, "Suspended")
+	patchModule(t, name, func(m *v1alpha1.Module) {
+		m.Spec.Rollout.Paused = false
+		m.Annotations[v1alpha1.AnnotationPromote] = "2"
+	})
 	ro = waitRollout(t, name, v1alpha1.RolloutStopped)
+	assertModuleHealth(t, name, "Degraded")
 	if len(ro.Moved) != 1+4 {
 		t.Errorf("50%% of the 8 remaining: want 5 moved in all, got %q", ro.Moved)
 	}

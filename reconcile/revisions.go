@@ -227,7 +227,7 @@ func fitsRevision(fp map[string]any, rev *v1alpha1.ModuleRevision, mod, latest *
 // isDefault reports whether value is the default the kind's schema gives field.
 func isDefault(m *module.Module, field string, value any) bool {
 	for _, v := range m.Variables {
-		if fields.Name(v.Name) != field || v.Default == nil {
+		if fields.Name(v.Name) != field || !v.HasDefault {
 			continue
 		}
 		d, err := fields.FromTerraform(fields.WithoutNullAttributes(v.Default, v.Type), v.Type)

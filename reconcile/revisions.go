@@ -32,15 +32,16 @@ const (
 	errForeignRevision  = "spec.moduleRevisionRef: ModuleRevision %s belongs to Module %s, not to Module %s"
 	errNoRevisionMatch  = "spec.moduleRevisionSelector matches no ModuleRevision of Module %s"
 	errRevisionSnapshot = "cannot read the module snapshot of ModuleRevision %s"
+	errNoRevisions      = "spec.moduleRevisionRef and spec.moduleRevisionSelector cannot be honoured: Module %s has recorded no ModuleRevisions (a kind of one resource type has none)"
 	errRevisionFields   = "ModuleRevision %s (revision %d of Module %s) has no variable for spec.forProvider field(s) %s: pin a revision that has them, or remove them"
 )
 
 // revisionName is the name of the ModuleRevision of a Module's snapshot: the Module's name and
-// the digest's first characters, as a ReplicaSet is named after its Deployment and a hash.
-func revisionName(moduleName, digest string) string {
+// the digest's first n characters, as a ReplicaSet is named after its Deployment and a hash.
+func revisionName(moduleName, digest string, n int) string {
 	d := digest
-	if len(d) > 10 {
-		d = d[:10]
+	if len(d) > n {
+		d = d[:n]
 	}
 	if max := 253 - 1 - len(d); len(moduleName) > max {
 		moduleName = strings.TrimRight(moduleName[:max], ".-")
@@ -88,7 +89,7 @@ func (r *ModuleReconciler) recordRevision(ctx context.Context, m *v1alpha1.Modul
 		newest = max(newest, rev.Spec.Revision)
 	}
 	rev := &v1alpha1.ModuleRevision{
-		ObjectMeta: metav1.ObjectMeta{Name: revisionName(m.Name, mod.Digest), Labels: map[string]string{}},
+		ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{}},
 		Spec: v1alpha1.ModuleRevisionSpec{
 			ModuleName: m.Name, Revision: newest + 1, Digest: mod.Digest, Dir: mod.Dir, Source: m.Status.Source.DeepCopy(),
 		},
@@ -105,10 +106,26 @@ func (r *ModuleReconciler) recordRevision(ctx context.Context, m *v1alpha1.Modul
 	for _, o := range mod.Outputs {
 		rev.Spec.Outputs = append(rev.Spec.Outputs, o.Name)
 	}
-	if err := r.client.Create(ctx, rev); err != nil && !kerrors.IsAlreadyExists(err) {
-		return "", errors.Wrapf(err, "%s %s", errCreateRevision, rev.Name)
+	// Ten hex digits name a revision; should another snapshot of the Module already hold that
+	// name, the whole digest does.
+	for _, n := range []int{10, len(mod.Digest)} {
+		rev.Name, rev.ResourceVersion = revisionName(m.Name, mod.Digest, n), ""
+		err := r.client.Create(ctx, rev)
+		if err == nil {
+			return rev.Name, nil
+		}
+		if !kerrors.IsAlreadyExists(err) {
+			return "", errors.Wrapf(err, "%s %s", errCreateRevision, rev.Name)
+		}
+		got := &v1alpha1.ModuleRevision{}
+		if err := r.apiReader.Get(ctx, types.NamespacedName{Name: rev.Name}, got); err != nil {
+			return "", errors.Wrapf(err, "%s %s", errCreateRevision, rev.Name)
+		}
+		if got.Spec.ModuleName == m.Name && got.Spec.Digest == mod.Digest {
+			return got.Name, nil
+		}
 	}
-	return rev.Name, nil
+	return "", errors.Errorf("%s %s: the name is taken by another snapshot", errCreateRevision, rev.Name)
 }
 
 // revisionLoader reads the module snapshots of ModuleRevisions from the module cache, once each.
@@ -151,11 +168,14 @@ func (c *connector) snapshotFor(ctx context.Context, inst *kind.Instance) (*Snap
 	if base == nil {
 		return nil, nil, errors.New(errModuleNotRead)
 	}
+	pin := instancePin(&inst.Unstructured)
 	if base.Fleet == nil {
 		// A resource kind, or a Module not read since revisions exist: its one snapshot.
+		if pin.Pinned() {
+			return nil, nil, errors.Errorf(errNoRevisions, base.ModuleName)
+		}
 		return base, inst.ForProvider(), nil
 	}
-	pin := instancePin(&inst.Unstructured)
 	var revs []rollout.Revision
 	if len(pin.Selector) > 0 && pin.Ref == "" {
 		list, err := revisionsOf(ctx, c.client, base.ModuleName)

@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	"github.com/modkind/modkind/apis/v1alpha1"
@@ -42,6 +43,8 @@ func TestSnapshotFor(t *testing.T) {
 		"MissingRevision": {reason: "A pin naming no revision says which.",
 			spec:  map[string]any{"moduleRevisionRef": map[string]any{"name": "net-gone"}},
 			fleet: rollout.Fleet{Latest: "net-d2"}, wantErr: "net-gone"},
+		"NoRevisions": {reason: "A pin on a kind without revisions (a resource kind) is refused, not ignored.",
+			spec: map[string]any{"moduleRevisionRef": map[string]any{"name": "net-d1"}}, wantErr: "has recorded no ModuleRevisions"},
 		"SelectorMatchesNothing": {reason: "A selector matching no revision is an error naming the Module.",
 			spec:  map[string]any{"moduleRevisionSelector": map[string]any{"matchLabels": map[string]any{"channel": "stable"}}},
 			fleet: rollout.Fleet{Latest: "net-d2"}, wantErr: "matches no ModuleRevision of Module net"},
@@ -50,8 +53,12 @@ func TestSnapshotFor(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			c := fake.NewClientBuilder().WithScheme(s).WithObjects(foreign.DeepCopy()).Build()
 			k := &generatedKind{gvk: decisionsGVK}
-			fleet := tc.fleet
-			k.snapshot.Store(&Snapshot{ModuleName: "net", Module: latest, Revision: "net-d2", Fleet: &fleet})
+			snap := &Snapshot{ModuleName: "net", Module: latest}
+			if tc.fleet.Latest != "" {
+				fleet := tc.fleet
+				snap.Revision, snap.Fleet = "net-d2", &fleet
+			}
+			k.snapshot.Store(snap)
 			conn := &connector{kind: k, client: c, revisions: &revisionLoader{}}
 			inst := &kind.Instance{Unstructured: unstructured.Unstructured{Object: map[string]any{"spec": tc.spec}}}
 			inst.SetNamespace("ns")
@@ -122,9 +129,60 @@ func TestRevisionName(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			got := revisionName(tc.module, "0123456789abcdef")
+			got := revisionName(tc.module, "0123456789abcdef", 10)
 			if len(got) != tc.want || !strings.HasSuffix(got, "-0123456789") {
 				t.Errorf("%s\nrevisionName: got %q (%d characters), want %d ending in the digest", tc.reason, got, len(got), tc.want)
+			}
+		})
+	}
+}
+
+func TestRecordRevision(t *testing.T) {
+	s := runtime.NewScheme()
+	if err := v1alpha1.AddToScheme(s); err != nil {
+		t.Fatal(err)
+	}
+	digest := "0123456789abcdef0123456789abcdef"
+	existing := func(name, digest string, n int64) *v1alpha1.ModuleRevision {
+		return &v1alpha1.ModuleRevision{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"modkind.io/module": "net"}},
+			Spec: v1alpha1.ModuleRevisionSpec{ModuleName: "net", Revision: n, Digest: digest}}
+	}
+	cases := map[string]struct {
+		reason     string
+		have       []*v1alpha1.ModuleRevision
+		wantName   string
+		wantNumber int64
+	}{
+		"First":    {reason: "The first snapshot is revision 1.", wantName: "net-0123456789", wantNumber: 1},
+		"Known":    {reason: "A snapshot already recorded keeps its revision.", have: []*v1alpha1.ModuleRevision{existing("net-0123456789", digest, 3)}, wantName: "net-0123456789", wantNumber: 3},
+		"Next":     {reason: "A new snapshot is numbered after the newest.", have: []*v1alpha1.ModuleRevision{existing("net-aaaaaaaaaa", "aaaaaaaaaaaa", 4)}, wantName: "net-0123456789", wantNumber: 5},
+		"Collides": {reason: "A name taken by another snapshot gives way to the whole digest.", have: []*v1alpha1.ModuleRevision{existing("net-0123456789", "0123456789ffff", 1)}, wantName: "net-" + digest, wantNumber: 2},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			b := fake.NewClientBuilder().WithScheme(s)
+			for _, r := range tc.have {
+				b = b.WithObjects(r)
+			}
+			c := b.Build()
+			r := &ModuleReconciler{client: c, apiReader: c}
+			m := &v1alpha1.Module{ObjectMeta: metav1.ObjectMeta{Name: "net", Labels: map[string]string{"channel": "beta"}}}
+			got, err := r.recordRevision(context.Background(), m, &module.Module{Digest: digest, Dir: "/cache/" + digest})
+			if err != nil {
+				t.Fatalf("%s\n%v", tc.reason, err)
+			}
+			if got != tc.wantName {
+				t.Errorf("%s\nname: want %s, got %s", tc.reason, tc.wantName, got)
+			}
+			rev := &v1alpha1.ModuleRevision{}
+			if err := c.Get(context.Background(), types.NamespacedName{Name: got}, rev); err != nil {
+				t.Fatal(err)
+			}
+			if rev.Spec.Revision != tc.wantNumber {
+				t.Errorf("%s\nnumber: want %d, got %d", tc.reason, tc.wantNumber, rev.Spec.Revision)
+			}
+			if len(tc.have) == 0 && rev.Labels["channel"] != "beta" {
+				t.Errorf("%s\na new revision starts with its Module's labels, got %v", tc.reason, rev.Labels)
 			}
 		})
 	}

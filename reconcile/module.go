@@ -184,6 +184,10 @@ func (r *ModuleReconciler) reconcile(ctx context.Context, req reconcile.Request)
 		return r.fail(ctx, m, reasonSynthesize, err)
 	}
 	wait, err := r.revise(ctx, m, mod, gvk, snap)
+	if kerrors.IsConflict(errors.Cause(err)) {
+		// The rollout's new state lost a race with a newer Module: nothing moved; read it again.
+		return reconcile.Result{}, err
+	}
 	if err != nil {
 		return r.fail(ctx, m, reasonRevision, err)
 	}

@@ -20,10 +20,9 @@ import (
 	"github.com/modkind/modkind/apis/v1alpha1"
 )
 
-// greeterVersions are the tags of the module rollout tests move between: v2 changes what its
-// resource holds (and so its output) and a default, and adds a variable; v3's plan fails for
-// instances in zone b. (A change of an output expression alone is not applied by modkind today: a
-// plan with output changes only counts as no change.)
+// greeterVersions are the tags of the module rollout tests move between: v2 changes an output
+// and a default, and adds a variable; v3 changes the output again, and its plan fails for
+// instances in zone b.
 var greeterVersions = map[string]string{
 	"v1": `
 variable "name" { type = string }
@@ -52,8 +51,8 @@ variable "suffix" {
   type    = string
   default = ""
 }
-resource "terraform_data" "greeting" { input = "v2: ${var.greeting} ${var.name}${var.suffix}" }
-output "message" { value = terraform_data.greeting.output }
+resource "terraform_data" "greeting" { input = "${var.greeting} ${var.name}${var.suffix}" }
+output "message" { value = "v2: ${terraform_data.greeting.output}" }
 `,
 	"v3": `
 variable "name" { type = string }
@@ -70,7 +69,7 @@ variable "suffix" {
   default = ""
 }
 resource "terraform_data" "greeting" {
-  input = "v3: ${var.greeting} ${var.name}${var.suffix}"
+  input = "${var.greeting} ${var.name}${var.suffix}"
   lifecycle {
     precondition {
       condition     = var.zone != "b"
@@ -78,7 +77,7 @@ resource "terraform_data" "greeting" {
     }
   }
 }
-output "message" { value = terraform_data.greeting.output }
+output "message" { value = "v3: ${terraform_data.greeting.output}" }
 `,
 }
 

@@ -138,8 +138,14 @@ func waitRevision(t *testing.T, module, commit string) *v1alpha1.ModuleRevision 
 	return got
 }
 
-// waitOnRevision waits until the instance was applied with rev and says message.
+// waitOnRevision waits until the instance was applied with rev and its output message says message.
 func waitOnRevision(t *testing.T, u *unstructured.Unstructured, rev, message string) {
+	t.Helper()
+	waitOnRevisionOutput(t, u, rev, "message", message)
+}
+
+// waitOnRevisionOutput waits until the instance was applied with rev and its output says want.
+func waitOnRevisionOutput(t *testing.T, u *unstructured.Unstructured, rev, output, message string) {
 	t.Helper()
 	got := &unstructured.Unstructured{}
 	got.SetGroupVersionKind(u.GroupVersionKind())
@@ -149,7 +155,7 @@ func waitOnRevision(t *testing.T, u *unstructured.Unstructured, rev, message str
 			return false, nil
 		}
 		cur, _, _ := unstructured.NestedString(got.Object, "status", "moduleRevision")
-		msg, _, _ := unstructured.NestedString(got.Object, "status", "atProvider", "message")
+		msg, _, _ := unstructured.NestedString(got.Object, "status", "atProvider", output)
 		if cur != rev || msg != message {
 			return false, fmt.Errorf("on %q saying %q, want %q saying %q; status %v", cur, msg, rev, message, got.Object["status"])
 		}
@@ -489,4 +495,63 @@ func TestStagedRollout(t *testing.T) {
 	if cur, msg := revisionOf(t, pinned); cur != rev1.Name || msg != message("v1", pinned) {
 		t.Errorf("pinned instance after the Staged rollout: want %s saying %q, got %s saying %q", rev1.Name, message("v1", pinned), cur, msg)
 	}
+}
+
+// An instance pinned to a revision has its drift corrected with that revision's module, while
+// the Module has moved on: the correction does not move it.
+func TestPinnedInstanceDriftCorrected(t *testing.T) {
+	ctx := context.Background()
+	repo := t.TempDir()
+	git(t, repo, "init", "-q", "-b", "main")
+	drift := readFile(t, filepath.Join("testdata", "modules", "drift", "main.tf"))
+	for _, v := range []string{"v1", "v2"} {
+		tf := drift
+		if v == "v2" {
+			tf = strings.Replace(drift, "value = data.terraform_remote_state.source.outputs.value",
+				`value = "v2: ${data.terraform_remote_state.source.outputs.value}"`, 1)
+		}
+		if err := os.WriteFile(filepath.Join(repo, "main.tf"), []byte(tf), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		git(t, repo, "add", ".")
+		git(t, repo, "commit", "-q", "-m", "drift "+v)
+		git(t, repo, "tag", v)
+	}
+	const name = "pinned-drift"
+	m := &v1alpha1.Module{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: v1alpha1.ModuleSpec{Source: v1alpha1.ModuleSource{URL: "git::file://" + repo + "?ref=v1"},
+			CRD: v1alpha1.CRDNames{Group: "pinneddrift.example.org", Kind: "Drift"}},
+	}
+	if err := ground.client.Create(ctx, m); err != nil {
+		t.Fatal(err)
+	}
+	waitModuleReady(t, name)
+	rev1 := waitRevision(t, name, git(t, repo, "rev-list", "-n", "1", "v1"))
+	src := filepath.Join(t.TempDir(), "source.tfstate")
+	writeSourceState(t, src, "one")
+	gvk := schema.GroupVersionKind{Group: "pinneddrift.example.org", Version: "v1alpha1", Kind: "Drift"}
+	inst := newInstance(gvk, newNamespace(t), "pinned", map[string]any{"forProvider": map[string]any{"path": src},
+		"moduleRevisionRef": map[string]any{"name": rev1.Name}})
+	inst.SetAnnotations(map[string]string{"modkind.io/drift-interval": "1s"})
+	if err := ground.client.Create(ctx, inst); err != nil {
+		t.Fatal(err)
+	}
+	waitOnRevisionOutput(t, inst, rev1.Name, "value", "one")
+
+	setModuleRef(t, name, repo, "v2", nil)
+	waitRevision(t, name, git(t, repo, "rev-list", "-n", "1", "v2"))
+	writeSourceState(t, src, "two")
+	eventually(t, "the drift corrected with revision 1", func(ctx context.Context) (bool, error) {
+		got := inst.DeepCopy()
+		if err := ground.client.Get(ctx, client.ObjectKeyFromObject(inst), got); err != nil {
+			return false, nil
+		}
+		v, _, _ := unstructured.NestedString(got.Object, "status", "atProvider", "value")
+		cur, _, _ := unstructured.NestedString(got.Object, "status", "moduleRevision")
+		if v == "v2: two" || (cur != "" && cur != rev1.Name) {
+			return false, fmt.Errorf("the pinned instance was applied with the Module's new revision: %q on %s", v, cur)
+		}
+		return v == "two" && cur == rev1.Name, fmt.Errorf("value %q on %s", v, cur)
+	})
 }

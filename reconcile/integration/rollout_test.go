@@ -239,6 +239,24 @@ func TestModuleRevisionsAndPins(t *testing.T) {
 		return r1.Status.Instances == 1 && r2.Status.Instances == 1, fmt.Errorf("counts %d and %d", r1.Status.Instances, r2.Status.Instances)
 	})
 
+	// An instance following a label selector gets the newest revision that carries the label.
+	eventually(t, "revision 1 labelled stable", func(ctx context.Context) (bool, error) {
+		r := &v1alpha1.ModuleRevision{}
+		if err := ground.client.Get(ctx, types.NamespacedName{Name: rev1.Name}, r); err != nil {
+			return false, err
+		}
+		r.Labels["channel"] = "stable"
+		return ground.client.Update(ctx, r) == nil, nil
+	})
+	follower := newInstance(gvk, ns, "follower", map[string]any{"forProvider": map[string]any{"name": "f"},
+		"moduleRevisionSelector": map[string]any{"matchLabels": map[string]any{"channel": "stable"}}})
+	if err := ground.client.Create(ctx, follower); err != nil {
+		t.Fatal(err)
+	}
+	// Made while the CRD serves v2's schema, it got v2's default greeting from the API server,
+	// and v1 applies it as given.
+	waitOnRevision(t, follower, rev1.Name, "hi f")
+
 	// A field only v2 has, set on the instance pinned to v1, is refused by name.
 	eventually(t, "suffix set on the pinned instance", func(ctx context.Context) (bool, error) {
 		got := &unstructured.Unstructured{}

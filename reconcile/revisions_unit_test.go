@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 	"github.com/google/go-cmp/cmp"
 	"github.com/zclconf/go-cty/cty"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -17,6 +18,8 @@ import (
 	"github.com/modkind/modkind/kind"
 	"github.com/modkind/modkind/module"
 	"github.com/modkind/modkind/rollout"
+	"github.com/modkind/modkind/slots"
+	"github.com/modkind/modkind/terraform"
 )
 
 // Which snapshot an instance is applied with, and what an instance may not ask for.
@@ -183,6 +186,36 @@ func TestRecordRevision(t *testing.T) {
 			}
 			if len(tc.have) == 0 && rev.Labels["channel"] != "beta" {
 				t.Errorf("%s\na new revision starts with its Module's labels, got %v", tc.reason, rev.Labels)
+			}
+		})
+	}
+}
+
+// What a run's end says of the revision the instance was applied with: a guard refusal counts as
+// a failure with the revision; waiting for a slot or for approval is neither success nor failure.
+func TestNoteRevision(t *testing.T) {
+	cases := map[string]struct {
+		reason     string
+		err        error
+		wantCur    string
+		wantFailed string
+	}{
+		"Applied":  {reason: "A successful apply records the revision and clears an old failure.", wantCur: "net-2"},
+		"Failed":   {reason: "A failed apply records the revision as failed.", err: errors.New("apply failed"), wantCur: "net-1", wantFailed: "net-2"},
+		"Refused":  {reason: "A plan the guard refused counts as a failure of the revision.", err: &terraform.RefusedPlanError{}, wantCur: "net-1", wantFailed: "net-2"},
+		"Waiting":  {reason: "Waiting for a run slot is no failure.", err: errors.Wrap(&slots.FullError{Active: 1, Max: 1}, "update failed"), wantCur: "net-1", wantFailed: "net-0"},
+		"Approval": {reason: "A plan waiting for approval is no failure.", err: &terraform.AwaitingApprovalError{}, wantCur: "net-1", wantFailed: "net-0"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			inst := &kind.Instance{Unstructured: unstructured.Unstructured{Object: map[string]any{
+				"status": map[string]any{"moduleRevision": "net-1", "failedModuleRevision": "net-0"}}}}
+			e := &external{inst: inst, snap: &Snapshot{Revision: "net-2"}}
+			e.noteRevision(tc.err)
+			cur, _, _ := unstructured.NestedString(inst.Object, "status", "moduleRevision")
+			failed, _, _ := unstructured.NestedString(inst.Object, "status", "failedModuleRevision")
+			if cur != tc.wantCur || failed != tc.wantFailed {
+				t.Errorf("%s\nnoteRevision(%v): want moduleRevision %q, failedModuleRevision %q; got %q, %q", tc.reason, tc.err, tc.wantCur, tc.wantFailed, cur, failed)
 			}
 		})
 	}

@@ -232,6 +232,7 @@ func TestChartRBAC(t *testing.T) {
 	t.Run("StateAttacks", func(t *testing.T) { testStateAttacks(t, g) })
 	t.Run("FairRunSlots", func(t *testing.T) { testFairRunSlots(t, g) })
 	t.Run("WiringAttacks", func(t *testing.T) { testWiringAttacks(t, g) })
+	t.Run("RevisionPins", func(t *testing.T) { testRevisionPins(t, g) })
 }
 
 func testControllerPermissions(t *testing.T, g *rbacGround) {

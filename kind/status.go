@@ -115,3 +115,11 @@ func WaitingPlan(inst *unstructured.Unstructured) string {
 	}
 	return ""
 }
+
+// SetStatusString sets status.<name> to a string.
+func (i *Instance) SetStatusString(name, v string) {
+	if st, ok := i.Object["status"]; ok && st == nil {
+		delete(i.Object, "status")
+	}
+	_ = unstructured.SetNestedField(i.Object, v, "status", name)
+}

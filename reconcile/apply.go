@@ -57,6 +57,9 @@ func (e *external) apply(ctx context.Context) (managed.ConnectionDetails, error)
 		e.notes.SetPlan(e.inst.GetUID(), shown)
 		e.inst.SetStatusField(fields.LastPlan, shown.Value())
 	}
+	if !res.Pending {
+		e.noteRevision(res.Err)
+	}
 	if res.Err != nil || res.Pending {
 		return nil, res.Err
 	}
@@ -75,7 +78,7 @@ func (e *external) apply(ctx context.Context) (managed.ConnectionDetails, error)
 }
 
 // showApplied shows in status what an apply that ended in this reconcile left: its outputs, the
-// instance Ready, and the generation it applied; and names the object a kind of one resource
+// sources of its inputs, the instance Ready, and the generation it applied; and names the object a kind of one resource
 // made (its external name). The status crossplane-runtime writes after Create or Update is then
 // the one the next Observe would write, and that Observe writes none: one status write per apply,
 // where showing the outputs only at the next Observe took two.
@@ -89,6 +92,7 @@ func (e *external) showApplied(stored *state.Stored) (managed.ConnectionDetails,
 		return nil, err
 	}
 	e.setExternalName(outputs)
+	e.showResolved()
 	e.inst.SetConditions(xpv2.Available())
 	e.inst.SetObservedGeneration(e.inst.GetGeneration())
 	return details, nil

@@ -116,6 +116,14 @@ func (c *Collector) digestsInUse(ctx context.Context) ([]string, error) {
 	if c.Engine != nil {
 		out = append(out, c.Engine.Digests()...)
 	}
+	// A revision's snapshot stays while the revision exists: instances may be pinned or held to it.
+	revs := &v1alpha1.ModuleRevisionList{}
+	if err := c.Client.List(ctx, revs); err != nil {
+		return nil, err
+	}
+	for _, r := range revs.Items {
+		out = append(out, r.Spec.Digest)
+	}
 	return out, nil
 }
 

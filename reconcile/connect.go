@@ -53,6 +53,8 @@ type connector struct {
 	waiters *slots.Waiters
 	// wiring knows which instances take values from which objects; nil in tests of one kind.
 	wiring *wiring
+	// revisions loads the snapshots of the revisions instances are pinned or held to.
+	revisions *revisionLoader
 }
 
 func (c *connector) Connect(ctx context.Context, mg resource.Managed) (managed.ExternalClient, error) {
@@ -60,9 +62,9 @@ func (c *connector) Connect(ctx context.Context, mg resource.Managed) (managed.E
 	if !ok {
 		return nil, errors.New(errNotInstance)
 	}
-	snap := c.kind.Snapshot()
-	if snap == nil {
-		return nil, errors.New(errModuleNotRead)
+	snap, forProvider, err := c.snapshotFor(ctx, inst)
+	if err != nil {
+		return nil, err
 	}
 	var pcRef *ProviderConfigRef
 	if r := inst.GetProviderConfigReference(); r != nil {
@@ -72,7 +74,7 @@ func (c *connector) Connect(ctx context.Context, mg resource.Managed) (managed.E
 	if err != nil {
 		return nil, err
 	}
-	wired, err := c.wire(ctx, inst, snap.Module)
+	wired, err := c.wire(ctx, inst, snap.Module, forProvider)
 	if err != nil {
 		return nil, err
 	}
@@ -103,7 +105,7 @@ func (c *connector) Connect(ctx context.Context, mg resource.Managed) (managed.E
 		Package:          pkg,
 		InitKey:          terraform.Digest([]byte(snap.Module.Digest), setup.Providers, []byte(setup.Digest()), lock),
 		Lock:             lock,
-		Inputs:           terraform.Digest(root.Main, root.Vars, []byte(setup.Digest())),
+		Inputs:           terraform.Digest(append([][]byte{root.Main, root.Vars, []byte(setup.Digest())}, revisionInputs(snap)...)...),
 		State:            kind.StateRef(c.kind.gvk.GroupKind().String(), inst.GetNamespace(), inst.GetName()),
 		Redactor:         terraform.NewRedactor(append(secretStrings, setup.Secrets...)...),
 		AllowDestructive: inst.AllowDestructive(),

@@ -2,6 +2,9 @@
 //
 //   - the Module controller (module.go) fetches and inspects each Module, installs or evolves its
 //     CRD and has the Engine serve it;
+//   - revisions and rollouts (revisions.go, rollout.go) record each snapshot a Module resolves to as
+//     a ModuleRevision, move the Module's rollout on (the decisions are package rollout's), and
+//     choose the revision each instance is applied with;
 //   - the Engine (engine.go) runs one crossplane-runtime managed reconciler per generated kind,
 //     started and stopped while modkind runs;
 //   - the instance client (connect.go, observe.go, apply.go, drift.go) decides what an instance

@@ -26,6 +26,7 @@ import (
 
 	"github.com/modkind/modkind/executor"
 	"github.com/modkind/modkind/module"
+	"github.com/modkind/modkind/rollout"
 	"github.com/modkind/modkind/slots"
 )
 
@@ -38,6 +39,10 @@ type Snapshot struct {
 	Module     *module.Module
 	// DriftInterval is the Module's drift-detection interval, nil for the controller's.
 	DriftInterval *time.Duration
+	// Revision is the ModuleRevision of Module; Fleet says which revision each unpinned
+	// instance is applied with. Fleet is nil for a kind without revisions (a resource kind).
+	Revision string
+	Fleet    *rollout.Fleet
 }
 
 // generatedKind is a generated kind with a running controller.
@@ -84,6 +89,8 @@ type Engine struct {
 	log    logr.Logger
 	drift  *driftClock
 	notes  *notebook
+	// revisions holds the modules of the ModuleRevisions instances are pinned or held to.
+	revisions revisionLoader
 
 	// base bounds the life of every instance controller; it is the manager's, set by Start.
 	base    context.Context
@@ -170,7 +177,7 @@ func (e *Engine) Run(ctx context.Context, gvk schema.GroupVersionKind, snap *Sna
 	conn := &connector{
 		kind: k, client: e.mgr.GetAPIReader(), states: e.states, exec: e.opts.Executor, modules: e.opts.Modules,
 		configs: &ProviderConfigResolver{Client: e.mgr.GetAPIReader(), CredentialsNamespaces: e.opts.CredentialsNamespaces, Protected: []string{e.opts.ownDir()}},
-		drift:   e.drift, notes: e.notes, record: recorder, waiters: e.opts.Waiters, wiring: e.wiring,
+		drift:   e.drift, notes: e.notes, record: recorder, waiters: e.opts.Waiters, wiring: e.wiring, revisions: &e.revisions,
 	}
 	r := newInstanceReconciler(km, gvk, conn, e.opts, log)
 	// An instance waiting for a run slot is tried again at a steady pace.

@@ -403,9 +403,9 @@ func (s resolver) keyOf(ctx context.Context, r inputRef, nn types.NamespacedName
 // wire reads inst's references and replaces them in its forProvider by their values. The
 // references are noted first, so that a source that is missing now reconciles inst once it
 // appears. An instance being deleted that others use waits for them first, unless annotated.
-func (c *connector) wire(ctx context.Context, inst *kind.Instance, m *module.Module) (*resolution, error) {
+func (c *connector) wire(ctx context.Context, inst *kind.Instance, m *module.Module, forProvider map[string]any) (*resolution, error) {
 	self := instanceKey(c.kind.gvk, inst.GetNamespace(), inst.GetName())
-	refs, err := parseRefs(m, inst.GetNamespace(), inst.ForProvider())
+	refs, err := parseRefs(m, inst.GetNamespace(), forProvider)
 	if err != nil {
 		return nil, err
 	}
@@ -431,19 +431,19 @@ func (c *connector) wire(ctx context.Context, inst *kind.Instance, m *module.Mod
 			}
 		}
 		if cyc := w.cycle(ctx, self, refs); cyc != nil {
-			return c.unresolved(ctx, inst, refs, &CycleError{Cycle: cyc})
+			return c.unresolved(ctx, inst, forProvider, refs, &CycleError{Cycle: cyc})
 		}
 	}
-	res, err := resolver{r: c.client, snapshot: snapshot}.resolve(ctx, inst.ForProvider(), refs)
+	res, err := resolver{r: c.client, snapshot: snapshot}.resolve(ctx, forProvider, refs)
 	if err != nil {
-		return c.unresolved(ctx, inst, refs, err)
+		return c.unresolved(ctx, inst, forProvider, refs, err)
 	}
 	return res, nil
 }
 
 // unresolved returns err, unless inst is being deleted and has no state: it destroys nothing, so
 // needs no values, and must not wait for sources that may never come (a cycle, a source deleted).
-func (c *connector) unresolved(ctx context.Context, inst *kind.Instance, refs []inputRef, err error) (*resolution, error) {
+func (c *connector) unresolved(ctx context.Context, inst *kind.Instance, forProvider map[string]any, refs []inputRef, err error) (*resolution, error) {
 	if !meta.WasDeleted(inst) {
 		return nil, err
 	}
@@ -451,7 +451,7 @@ func (c *connector) unresolved(ctx context.Context, inst *kind.Instance, refs []
 	if serr != nil || stored != nil {
 		return nil, err
 	}
-	fp := inst.ForProvider()
+	fp := maps.Clone(forProvider)
 	for _, r := range refs {
 		if !r.Variable.Sensitive {
 			delete(fp, r.Field)

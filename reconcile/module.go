@@ -25,6 +25,7 @@ import (
 	"github.com/modkind/modkind/apis/v1alpha1"
 	"github.com/modkind/modkind/crd"
 	"github.com/modkind/modkind/module"
+	"github.com/modkind/modkind/rollout"
 )
 
 const (
@@ -94,7 +95,8 @@ func SetupModuleController(mgr ctrl.Manager, fetcher Fetcher, providers Provider
 	owned := predicate.NewPredicateFuncs(func(o client.Object) bool { return o.GetLabels()[crd.LabelModule] != "" })
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("module").
-		For(&v1alpha1.Module{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		// An annotation (modkind.io/promote, modkind.io/undo) acts on the rollout at once.
+		For(&v1alpha1.Module{}, builder.WithPredicates(predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
 		Watches(&extv1.CustomResourceDefinition{}, handler.EnqueueRequestsFromMapFunc(
 			func(_ context.Context, o client.Object) []reconcile.Request {
 				return []reconcile.Request{{NamespacedName: types.NamespacedName{Name: crd.ModuleOf(o)}}}
@@ -181,6 +183,14 @@ func (r *ModuleReconciler) reconcile(ctx context.Context, req reconcile.Request)
 	if err != nil {
 		return r.fail(ctx, m, reasonSynthesize, err)
 	}
+	wait, err := r.revise(ctx, m, mod, gvk, snap)
+	if kerrors.IsConflict(errors.Cause(err)) {
+		// The rollout's new state lost a race with a newer Module: nothing moved; read it again.
+		return reconcile.Result{}, err
+	}
+	if err != nil {
+		return r.fail(ctx, m, reasonRevision, err)
+	}
 	if err := r.engine.Run(ctx, gvk, snap); err != nil {
 		return r.fail(ctx, m, reasonStart, err)
 	}
@@ -188,11 +198,18 @@ func (r *ModuleReconciler) reconcile(ctx context.Context, req reconcile.Request)
 	if mod.Resource == nil {
 		m.Status.Served = &v1alpha1.ServedModule{Digest: mod.Digest, Dir: mod.Dir}
 	}
+	if err := r.tidyRevisions(ctx, m, gvk); err != nil {
+		r.record.Event(m, event.Warning(reasonRevision, err))
+	}
 	if m.Status.GetCondition(xpv2.TypeReady).Status != "True" {
 		r.record.Event(m, event.Normal(reasonReady, "Kind "+gvk.Kind+" is served by CRD "+want.Name))
 	}
 	m.Status.SetConditions(xpv2.ReconcileSuccess(), xpv2.Available())
-	return reconcile.Result{RequeueAfter: r.recheck}, r.updateStatus(ctx, m)
+	next := r.recheck
+	if wait > 0 && wait < next {
+		next = wait
+	}
+	return reconcile.Result{RequeueAfter: next}, r.updateStatus(ctx, m)
 }
 
 // snapshot is what the kind's instances are applied with, once mod is installed.
@@ -226,6 +243,11 @@ func (r *ModuleReconciler) serveLastGood(ctx context.Context, m *v1alpha1.Module
 	}
 	mod.Digest = m.Status.Served.Digest
 	snap, err := r.snapshot(m, mod)
+	if err == nil && m.Status.Revision != "" {
+		// Instances stay where the recorded rollout put them.
+		snap.Revision = m.Status.Revision
+		snap.Fleet = &rollout.Fleet{Latest: m.Status.Revision, Rollout: m.Status.Rollout.DeepCopy()}
+	}
 	if err == nil {
 		err = r.engine.Run(ctx, gvk, snap)
 	}

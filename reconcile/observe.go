@@ -129,6 +129,7 @@ func (e *external) observed(ctx context.Context, stored *state.Stored, observing
 	}
 	if upToDate {
 		e.showResolved()
+		e.noteRevision(nil)
 		e.inst.SetConditions(xpv2.Available())
 		e.inst.SetObservedGeneration(e.inst.GetGeneration())
 	}

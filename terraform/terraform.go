@@ -755,6 +755,12 @@ func (r *Runner) initialize(ctx context.Context, run *Workspace, tfs terraforms)
 	if err != nil {
 		return err
 	}
+	// terraform init records the directory a local module resolved to (the package ModuleLink
+	// pointed at) and, its source "./module" unchanged, keeps it: without the record, init
+	// resolves the link again, so that another module version is what the next plan reads.
+	if err := os.Remove(filepath.Join(run.Dir, ".terraform", "modules", "modules.json")); err != nil && !os.IsNotExist(err) {
+		return errors.Wrap(err, errWorkDir)
+	}
 	if err := withoutState(run.Dir, func() error { return r.init(ctx, tf, run) }); err != nil {
 		return err
 	}

@@ -36,6 +36,6 @@ var (
 )
 
 func init() {
-	SchemeBuilder.Register(&Module{}, &ModuleList{}, &ProviderConfig{}, &ProviderConfigList{},
+	SchemeBuilder.Register(&Module{}, &ModuleList{}, &ModuleRevision{}, &ModuleRevisionList{}, &ProviderConfig{}, &ProviderConfigList{},
 		&ClusterProviderConfig{}, &ClusterProviderConfigList{}, &Run{}, &RunList{})
 }

@@ -112,6 +112,15 @@ type ModuleSpec struct {
 	// Module's conditions, and the kind keeps its schema and module.
 	// +optional
 	AllowBreakingChanges bool `json:"allowBreakingChanges,omitempty"`
+	// RevisionHistoryLimit is how many ModuleRevisions no instance uses are kept, newest first; 10
+	// when unset. A revision an instance was last applied with, is pinned to, or a rollout moves
+	// from or to is never removed.
+	// +kubebuilder:validation:Minimum=0
+	// +optional
+	RevisionHistoryLimit *int32 `json:"revisionHistoryLimit,omitempty"`
+	// Rollout says how instances move to a new revision of the module; Automatic when unset.
+	// +optional
+	Rollout *Rollout `json:"rollout,omitempty"`
 }
 
 // ModuleStatus is the observed state of a Module.
@@ -148,6 +157,12 @@ type ModuleStatus struct {
 	// being served from it, also after a controller restart.
 	// +optional
 	Served *ServedModule `json:"served,omitempty"`
+	// Revision is the ModuleRevision of the snapshot last fetched: the newest the kind knows.
+	// +optional
+	Revision string `json:"revision,omitempty"`
+	// Rollout is the state of the move of instances to a new revision; it survives restarts.
+	// +optional
+	Rollout *RolloutStatus `json:"rollout,omitempty"`
 }
 
 // VariableValidations is what becomes of one variable's validation blocks.

@@ -33,3 +33,17 @@ const (
 	// ObservedGeneration is the generation the status describes.
 	ObservedGeneration = "observedGeneration"
 )
+
+// Fields that tie an instance to a revision of its module (ModuleRevision).
+const (
+	// ModuleRevisionRef pins the instance to one ModuleRevision of its Module, by name.
+	ModuleRevisionRef = "moduleRevisionRef"
+	// ModuleRevisionSelector makes the instance follow the newest ModuleRevision of its Module
+	// whose labels match.
+	ModuleRevisionSelector = "moduleRevisionSelector"
+	// ModuleRevision (status) is the revision the instance was last applied with.
+	ModuleRevision = "moduleRevision"
+	// FailedModuleRevision (status) is the revision whose last apply failed, or whose plan the
+	// destroy/replace guard refused; cleared by an apply that succeeds.
+	FailedModuleRevision = "failedModuleRevision"
+)

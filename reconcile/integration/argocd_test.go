@@ -67,7 +67,7 @@ func assertArgoHealth(t testing.TB, u *unstructured.Unstructured, want string) {
 	}
 }
 
-// The argocd-cm snippet carries exactly examples/argocd/health.lua.
+// The argocd-cm snippet carries exactly examples/argocd/health.lua, and module-health.lua for Modules.
 func TestArgoCDConfigMapCarriesHealthLua(t *testing.T) {
 	raw, err := os.ReadFile(filepath.Join("..", "..", "examples", "argocd", "argocd-cm.yaml"))
 	if err != nil {
@@ -89,6 +89,13 @@ func TestArgoCDConfigMapCarriesHealthLua(t *testing.T) {
 	}
 	if got := custom["*.example.org/*"]["health.lua"]; got != string(want) {
 		t.Errorf("argocd-cm.yaml's health.lua differs from health.lua")
+	}
+	wantModule, err := os.ReadFile(filepath.Join("..", "..", "examples", "argocd", "module-health.lua"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := custom["modkind.io/Module"]["health.lua"]; got != string(wantModule) {
+		t.Errorf("argocd-cm.yaml's modkind.io/Module health.lua differs from module-health.lua")
 	}
 	if cm.Data["application.resourceTrackingMethod"] != "annotation" {
 		t.Errorf("the snippet must recommend annotation tracking")

@@ -1,0 +1,307 @@
+package reconcile
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+	kerrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/modkind/modkind/apis/v1alpha1"
+	"github.com/modkind/modkind/crd"
+	"github.com/modkind/modkind/kind"
+	"github.com/modkind/modkind/kind/fields"
+	"github.com/modkind/modkind/module"
+	"github.com/modkind/modkind/rollout"
+	"github.com/modkind/modkind/slots"
+	"github.com/modkind/modkind/terraform"
+)
+
+const (
+	errListRevisions    = "cannot list the ModuleRevisions of Module"
+	errCreateRevision   = "cannot record ModuleRevision"
+	errGetRevision      = "cannot get ModuleRevision %s named by spec.moduleRevisionRef"
+	errForeignRevision  = "spec.moduleRevisionRef: ModuleRevision %s belongs to Module %s, not to Module %s"
+	errNoRevisionMatch  = "spec.moduleRevisionSelector matches no ModuleRevision of Module %s"
+	errRevisionSnapshot = "cannot read the module snapshot of ModuleRevision %s"
+	errNoRevisions      = "spec.moduleRevisionRef and spec.moduleRevisionSelector cannot be honoured: Module %s has recorded no ModuleRevisions (a kind of one resource type has none)"
+	errRevisionFields   = "ModuleRevision %s (revision %d of Module %s) has no variable for spec.forProvider field(s) %s: pin a revision that has them, or remove them"
+)
+
+// revisionName is the name of the ModuleRevision of a Module's snapshot: the Module's name and
+// the digest's first n characters, as a ReplicaSet is named after its Deployment and a hash.
+func revisionName(moduleName, digest string, n int) string {
+	d := digest
+	if len(d) > n {
+		d = d[:n]
+	}
+	if max := 253 - 1 - len(d); len(moduleName) > max {
+		moduleName = strings.TrimRight(moduleName[:max], ".-")
+	}
+	return moduleName + "-" + d
+}
+
+// revisionsOf lists the ModuleRevisions of Module name.
+func revisionsOf(ctx context.Context, c client.Reader, name string) ([]v1alpha1.ModuleRevision, error) {
+	list := &v1alpha1.ModuleRevisionList{}
+	if err := c.List(ctx, list, client.MatchingLabels{crd.LabelModule: crd.ModuleLabelValue(name)}); err != nil {
+		return nil, errors.Wrapf(err, "%s %s", errListRevisions, name)
+	}
+	out := list.Items[:0]
+	for _, r := range list.Items {
+		// A hashed label value may in theory be shared: the spec says whose a revision is.
+		if r.Spec.ModuleName == name {
+			out = append(out, r)
+		}
+	}
+	return out, nil
+}
+
+// asRevisions is what the rollout decisions need of revisions.
+func asRevisions(list []v1alpha1.ModuleRevision) []rollout.Revision {
+	out := make([]rollout.Revision, 0, len(list))
+	for _, r := range list {
+		out = append(out, rollout.Revision{Name: r.Name, Number: r.Spec.Revision, Labels: r.Labels, Digest: r.Spec.Digest, Variables: r.Spec.Variables})
+	}
+	return out
+}
+
+// recordRevision returns the ModuleRevision of mod, the snapshot m's source resolved to, creating
+// it (numbered after the newest) when the snapshot is new.
+func (r *ModuleReconciler) recordRevision(ctx context.Context, m *v1alpha1.Module, mod *module.Module) (string, error) {
+	revs, err := revisionsOf(ctx, r.apiReader, m.Name)
+	if err != nil {
+		return "", err
+	}
+	var newest int64
+	for _, rev := range revs {
+		if rev.Spec.Digest == mod.Digest {
+			return rev.Name, nil
+		}
+		newest = max(newest, rev.Spec.Revision)
+	}
+	rev := &v1alpha1.ModuleRevision{
+		ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{}},
+		Spec: v1alpha1.ModuleRevisionSpec{
+			ModuleName: m.Name, Revision: newest + 1, Digest: mod.Digest, Dir: mod.Dir, Source: m.Status.Source.DeepCopy(),
+		},
+	}
+	// As Crossplane's CompositionRevisions do, a revision starts with its Module's labels: a
+	// Module labelled channel: stable labels the revisions it records so.
+	for k, v := range m.Labels {
+		rev.Labels[k] = v
+	}
+	rev.Labels[crd.LabelModule] = crd.ModuleLabelValue(m.Name)
+	for _, v := range mod.Variables {
+		rev.Spec.Variables = append(rev.Spec.Variables, v.Name)
+	}
+	for _, o := range mod.Outputs {
+		rev.Spec.Outputs = append(rev.Spec.Outputs, o.Name)
+	}
+	// Ten hex digits name a revision; should another snapshot of the Module already hold that
+	// name, the whole digest does.
+	for _, n := range []int{10, len(mod.Digest)} {
+		rev.Name, rev.ResourceVersion = revisionName(m.Name, mod.Digest, n), ""
+		err := r.client.Create(ctx, rev)
+		if err == nil {
+			return rev.Name, nil
+		}
+		if !kerrors.IsAlreadyExists(err) {
+			return "", errors.Wrapf(err, "%s %s", errCreateRevision, rev.Name)
+		}
+		got := &v1alpha1.ModuleRevision{}
+		if err := r.apiReader.Get(ctx, types.NamespacedName{Name: rev.Name}, got); err != nil {
+			return "", errors.Wrapf(err, "%s %s", errCreateRevision, rev.Name)
+		}
+		if got.Spec.ModuleName == m.Name && got.Spec.Digest == mod.Digest {
+			return got.Name, nil
+		}
+	}
+	return "", errors.Errorf("%s %s: the name is taken by another snapshot", errCreateRevision, rev.Name)
+}
+
+// revisionLoader reads the module snapshots of ModuleRevisions from the module cache, once each.
+type revisionLoader struct {
+	mu      sync.Mutex
+	modules map[string]*module.Module
+}
+
+func (l *revisionLoader) load(rev *v1alpha1.ModuleRevision) (*module.Module, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if m, ok := l.modules[rev.Name]; ok && m.Digest == rev.Spec.Digest {
+		return m, nil
+	}
+	m, err := module.Inspect(rev.Spec.Dir)
+	if err != nil {
+		return nil, errors.Wrapf(err, errRevisionSnapshot, rev.Name)
+	}
+	m.Digest = rev.Spec.Digest
+	if l.modules == nil {
+		l.modules = map[string]*module.Module{}
+	}
+	l.modules[rev.Name] = m
+	return m, nil
+}
+
+// instancePin reads what an instance asks of revisions.
+func instancePin(inst *unstructured.Unstructured) rollout.Pin {
+	ref, _, _ := unstructured.NestedString(inst.Object, "spec", fields.ModuleRevisionRef, "name")
+	sel, _, _ := unstructured.NestedStringMap(inst.Object, "spec", fields.ModuleRevisionSelector, "matchLabels")
+	return rollout.Pin{Ref: ref, Selector: sel}
+}
+
+// rolloutKey names an instance in a rollout: namespace/name.
+func rolloutKey(inst client.Object) string { return inst.GetNamespace() + "/" + inst.GetName() }
+
+// snapshotFor returns the snapshot an instance is applied with: that of its pinned revision, or
+// of the revision the kind's rollout puts it on; and the forProvider values to render with it.
+func (c *connector) snapshotFor(ctx context.Context, inst *kind.Instance) (*Snapshot, map[string]any, error) {
+	base := c.kind.Snapshot()
+	if base == nil {
+		return nil, nil, errors.New(errModuleNotRead)
+	}
+	pin := instancePin(&inst.Unstructured)
+	if base.Fleet == nil {
+		// A resource kind, or a Module not read since revisions exist: its one snapshot.
+		if pin.Pinned() {
+			return nil, nil, errors.Errorf(errNoRevisions, base.ModuleName)
+		}
+		return base, inst.ForProvider(), nil
+	}
+	var revs []rollout.Revision
+	if len(pin.Selector) > 0 && pin.Ref == "" {
+		list, err := revisionsOf(ctx, c.client, base.ModuleName)
+		if err != nil {
+			return nil, nil, err
+		}
+		revs = asRevisions(list)
+	}
+	name := rollout.Choose(rolloutKey(inst), pin, revs, *base.Fleet)
+	if name == "" {
+		return nil, nil, errors.Errorf(errNoRevisionMatch, base.ModuleName)
+	}
+	if name == base.Revision {
+		return base, inst.ForProvider(), nil
+	}
+	rev := &v1alpha1.ModuleRevision{}
+	if err := c.client.Get(ctx, types.NamespacedName{Name: name}, rev); err != nil {
+		return nil, nil, errors.Wrapf(err, errGetRevision, name)
+	}
+	if rev.Spec.ModuleName != base.ModuleName {
+		return nil, nil, errors.Errorf(errForeignRevision, name, rev.Spec.ModuleName, base.ModuleName)
+	}
+	mod, err := c.revisions.load(rev)
+	if err != nil {
+		return nil, nil, err
+	}
+	forProvider, err := fitsRevision(inst.ForProvider(), rev, mod, base.Module)
+	if err != nil {
+		return nil, nil, err
+	}
+	snap := *base
+	snap.Module, snap.Revision = mod, name
+	return &snap, forProvider, nil
+}
+
+// fitsRevision returns the forProvider values an instance is applied with under a revision, or
+// refuses a field its revision's module has no variable for. A field the API server defaulted from
+// the kind's newest schema (a variable a later revision added, with a default) is left out: the
+// instance did not ask for it.
+func fitsRevision(fp map[string]any, rev *v1alpha1.ModuleRevision, mod, latest *module.Module) (map[string]any, error) {
+	known := map[string]bool{}
+	for _, v := range mod.Variables {
+		known[fields.Name(v.Name)] = true
+		if v.Sensitive {
+			known[fields.SecretRef(v.Name)] = true
+		}
+	}
+	set := make([]string, 0, len(fp))
+	for f := range fp {
+		set = append(set, f)
+	}
+	out := make(map[string]any, len(fp))
+	for f, v := range fp {
+		out[f] = v
+	}
+	var unknown []string
+	for _, f := range rollout.Missing(set, known) {
+		delete(out, f)
+		if !isDefault(latest, f, fp[f]) {
+			unknown = append(unknown, f)
+		}
+	}
+	if len(unknown) > 0 {
+		return nil, errors.Errorf(errRevisionFields, rev.Name, rev.Spec.Revision, rev.Spec.ModuleName, strings.Join(unknown, ", "))
+	}
+	return out, nil
+}
+
+// isDefault reports whether value is the default the kind's schema gives field.
+func isDefault(m *module.Module, field string, value any) bool {
+	for _, v := range m.Variables {
+		if fields.Name(v.Name) != field || !v.HasDefault {
+			continue
+		}
+		d, err := fields.FromTerraform(fields.WithoutNullAttributes(v.Default, v.Type), v.Type)
+		return err == nil && reflect.DeepEqual(normalize(d), normalize(value))
+	}
+	return false
+}
+
+// normalize makes numbers comparable whether they came from JSON (float64, int64) or Terraform.
+func normalize(v any) any {
+	return fmt.Sprintf("%v", v)
+}
+
+// noteRevision records on the instance the revision it was applied with, or whose apply failed.
+// A run waiting for a slot or a plan waiting for approval is neither.
+func (e *external) noteRevision(err error) {
+	if e.snap.Revision == "" {
+		return
+	}
+	var waiting *terraform.AwaitingApprovalError
+	switch {
+	case err == nil:
+		e.inst.SetStatusString(fields.ModuleRevision, e.snap.Revision)
+		e.inst.ClearStatusField(fields.FailedModuleRevision)
+	case slots.IsWaiting(err), errors.As(err, &waiting):
+	default:
+		e.inst.SetStatusString(fields.FailedModuleRevision, e.snap.Revision)
+	}
+}
+
+// members reads the kind's instances as a rollout sees them, and counts them per revision.
+func members(list []unstructured.Unstructured) ([]rollout.Member, map[string]int64) {
+	out := make([]rollout.Member, 0, len(list))
+	count := map[string]int64{}
+	for i := range list {
+		inst := &list[i]
+		cur, _, _ := unstructured.NestedString(inst.Object, "status", fields.ModuleRevision)
+		failed, _, _ := unstructured.NestedString(inst.Object, "status", fields.FailedModuleRevision)
+		if cur != "" {
+			count[cur]++
+		}
+		out = append(out, rollout.Member{Key: rolloutKey(inst), Labels: inst.GetLabels(), Pinned: instancePin(inst).Pinned(), Current: cur, Failed: failed})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Key < out[j].Key })
+	return out, count
+}
+
+// revisionInputs are what the revision adds to an instance's inputs: the snapshot's digest, so
+// that moving an instance to another revision applies it even when its rendered root module is the
+// same (the module's own code changed). Without a revision (a resource kind) nothing is added.
+func revisionInputs(snap *Snapshot) [][]byte {
+	if snap.Revision == "" {
+		return nil
+	}
+	return [][]byte{[]byte(snap.Module.Digest)}
+}

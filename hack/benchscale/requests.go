@@ -128,9 +128,10 @@ func clientOf(agent, user string) string {
 	switch {
 	case name == "benchscale":
 		return ""
-	case name == "modkind" && strings.HasPrefix(user, "system:serviceaccount:"):
+	case strings.HasPrefix(name, "modkind") && strings.HasPrefix(user, "system:serviceaccount:"):
 		return "runner"
-	case name == "modkind":
+	case strings.HasPrefix(name, "modkind"):
+		// The binary's name, whatever -modkind calls it (modkind, modkind-10k).
 		return "controller"
 	case strings.Contains(agent, "Terraform") || strings.Contains(agent, "OpenTofu"):
 		return "terraform"

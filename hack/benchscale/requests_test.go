@@ -16,6 +16,7 @@ func TestRequestCounts(t *testing.T) {
 		`{"verb":"update","userAgent":"modkind/v0.0.0","user":{"username":"system:serviceaccount:team-a:modkind-runner"},"objectRef":{"resource":"runs","subresource":"status"}}`,
 		`{"verb":"watch","userAgent":"modkind/v0.0.0","user":{"username":"admin"},"objectRef":{"resource":"secrets"}}`,
 		`{"verb":"list","userAgent":"benchscale/v0.0.0","user":{"username":"benchscale"},"objectRef":{"resource":"items"}}`,
+		`{"verb":"create","userAgent":"modkind-10k/v0.0.0","user":{"username":"admin"},"objectRef":{"resource":"runs"}}`,
 		`{"verb":"update","userAgent":"HashiCorp/1.0 Terraform/1.11.4","user":{"username":"benchscale"},"objectRef":{"resource":"leases"}}`,
 		`{"verb":"get","userAgent":"modkind/v0.0.0","user":{"username":"admin"},"nonResourceURI":"/version"}`,
 	}, "\n") + "\n"
@@ -38,7 +39,7 @@ func TestRequestCounts(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := requestCounts{
-		{"controller", "create", "runs"}:         1,
+		{"controller", "create", "runs"}:         2,
 		{"controller", "update", "items/status"}: 1,
 		{"runner", "update", "runs/status"}:      1,
 		{"terraform", "update", "leases"}:        1,
@@ -46,8 +47,8 @@ func TestRequestCounts(t *testing.T) {
 	if diff := cmp.Diff(want, got, cmp.AllowUnexported(request{})); diff != "" {
 		t.Errorf("the requests after the mark, by client, verb and resource, watches, non-resource requests and the benchmark's own aside: -want +got:\n%s", diff)
 	}
-	if got.writes() != 4 || got.writesBy("controller") != 2 {
-		t.Errorf("writes: got %d, of the controller %d; want 4 and 2", got.writes(), got.writesBy("controller"))
+	if got.writes() != 5 || got.writesBy("controller") != 3 {
+		t.Errorf("writes: got %d, of the controller %d; want 5 and 3", got.writes(), got.writesBy("controller"))
 	}
 }
 

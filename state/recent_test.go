@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -120,4 +121,31 @@ func outputsOf(t *testing.T, st *Stored) map[string]any {
 		got[name] = map[string]any{"value": v, "sensitive": o.Sensitive}
 	}
 	return got
+}
+
+// A Reader that cannot answer (an informer's cache that does not hold the Secret's namespace, or
+// has not seen it yet) has the state read in full, never an error or an older answer.
+func TestRecentReaderWithoutAnswer(t *testing.T) {
+	c := fake.NewClientBuilder().Build()
+	store := &Store{Client: c, Keys: StaticKeys{ring(t, "k1")}}
+	ctx := context.Background()
+	if err := store.Put(ctx, ref, version(3, lineage), "in-1"); err != nil {
+		t.Fatal(err)
+	}
+	cases := map[string]client.Reader{
+		"Error": fake.NewClientBuilder().WithInterceptorFuncs(interceptor.Funcs{Get: func(context.Context, client.WithWatch, client.ObjectKey, client.Object, ...client.GetOption) error {
+			return errors.New("unknown namespace")
+		}}).Build(),
+		"NotFound": fake.NewClientBuilder().Build(),
+	}
+	for name, reader := range cases {
+		t.Run(name, func(t *testing.T) {
+			r := &Recent{Store: store, Reader: reader}
+			for range 2 {
+				if got, err := r.Get(ctx, ref); err != nil || got == nil || got.Serial != 3 {
+					t.Fatalf("want the stored state read in full, got %+v, %v", got, err)
+				}
+			}
+		})
+	}
 }

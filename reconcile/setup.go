@@ -69,7 +69,7 @@ type Config struct {
 	Identity string
 	// LockDuration is how long a state lock outlives its holder's last renewal.
 	LockDuration time.Duration
-	// Namespaces are the tenant namespaces whose instances, ProviderConfigs and Secrets modkind
+	// Namespaces are the tenant namespaces whose instances, ProviderConfigs, Secrets and ConfigMaps modkind
 	// watches and writes; every namespace when empty.
 	Namespaces []string
 	// CredentialsNamespaces are the namespaces cluster-level credentials are read from: the

@@ -17,8 +17,10 @@ import (
 // Secret's resourceVersion alone, and while that is the one the last full read verified, answers
 // with what that read found, without reading, checking and decompressing the state again. The API
 // server gives a Secret a new resourceVersion at every write, so a state a tenant replaced is read
-// in full, and checked, as soon as Reader shows the new version. What it keeps of each state is
-// its summary (Summary): serial, lineage, applied inputs and outputs, not the resources.
+// in full, and checked, as soon as Reader shows the new version; so is every state once the store's
+// newest signing key is another than at its last read, which the full read signs again with. What
+// it keeps of each state is its summary (Summary): serial, lineage, applied inputs and outputs, not
+// the resources.
 //
 // Only decisions may use what it answers. A run reads the state again, in full, under the state's
 // lock, and writes only on top of that.
@@ -31,16 +33,23 @@ type Recent struct {
 	Reader client.Reader
 
 	mu   sync.Mutex
-	seen map[types.NamespacedName]*Stored
+	seen map[types.NamespacedName]recentState
+}
+
+// recentState is the summary of a state's last full read, and the store's newest signing key then.
+type recentState struct {
+	*Stored
+	key string
 }
 
 // Get returns the state of ref, as Store.Get does, or its summary when the state Secret did not
 // change since the last read; nil when there is none.
 func (r *Recent) Get(ctx context.Context, ref Ref) (*Stored, error) {
+	key := r.newestKey(ctx)
 	m := &metav1.PartialObjectMetadata{}
 	m.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Secret"))
 	if err := r.Reader.Get(ctx, ref.NamespacedName, m); err == nil {
-		if st := r.recent(ref.NamespacedName, m.ResourceVersion); st != nil {
+		if st := r.recent(ref.NamespacedName, m.ResourceVersion, key); st != nil {
 			return st, nil
 		}
 	}
@@ -53,25 +62,38 @@ func (r *Recent) Get(ctx context.Context, ref Ref) (*Stored, error) {
 	if err != nil {
 		return nil, err
 	}
-	r.remember(ref.NamespacedName, sum)
+	r.remember(ref.NamespacedName, recentState{Stored: sum, key: key})
 	return st, nil
 }
 
-func (r *Recent) recent(name types.NamespacedName, version string) *Stored {
+// newestKey is the store's newest signing key, "" when it signs nothing or its keys cannot be
+// read now (the full read then says why).
+func (r *Recent) newestKey(ctx context.Context) string {
+	if r.Store.Keys == nil {
+		return ""
+	}
+	ring, err := r.Store.Keys.Ring(ctx)
+	if err != nil {
+		return ""
+	}
+	return ring.Current()
+}
+
+func (r *Recent) recent(name types.NamespacedName, version, key string) *Stored {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	st, ok := r.seen[name]
-	if !ok || st.Version != version {
+	if !ok || st.Version != version || st.key != key {
 		return nil
 	}
-	return st
+	return st.Stored
 }
 
-func (r *Recent) remember(name types.NamespacedName, st *Stored) {
+func (r *Recent) remember(name types.NamespacedName, st recentState) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.seen == nil {
-		r.seen = map[types.NamespacedName]*Stored{}
+		r.seen = map[types.NamespacedName]recentState{}
 	}
 	r.seen[name] = st
 }

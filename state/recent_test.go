@@ -149,3 +149,34 @@ func TestRecentReaderWithoutAnswer(t *testing.T) {
 		})
 	}
 }
+
+// A key added to the ring has every state read in full at its next read, and so signed again with
+// it, though no state Secret changed: the old key can then be dropped.
+func TestRecentSignsAgainAfterRotation(t *testing.T) {
+	ctx := context.Background()
+	c := fake.NewClientBuilder().Build()
+	keys := &StaticKeys{ring(t, "k1")}
+	store := &Store{Client: c, Keys: keys}
+	r := &Recent{Store: store, Reader: c}
+	if err := store.Put(ctx, ref, version(3, lineage), "in-1"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Get(ctx, ref); err != nil {
+		t.Fatal(err)
+	}
+	keys.KeyRing = ring(t, "k1", "k2")
+	if _, err := r.Get(ctx, ref); err != nil {
+		t.Fatal(err)
+	}
+	sec := &corev1.Secret{}
+	if err := c.Get(ctx, ref.NamespacedName, sec); err != nil {
+		t.Fatal(err)
+	}
+	if mac := sec.Annotations[AnnotationMAC]; !strings.HasPrefix(mac, keys.KeyRing.Current()+":") {
+		t.Errorf("the state must be signed again with the newest key %s at its first read after the rotation, got %q", keys.KeyRing.Current(), mac)
+	}
+	keys.KeyRing = ring(t, "k2")
+	if got, err := r.Get(ctx, ref); err != nil || got.Serial != 3 {
+		t.Errorf("with the old key dropped the state must still read: %+v, %v", got, err)
+	}
+}

@@ -142,7 +142,7 @@ func controllerFlags() (*flagSet, *controllerOptions) {
 	fs.StringVar(&o.PprofAddr, "pprof-bind-address", "0", "address of Go's pprof endpoints (/debug/pprof/), to profile the controller; 0 turns them off")
 	fs.BoolVar(&o.LeaderElect, "leader-elect", false, "elect a leader so that several replicas can run")
 	fs.StringVar(&o.LeaderElectionNamespace, "leader-election-namespace", "", "namespace of the leader election Lease; the controller's own when empty")
-	fs.StringVar(&o.namespaces, "namespaces", "", "comma-separated tenant namespaces whose instances, ProviderConfigs and Secrets modkind watches and writes; all namespaces when empty")
+	fs.StringVar(&o.namespaces, "namespaces", "", "comma-separated tenant namespaces whose instances, ProviderConfigs, Secrets and ConfigMaps modkind watches and writes; all namespaces when empty")
 	fs.StringVar(&o.credentialsNamespaces, "credentials-namespaces", ownNamespace(), "comma-separated namespaces that Module source credentials and ClusterProviderConfig Secrets may be read from")
 	fs.StringVar(&cfg.Terraform, "terraform-binary", os.Getenv("MODKIND_TERRAFORM"), "terraform or tofu executable (env MODKIND_TERRAFORM); terraform, then tofu, on PATH when empty")
 	fs.StringVar(&cfg.Dir, "work-dir", defaultWorkDir(), "directory for fetched modules and terraform work directories")

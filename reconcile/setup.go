@@ -69,7 +69,7 @@ type Config struct {
 	Identity string
 	// LockDuration is how long a state lock outlives its holder's last renewal.
 	LockDuration time.Duration
-	// Namespaces are the tenant namespaces whose instances, ProviderConfigs and Secrets modkind
+	// Namespaces are the tenant namespaces whose instances, ProviderConfigs, Secrets and ConfigMaps modkind
 	// watches and writes; every namespace when empty.
 	Namespaces []string
 	// CredentialsNamespaces are the namespaces cluster-level credentials are read from: the
@@ -227,7 +227,9 @@ func Setup(mgr manager.Manager, cfg Config) (*Engine, error) {
 	// Polls decide from a state's summary while its Secret is unchanged; runs read it in full.
 	var observed States = runner.States
 	if store, ok := runner.States.(*state.Store); ok {
-		observed = &state.Recent{Store: store, Reader: mgr.GetAPIReader()}
+		// The Secrets' metadata from the informer the wiring of instances keeps anyway
+		// (Engine.Start): a poll then asks the API server nothing about an unchanged state.
+		observed = &state.Recent{Store: store, Reader: mgr.GetCache()}
 	}
 	engine := NewEngine(mgr, observed, Options{
 		Dir:           cfg.Dir,

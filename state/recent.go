@@ -7,48 +7,51 @@ import (
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 	corev1 "k8s.io/api/core/v1"
-	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
-const errGetSecretVersion = "cannot read the state Secret's resourceVersion"
-
 // Recent reads states for a controller that reads the same ones again at every poll of their
-// instances, and decides from what it reads whether to run terraform: it asks the API server for
-// the state Secret's metadata alone, and while its resourceVersion is the one the last full read
-// verified, answers with what that read found, without reading, checking and decompressing the
-// state again. The API server gives a Secret a new resourceVersion at every write, so a state a
-// tenant replaced is read in full, and checked, at once. What it keeps of each state is its
-// summary (Summary): serial, lineage, applied inputs and outputs, not the resources.
+// instances, and decides from what it reads whether to run terraform: it looks up the state
+// Secret's resourceVersion alone, and while that is the one the last full read verified, answers
+// with what that read found, without reading, checking and decompressing the state again. The API
+// server gives a Secret a new resourceVersion at every write, so a state a tenant replaced is read
+// in full, and checked, as soon as Reader shows the new version; so is every state once the store's
+// newest signing key is another than at its last read, which the full read signs again with. What
+// it keeps of each state is its summary (Summary): serial, lineage, applied inputs and outputs, not
+// the resources.
 //
 // Only decisions may use what it answers. A run reads the state again, in full, under the state's
 // lock, and writes only on top of that.
 type Recent struct {
 	Store *Store
-	// Reader reads the state Secrets' metadata from the API server (not a cache: a cache behind
-	// the API server would answer with a state older than the newest).
+	// Reader reads the state Secrets' metadata: the API server, or an informer's cache of Secret
+	// metadata (the controller keeps one to follow the Secrets instances take values from). A
+	// cache behind the API server answers at worst with the version a full read verified a moment
+	// before; one that does not know the Secret, or any error, has the state read in full.
 	Reader client.Reader
 
 	mu   sync.Mutex
-	seen map[types.NamespacedName]*Stored
+	seen map[types.NamespacedName]recentState
+}
+
+// recentState is the summary of a state's last full read, and the store's newest signing key then.
+type recentState struct {
+	*Stored
+	key string
 }
 
 // Get returns the state of ref, as Store.Get does, or its summary when the state Secret did not
 // change since the last read; nil when there is none.
 func (r *Recent) Get(ctx context.Context, ref Ref) (*Stored, error) {
+	key := r.newestKey(ctx)
 	m := &metav1.PartialObjectMetadata{}
 	m.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Secret"))
-	switch err := r.Reader.Get(ctx, ref.NamespacedName, m); {
-	case err == nil:
-		if st := r.recent(ref.NamespacedName, m.ResourceVersion); st != nil {
+	if err := r.Reader.Get(ctx, ref.NamespacedName, m); err == nil {
+		if st := r.recent(ref.NamespacedName, m.ResourceVersion, key); st != nil {
 			return st, nil
 		}
-	case kerrors.IsNotFound(err):
-		// A state under a legacy name, or none: the store says which.
-	default:
-		return nil, errors.Wrap(err, errGetSecretVersion)
 	}
 	st, err := r.Store.Get(ctx, ref)
 	if err != nil || st == nil || st.legacy {
@@ -59,25 +62,38 @@ func (r *Recent) Get(ctx context.Context, ref Ref) (*Stored, error) {
 	if err != nil {
 		return nil, err
 	}
-	r.remember(ref.NamespacedName, sum)
+	r.remember(ref.NamespacedName, recentState{Stored: sum, key: key})
 	return st, nil
 }
 
-func (r *Recent) recent(name types.NamespacedName, version string) *Stored {
+// newestKey is the store's newest signing key, "" when it signs nothing or its keys cannot be
+// read now (the full read then says why).
+func (r *Recent) newestKey(ctx context.Context) string {
+	if r.Store.Keys == nil {
+		return ""
+	}
+	ring, err := r.Store.Keys.Ring(ctx)
+	if err != nil {
+		return ""
+	}
+	return ring.Current()
+}
+
+func (r *Recent) recent(name types.NamespacedName, version, key string) *Stored {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	st, ok := r.seen[name]
-	if !ok || st.Version != version {
+	if !ok || st.Version != version || st.key != key {
 		return nil
 	}
-	return st
+	return st.Stored
 }
 
-func (r *Recent) remember(name types.NamespacedName, st *Stored) {
+func (r *Recent) remember(name types.NamespacedName, st recentState) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.seen == nil {
-		r.seen = map[types.NamespacedName]*Stored{}
+		r.seen = map[types.NamespacedName]recentState{}
 	}
 	r.seen[name] = st
 }

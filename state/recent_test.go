@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -120,4 +121,62 @@ func outputsOf(t *testing.T, st *Stored) map[string]any {
 		got[name] = map[string]any{"value": v, "sensitive": o.Sensitive}
 	}
 	return got
+}
+
+// A Reader that cannot answer (an informer's cache that does not hold the Secret's namespace, or
+// has not seen it yet) has the state read in full, never an error or an older answer.
+func TestRecentReaderWithoutAnswer(t *testing.T) {
+	c := fake.NewClientBuilder().Build()
+	store := &Store{Client: c, Keys: StaticKeys{ring(t, "k1")}}
+	ctx := context.Background()
+	if err := store.Put(ctx, ref, version(3, lineage), "in-1"); err != nil {
+		t.Fatal(err)
+	}
+	cases := map[string]client.Reader{
+		"Error": fake.NewClientBuilder().WithInterceptorFuncs(interceptor.Funcs{Get: func(context.Context, client.WithWatch, client.ObjectKey, client.Object, ...client.GetOption) error {
+			return errors.New("unknown namespace")
+		}}).Build(),
+		"NotFound": fake.NewClientBuilder().Build(),
+	}
+	for name, reader := range cases {
+		t.Run(name, func(t *testing.T) {
+			r := &Recent{Store: store, Reader: reader}
+			for range 2 {
+				if got, err := r.Get(ctx, ref); err != nil || got == nil || got.Serial != 3 {
+					t.Fatalf("want the stored state read in full, got %+v, %v", got, err)
+				}
+			}
+		})
+	}
+}
+
+// A key added to the ring has every state read in full at its next read, and so signed again with
+// it, though no state Secret changed: the old key can then be dropped.
+func TestRecentSignsAgainAfterRotation(t *testing.T) {
+	ctx := context.Background()
+	c := fake.NewClientBuilder().Build()
+	keys := &StaticKeys{ring(t, "k1")}
+	store := &Store{Client: c, Keys: keys}
+	r := &Recent{Store: store, Reader: c}
+	if err := store.Put(ctx, ref, version(3, lineage), "in-1"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Get(ctx, ref); err != nil {
+		t.Fatal(err)
+	}
+	keys.KeyRing = ring(t, "k1", "k2")
+	if _, err := r.Get(ctx, ref); err != nil {
+		t.Fatal(err)
+	}
+	sec := &corev1.Secret{}
+	if err := c.Get(ctx, ref.NamespacedName, sec); err != nil {
+		t.Fatal(err)
+	}
+	if mac := sec.Annotations[AnnotationMAC]; !strings.HasPrefix(mac, keys.KeyRing.Current()+":") {
+		t.Errorf("the state must be signed again with the newest key %s at its first read after the rotation, got %q", keys.KeyRing.Current(), mac)
+	}
+	keys.KeyRing = ring(t, "k2")
+	if got, err := r.Get(ctx, ref); err != nil || got.Serial != 3 {
+		t.Errorf("with the old key dropped the state must still read: %+v, %v", got, err)
+	}
 }

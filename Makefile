@@ -49,9 +49,12 @@ N ?= 100
 IDLE ?= 3m
 PARALLEL ?= 10
 RUNNERS ?= process
+# More flags of hack/benchscale, e.g. for ten thousand instances:
+# make bench-scale N=10000 BENCHFLAGS="-modules terraform_data -floor=false -shared-providers=false -update=false -restart"
+BENCHFLAGS ?=
 bench-scale: build
 	assets="$$(hack/testbin.sh)" && kcm="$$(case ,$(RUNNERS), in *,job,*) hack/controller-manager.sh;; esac)" && \
-	KUBEBUILDER_ASSETS="$$assets" MODKIND_CONTROLLER_MANAGER="$$kcm" $(GO) run ./hack/benchscale -n $(N) -idle $(IDLE) -parallel $(PARALLEL) -runners $(RUNNERS) -modkind bin/modkind
+	KUBEBUILDER_ASSETS="$$assets" MODKIND_CONTROLLER_MANAGER="$$kcm" $(GO) run ./hack/benchscale -n $(N) -idle $(IDLE) -parallel $(PARALLEL) -runners $(RUNNERS) -modkind bin/modkind $(BENCHFLAGS)
 
 testbin:
 	@hack/testbin.sh

@@ -8,6 +8,7 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/event"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/modkind/modkind/apis/v1alpha1"
 	"github.com/modkind/modkind/module"
@@ -99,11 +100,15 @@ func rolloutSpec(m *v1alpha1.Module) v1alpha1.Rollout {
 	return s
 }
 
-// instances lists the kind's instances in every namespace, around the cache.
+// instances lists the kind's instances in every namespace the controller watches, from the
+// informer the kind's controller reads them from. The objects are the cache's own, not copies:
+// callers only read them. Listing them from the API server instead decoded a copy of every
+// instance at each Module reconcile (every minute; every few seconds during a rollout). The cache
+// may be a moment behind, which only delays a rollout's next look.
 func (r *ModuleReconciler) instances(ctx context.Context, gvk schema.GroupVersionKind) ([]unstructured.Unstructured, error) {
 	list := &unstructured.UnstructuredList{}
 	list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
-	if err := r.apiReader.List(ctx, list); err != nil {
+	if err := r.client.List(ctx, list, client.UnsafeDisableDeepCopy); err != nil {
 		return nil, errors.Wrapf(err, "%s %s", errListInstances, gvk.Kind)
 	}
 	return list.Items, nil

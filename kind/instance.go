@@ -24,31 +24,28 @@ func (i *Instance) paved() *fieldpath.Paved { return fieldpath.Pave(i.Object) }
 
 // GetCondition returns the condition of the given type.
 func (i *Instance) GetCondition(ct xpv2.ConditionType) xpv2.Condition {
-	cs := xpv2.ConditionedStatus{}
-	// The conditions alone: the whole status would be encoded to JSON and decoded, outputs and all.
-	_ = i.paved().GetValueInto("status.conditions", &cs.Conditions)
+	cs := xpv2.ConditionedStatus{Conditions: conditionsOf(i.Object)}
 	return cs.GetCondition(ct)
 }
 
 // SetConditions sets the given conditions, keeping the others.
 func (i *Instance) SetConditions(c ...xpv2.Condition) {
-	// An object read back with "status: null" cannot be paved into; start from an empty status.
-	if st, ok := i.Object["status"]; ok && st == nil {
+	// An object read back with "status: null" has no status to set conditions in; start from an empty one.
+	if _, ok := i.Object["status"].(map[string]any); !ok {
 		delete(i.Object, "status")
 	}
-	cs := xpv2.ConditionedStatus{}
-	_ = i.paved().GetValueInto("status.conditions", &cs.Conditions)
+	cs := xpv2.ConditionedStatus{Conditions: conditionsOf(i.Object)}
 	cs.SetConditions(c...)
-	_ = i.paved().SetValue("status.conditions", cs.Conditions)
+	setConditionsOf(i.Object, cs.Conditions)
 }
 
 // GetWriteConnectionSecretToReference returns spec.writeConnectionSecretToRef.
 func (i *Instance) GetWriteConnectionSecretToReference() *xpv2.LocalSecretReference {
-	out := &xpv2.LocalSecretReference{}
-	if err := i.paved().GetValueInto("spec.writeConnectionSecretToRef", out); err != nil || out.Name == "" {
+	name, _, _ := unstructured.NestedString(i.Object, "spec", "writeConnectionSecretToRef", "name")
+	if name == "" {
 		return nil
 	}
-	return out
+	return &xpv2.LocalSecretReference{Name: name}
 }
 
 // SetWriteConnectionSecretToReference sets spec.writeConnectionSecretToRef.
@@ -58,11 +55,12 @@ func (i *Instance) SetWriteConnectionSecretToReference(r *xpv2.LocalSecretRefere
 
 // GetProviderConfigReference returns spec.providerConfigRef.
 func (i *Instance) GetProviderConfigReference() *xpv2.ProviderConfigReference {
-	out := &xpv2.ProviderConfigReference{}
-	if err := i.paved().GetValueInto("spec.providerConfigRef", out); err != nil || out.Name == "" {
+	name, _, _ := unstructured.NestedString(i.Object, "spec", "providerConfigRef", "name")
+	if name == "" {
 		return nil
 	}
-	return out
+	kind, _, _ := unstructured.NestedString(i.Object, "spec", "providerConfigRef", "kind")
+	return &xpv2.ProviderConfigReference{Kind: kind, Name: name}
 }
 
 // SetProviderConfigReference sets spec.providerConfigRef.
@@ -72,8 +70,13 @@ func (i *Instance) SetProviderConfigReference(r *xpv2.ProviderConfigReference) {
 
 // GetManagementPolicies returns spec.managementPolicies.
 func (i *Instance) GetManagementPolicies() xpv2.ManagementPolicies {
-	out := xpv2.ManagementPolicies{}
-	_ = i.paved().GetValueInto("spec.managementPolicies", &out)
+	list, _, _ := unstructured.NestedSlice(i.Object, "spec", "managementPolicies")
+	out := make(xpv2.ManagementPolicies, 0, len(list))
+	for _, p := range list {
+		if s, ok := p.(string); ok {
+			out = append(out, xpv2.ManagementAction(s))
+		}
+	}
 	return out
 }
 

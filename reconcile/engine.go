@@ -186,7 +186,7 @@ func (e *Engine) Run(ctx context.Context, gvk schema.GroupVersionKind, snap *Sna
 		Reconciler:              rec,
 		SkipNameValidation:      ptr.To(true),
 		MaxConcurrentReconciles: max(e.opts.MaxReconciles, 1),
-		Logger:                  log,
+		Logger:                  lazyLogger(log),
 		RateLimiter:             instanceRateLimiter(),
 	})
 	if err != nil {

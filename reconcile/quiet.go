@@ -71,3 +71,59 @@ func (l quietLogger) Debug(msg string, keysAndValues ...any) {
 func (l quietLogger) WithValues(keysAndValues ...any) logging.Logger {
 	return quietLogger{log: l.log, values: append(slices.Clip(l.values), keysAndValues...)}
 }
+
+// lazyLogger returns log with a sink that keeps the values added to it (WithValues) and adds them
+// only to a line it writes, as quietLogger does for the managed reconciler. The instance
+// controllers get it: controller-runtime adds the object and a reconcile ID to its logger at every
+// reconcile, each poll of every instance, and a zap logger encodes them at once, for lines that
+// are almost never written.
+func lazyLogger(log logr.Logger) logr.Logger {
+	sink := log.GetSink()
+	if sink == nil {
+		return log
+	}
+	// The wrapper is one more frame between the caller and the sink.
+	if cd, ok := sink.(logr.CallDepthLogSink); ok {
+		sink = cd.WithCallDepth(1)
+	}
+	return logr.New(lazySink{sink: sink})
+}
+
+type lazySink struct {
+	sink   logr.LogSink
+	values []any
+}
+
+func (l lazySink) bound() logr.LogSink {
+	if len(l.values) == 0 {
+		return l.sink
+	}
+	return l.sink.WithValues(l.values...)
+}
+
+func (l lazySink) Init(info logr.RuntimeInfo) { l.sink.Init(info) }
+
+func (l lazySink) Enabled(level int) bool { return l.sink.Enabled(level) }
+
+func (l lazySink) Info(level int, msg string, keysAndValues ...any) {
+	l.bound().Info(level, msg, keysAndValues...)
+}
+
+func (l lazySink) Error(err error, msg string, keysAndValues ...any) {
+	l.bound().Error(err, msg, keysAndValues...)
+}
+
+func (l lazySink) WithValues(keysAndValues ...any) logr.LogSink {
+	return lazySink{sink: l.sink, values: append(slices.Clip(l.values), keysAndValues...)}
+}
+
+func (l lazySink) WithName(name string) logr.LogSink {
+	return lazySink{sink: l.sink.WithName(name), values: l.values}
+}
+
+func (l lazySink) WithCallDepth(depth int) logr.LogSink {
+	if cd, ok := l.sink.(logr.CallDepthLogSink); ok {
+		return lazySink{sink: cd.WithCallDepth(depth), values: l.values}
+	}
+	return l
+}

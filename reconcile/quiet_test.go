@@ -1,6 +1,7 @@
 package reconcile
 
 import (
+	"errors"
 	"strings"
 	"testing"
 
@@ -34,6 +35,29 @@ func TestQuietLogger(t *testing.T) {
 		got := strings.Join(lines, "\n")
 		if tc.want == "" && got != "" || tc.want != "" && !strings.Contains(got, tc.want) {
 			t.Errorf("%s\ngot %q, want %q", tc.reason, got, tc.want)
+		}
+	}
+}
+
+// controller-runtime's per-reconcile values reach the lines its logger writes, error lines
+// included, and a debug line below the level is not written at all.
+func TestLazyLogger(t *testing.T) {
+	var lines []string
+	base := funcr.New(func(prefix, args string) { lines = append(lines, args) }, funcr.Options{Verbosity: 0})
+	l := lazyLogger(base).WithValues("controller", "instances/items").WithName("x").WithValues("object", "team-a/web", "reconcileID", "r1")
+	l.V(1).Info("not written")
+	l.Info("written", "k", "v")
+	l.Error(errors.New("boom"), "failed")
+	want := []string{
+		`"msg"="written" "controller"="instances/items" "object"="team-a/web" "reconcileID"="r1" "k"="v"`,
+		`"msg"="failed" "error"="boom" "controller"="instances/items" "object"="team-a/web" "reconcileID"="r1"`,
+	}
+	if len(lines) != len(want) {
+		t.Fatalf("got %d lines %q, want %d", len(lines), lines, len(want))
+	}
+	for i := range want {
+		if !strings.Contains(lines[i], want[i]) {
+			t.Errorf("line %d: got %q, want it to hold %q", i, lines[i], want[i])
 		}
 	}
 }

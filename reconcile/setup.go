@@ -13,7 +13,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	extv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -182,6 +184,10 @@ func ManagerOptions(s *runtime.Scheme, cfg Config) manager.Options {
 				&extv1.CustomResourceDefinition{}: {Label: crd.OwnedSelector()},
 				// Only runner Jobs (--runner job); a cluster's other Jobs are none of modkind's business.
 				&batchv1.Job{}: {Label: job.RunnerJobSelector()},
+				// Secrets and ConfigMaps are watched as metadata only (never their values), to
+				// follow the state Secrets and those instances take values from.
+				metadataOf(corev1.SchemeGroupVersion.WithKind("Secret")):    {Transform: keepIdentity},
+				metadataOf(corev1.SchemeGroupVersion.WithKind("ConfigMap")): {Transform: keepIdentity},
 			}},
 		Client: client.Options{Cache: &client.CacheOptions{
 			// Instances of generated kinds are read from the informers their controllers start.
@@ -390,3 +396,26 @@ func (c providerPoolCloser) Start(ctx context.Context) error {
 }
 
 func (providerPoolCloser) NeedLeaderElection() bool { return false }
+
+func metadataOf(gvk schema.GroupVersionKind) *metav1.PartialObjectMetadata {
+	m := &metav1.PartialObjectMetadata{}
+	m.SetGroupVersionKind(gvk)
+	return m
+}
+
+// keepIdentity keeps of a Secret's or ConfigMap's metadata what modkind reads from its cache (the
+// object's namespace, name, UID, resourceVersion and whether it is being deleted; see
+// state.Recent and the wiring's watch) and drops the rest: labels, annotations, owners and
+// managed fields of every Secret and ConfigMap in the cluster are, at thousands of instances,
+// a fifth of the controller's memory. Any other object, should one come, is stripped of its
+// managed fields only, as all others are.
+func keepIdentity(in any) (any, error) {
+	m, ok := in.(*metav1.PartialObjectMetadata)
+	if !ok {
+		return cache.TransformStripManagedFields()(in)
+	}
+	return &metav1.PartialObjectMetadata{TypeMeta: m.TypeMeta, ObjectMeta: metav1.ObjectMeta{
+		Namespace: m.Namespace, Name: m.Name, UID: m.UID, ResourceVersion: m.ResourceVersion,
+		DeletionTimestamp: m.DeletionTimestamp,
+	}}, nil
+}

@@ -12,7 +12,8 @@ type RunOperation string
 const (
 	// OperationApply plans, then applies exactly the plan it saved.
 	OperationApply RunOperation = "Apply"
-	// OperationPlan plans only.
+	// OperationPlan plans only, to preview a revision the instance is not applied with yet: it
+	// never applies, never stores state or a plan, and its result is only ever shown.
 	OperationPlan RunOperation = "Plan"
 	// OperationDestroy destroys everything the instance's state tracks.
 	OperationDestroy RunOperation = "Destroy"
@@ -107,6 +108,9 @@ type RunPlan struct {
 	Add     int64  `json:"add"`
 	Change  int64  `json:"change"`
 	Destroy int64  `json:"destroy"`
+	// Replace counts the objects the plan would replace (each also counted in add and destroy).
+	// +optional
+	Replace int64 `json:"replace,omitempty"`
 	// Destructive lists the objects the plan would delete or replace, by address.
 	// +optional
 	Destructive []string `json:"destructive,omitempty"`

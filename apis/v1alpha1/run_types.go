@@ -147,8 +147,9 @@ type RunStatus struct {
 }
 
 // A Run is one piece of terraform work on an instance of a generated kind: an apply, a destroy, a
-// drift plan or a refresh. The controller records each Run it starts; `kubectl get runs` shows
-// what ran, runs and waits for approval. Runs belong to their instance and go with it.
+// drift plan, a refresh, or the plan-only preview of a module revision. The controller records
+// each Run it starts; `kubectl get runs` shows what ran, runs and waits for approval. Runs belong
+// to their instance and go with it.
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:scope=Namespaced,categories=modkind,shortName=tfrun

@@ -1,14 +1,22 @@
 package reconcile
 
 import (
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/modkind/modkind/apis/v1alpha1"
+	"github.com/modkind/modkind/executor"
+	"github.com/modkind/modkind/module"
 	"github.com/modkind/modkind/rollout"
+	"github.com/modkind/modkind/slots"
+	"github.com/modkind/modkind/state"
 )
 
 // Which instances a rollout previews, and with which revision.
@@ -181,5 +189,104 @@ func TestReadPreview(t *testing.T) {
 	got, ok := readPreview(&u)
 	if diff := cmp.Diff(p, got); !ok || diff != "" {
 		t.Errorf("readPreview(value()): ok %t, -want, +got:\n%s", ok, diff)
+	}
+}
+
+// inManualRollout puts the kind under a Manual rollout waiting for promotion from notes-1, which
+// the instance is applied with, to notes-2, the kind's newest snapshot.
+func inManualRollout(t *testing.T) func(c *connector) {
+	return func(c *connector) {
+		old := decisionsModule()
+		old.Digest = "module-0"
+		rev := &v1alpha1.ModuleRevision{ObjectMeta: metav1.ObjectMeta{Name: "notes-1"},
+			Spec: v1alpha1.ModuleRevisionSpec{ModuleName: "notes", Revision: 1, Digest: old.Digest, Dir: old.Dir}}
+		if err := c.client.(client.Client).Create(t.Context(), rev); err != nil {
+			t.Fatal(err)
+		}
+		c.revisions = &revisionLoader{modules: map[string]*module.Module{"notes-1": old}}
+		snap := *c.kind.Snapshot()
+		snap.Revision = "notes-2"
+		snap.Fleet = &rollout.Fleet{Latest: "notes-2", Rollout: &v1alpha1.RolloutStatus{From: "notes-1", To: "notes-2", Phase: v1alpha1.RolloutWaiting}}
+		c.kind.snapshot.Store(&snap)
+	}
+}
+
+// What an instance under a Manual rollout does about the preview of the revision it will move
+// to, through the real managed reconciler: it plans it only when nothing else is needed, once,
+// and shows the result without changing its conditions.
+func TestPreviewDecisions(t *testing.T) {
+	replace := &v1alpha1.RunPlan{Add: 1, Destroy: 1, Replace: 1, Destructive: []string{"terraform_data.note (replace)"}}
+	cases := []struct {
+		reason string
+		inst   *unstructured.Unstructured
+		stored *state.Stored
+		exec   fakeExecutor
+		again  bool
+		want   want
+		// outcome is the preview status shows, "" for none; message a part of its message.
+		outcome, message string
+		refuses          bool
+	}{
+		{
+			reason: "Previewed once: an up-to-date instance plans the new revision, shows a replacement the guard would refuse, and stays Ready; the next reconcile plans nothing.",
+			inst:   note(nil), stored: stateOf(1, current), again: true,
+			exec:    fakeExecutor{results: map[v1alpha1.RunOperation]executor.Result{v1alpha1.OperationPlan: {Preview: replace}}},
+			want:    want{ran: []v1alpha1.RunOperation{v1alpha1.OperationPlan}, synced: "True", ready: "True"},
+			outcome: PreviewReplace, refuses: true,
+		},
+		{
+			reason: "Allowed: with allowDestructivePlans the guard would let the replacement through.",
+			inst: note(func(u *unstructured.Unstructured) {
+				_ = unstructured.SetNestedField(u.Object, true, "spec", "allowDestructivePlans")
+			}), stored: stateOf(1, current),
+			exec:    fakeExecutor{results: map[v1alpha1.RunOperation]executor.Result{v1alpha1.OperationPlan: {Preview: replace}}},
+			want:    want{ran: []v1alpha1.RunOperation{v1alpha1.OperationPlan}, synced: "True", ready: "True"},
+			outcome: PreviewReplace,
+		},
+		{
+			reason: "Failed preview: the instance shows why, and stays Ready and Synced.",
+			inst:   note(nil), stored: stateOf(1, current),
+			exec:    fakeExecutor{results: map[v1alpha1.RunOperation]executor.Result{v1alpha1.OperationPlan: {Err: errors.New("terraform plan failed: boom")}}},
+			want:    want{ran: []v1alpha1.RunOperation{v1alpha1.OperationPlan}, synced: "True", ready: "True"},
+			outcome: PreviewFailed, message: "boom",
+		},
+		{
+			reason: "Real work first: an instance whose inputs changed is applied, and not previewed in that reconcile.",
+			inst:   note(nil), stored: stateOf(1, "old"),
+			exec: fakeExecutor{results: map[v1alpha1.RunOperation]executor.Result{v1alpha1.OperationApply: {Stored: stateOf(1, current), Plan: plan}}},
+			want: want{ran: []v1alpha1.RunOperation{v1alpha1.OperationApply}, synced: "True", ready: "True", lastPlan: "abc123"},
+		},
+		{
+			reason: "Waiting for a run slot: nothing shown, the instance stays Synced and tries again.",
+			inst:   note(nil), stored: stateOf(1, current),
+			exec: fakeExecutor{results: map[v1alpha1.RunOperation]executor.Result{v1alpha1.OperationPlan: {Err: &slots.ShareFullError{Namespace: "team-a", Active: 2, Share: 2}}}},
+			want: want{ran: []v1alpha1.RunOperation{v1alpha1.OperationPlan}, synced: "True", ready: "True"},
+		},
+		{
+			reason: "Pinned: an instance the rollout passes by is not previewed.",
+			inst: note(func(u *unstructured.Unstructured) {
+				_ = unstructured.SetNestedField(u.Object, "notes-1", "spec", "moduleRevisionRef", "name")
+			}), stored: stateOf(1, current),
+			want: want{synced: "True", ready: "True"},
+		},
+	}
+	for _, tc := range cases {
+		t.Run(strings.SplitN(tc.reason, ":", 2)[0], func(t *testing.T) {
+			got, exec, _, _ := decide(t, tc.inst, tc.stored, tc.exec, inManualRollout(t), tc.again)
+			if diff := cmp.Diff(tc.want.ran, exec.done); diff != "" {
+				t.Errorf("%s\nwhat ran: -want +got:\n%s", tc.reason, diff)
+			}
+			checkStatus(t, tc.reason, got, tc.want)
+			p, ok := readPreview(got)
+			if tc.outcome == "" {
+				if ok {
+					t.Errorf("%s\nwant no preview in status, got %+v", tc.reason, p)
+				}
+				return
+			}
+			if p.Revision != "notes-2" || p.Outcome != tc.outcome || p.GuardRefuses != tc.refuses || !strings.Contains(p.Message, tc.message) {
+				t.Errorf("%s\nwant a preview of notes-2: %s (guard refuses: %t) saying %q, got %+v", tc.reason, tc.outcome, tc.refuses, tc.message, p)
+			}
+		})
 	}
 }

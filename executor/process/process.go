@@ -104,8 +104,10 @@ func (x *Executor) Execute(ctx context.Context, w *executor.Work) executor.Resul
 		res = executor.Result{Stored: o.Stored, Changes: o.Changes, Err: o.Err}
 		if w.Op == v1alpha1.OperationDestroy && o.Err == nil {
 			x.Forget(w)
-			// The work directory holds rendered values, some maybe sensitive; nothing needs it any more.
+			// The work directories hold rendered values, some maybe sensitive; nothing needs them any more.
 			_ = os.RemoveAll(w.Workspace.Dir)
+			inst := w.Instance
+			_ = os.RemoveAll(PreviewDir(x.WorkRoot, inst.GroupVersionKind(), inst.GetNamespace(), inst.GetName(), inst.GetUID()))
 		}
 	}
 	res.LockBroken = broken

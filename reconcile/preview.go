@@ -41,6 +41,7 @@ const (
 	previewPoll = 10 * time.Second
 
 	errGetPreviewRevision                = "cannot get ModuleRevision %s to preview"
+	errGetRevisionPreview                = "cannot get ModuleRevision %s to show its preview"
 	reasonPreviewComplete   event.Reason = "PreviewComplete"
 	reasonCannotShowPreview event.Reason = "CannotShowPreview"
 )
@@ -332,7 +333,7 @@ func (r *ModuleReconciler) showPreview(ctx context.Context, m *v1alpha1.Module, 
 	}
 	rev := &v1alpha1.ModuleRevision{}
 	if err := r.apiReader.Get(ctx, types.NamespacedName{Name: ro.To}, rev); err != nil {
-		return 0, errors.Wrapf(err, "%s %s", errUpdateRevision, ro.To)
+		return 0, errors.Wrapf(err, errGetRevisionPreview, ro.To)
 	}
 	if !equalPreview(rev.Status.Preview, p) {
 		rev.Status.Preview = p.DeepCopy()

@@ -11,13 +11,18 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/modkind/modkind/apis/v1alpha1"
+	jobexec "github.com/modkind/modkind/executor/job"
 	"github.com/modkind/modkind/kind"
 )
 
@@ -59,7 +64,9 @@ func previewRepo(t *testing.T) string {
 
 // In job mode the preview of a Manual rollout runs as Plan Runs executed by Jobs under the
 // tenants' runner accounts: every instance's counts arrive in its status and in the Module's, per
-// namespace, no state Secret changes and nothing moves.
+// namespace, no state Secret changes and nothing moves. A Plan Run's result rewritten with the
+// runner's account (as a tenant may) is taken for nothing: once promoted, every instance plans
+// for real, terraform's plans have the preview's counts, and the guard refuses where it said.
 func TestJobFleetPreview(t *testing.T) {
 	g := startJobGround(t)
 	g.startJobController(t, g.jobControllerArgs(t))
@@ -163,6 +170,97 @@ func TestJobFleetPreview(t *testing.T) {
 		if len(plans) != 1 {
 			t.Errorf("%s: want one Plan Run, got %v", u.GetName(), plans)
 		}
+	}
+	forgePlanResults(t, g, insts[0])
+
+	// Promoted, each instance plans v2 for real, through the guard: terraform's own plan (its Apply
+	// Run's) has the preview's counts, and no forged Plan result was taken for an apply.
+	if err := c.Get(ctx, client.ObjectKey{Name: name}, m); err != nil {
+		t.Fatal(err)
+	}
+	m.Annotations = map[string]string{v1alpha1.AnnotationPromote: "1"}
+	if err := c.Update(ctx, m); err != nil {
+		t.Fatal(err)
+	}
+	refused := map[string]bool{"replace-a": true}
+	for _, u := range insts {
+		var seen []string
+		err := pollErr(5*time.Minute, func(ctx context.Context) (bool, error) {
+			seen = nil
+			runs := runsOf(t, c, u)
+			digest := ""
+			for _, r := range runs {
+				if r.Spec.Operation == v1alpha1.OperationPlan {
+					digest = r.Spec.ModuleDigest
+				}
+			}
+			for _, r := range runs {
+				if r.Spec.Operation != v1alpha1.OperationApply || r.Spec.ModuleDigest != digest {
+					continue
+				}
+				p := r.Status.Plan
+				if p == nil {
+					p = &v1alpha1.RunPlan{}
+				}
+				seen = append(seen, fmt.Sprintf("%s %s +%d ~%d -%d", r.Name, r.Status.Phase, p.Add, p.Change, p.Destroy))
+				want := wantCounts[u.GetName()]
+				phase := map[bool]v1alpha1.RunPhase{true: v1alpha1.PhaseRefused, false: v1alpha1.PhaseSucceeded}[refused[u.GetName()]]
+				if r.Status.Phase == phase && [3]int64{p.Add, p.Change, p.Destroy} == [3]int64{want[0], want[1], want[2]} {
+					return true, nil
+				}
+			}
+			return false, nil
+		})
+		if err != nil {
+			g.logRuns(t)
+			t.Fatalf("%s after promote: want an Apply Run of the previewed revision %s by the guard with +~- %v, got %v",
+				u.GetName(), map[bool]string{true: "refused", false: "succeeding"}[refused[u.GetName()]], wantCounts[u.GetName()], seen)
+		}
+		cur := ""
+		if err := pollErr(time.Minute, func(ctx context.Context) (bool, error) {
+			cur, _, _ = unstructured.NestedString(read(u).Object, "status", "moduleRevision")
+			return (cur == to) != refused[u.GetName()], nil
+		}); err != nil {
+			t.Errorf("%s after promote: on %s; want it on %s unless the guard refused it", u.GetName(), cur, to)
+		}
+	}
+}
+
+// forgePlanResults rewrites, with the tenant's runner service account (which anyone with edit in
+// the namespace may act as), the result of u's Plan Runs: counts, a state serial, Succeeded. Such
+// a result is only ever shown; the caller checks that nothing is applied or stored from it.
+func forgePlanResults(t *testing.T, g *jobGround, u *unstructured.Unstructured) {
+	t.Helper()
+	ctx := context.Background()
+	cs, err := kubernetes.NewForConfig(g.cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := cs.CoreV1().ServiceAccounts(u.GetNamespace()).CreateToken(ctx, jobexec.DefaultRunnerServiceAccount,
+		&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To[int64](600)}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	as := rest.AnonymousClientConfig(g.cfg)
+	as.BearerToken = tr.Status.Token
+	runner, err := client.New(as, client.Options{Scheme: g.c.Scheme()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	forged := 0
+	for _, r := range runsOf(t, g.c, u) {
+		if r.Spec.Operation != v1alpha1.OperationPlan {
+			continue
+		}
+		r.Status.Phase, r.Status.StateSerial = v1alpha1.PhaseSucceeded, ptr.To[int64](99)
+		r.Status.Plan = &v1alpha1.RunPlan{Add: 7, Change: 7, Destroy: 7, Replace: 7, Summary: "+7 ~7 -7"}
+		if err := runner.Status().Update(ctx, &r); err != nil {
+			t.Fatalf("the runner account rewriting Plan Run %s: %v", r.Name, err)
+		}
+		forged++
+	}
+	if forged == 0 {
+		t.Fatalf("%s has no Plan Run to forge", u.GetName())
 	}
 }
 

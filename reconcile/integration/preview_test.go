@@ -209,6 +209,21 @@ func TestFleetPreviewManual(t *testing.T) {
 		return diff == "", fmt.Errorf("ModuleRevision status.preview: -want, +got:\n%s", diff)
 	})
 
+	// An event says the preview of the revision is complete, with its counts.
+	eventually(t, "a PreviewComplete event on Module "+name, func(ctx context.Context) (bool, error) {
+		evs := &corev1.EventList{}
+		if err := ground.client.List(ctx, evs); err != nil {
+			return false, err
+		}
+		for _, e := range evs.Items {
+			if e.InvolvedObject.Kind == "Module" && e.InvolvedObject.Name == name && e.Reason == "PreviewComplete" {
+				want := "Preview of ModuleRevision " + rev2.Name + " complete: 7 instance(s): 2 no changes, 2 update, 2 replace, 1 destroy (2 the guard would refuse), 0 failed"
+				return e.Message == want, fmt.Errorf("event %q, want %q", e.Message, want)
+			}
+		}
+		return false, nil
+	})
+
 	// Nothing moved, and no preview stored a state.
 	assertModuleHealth(t, name, "Suspended")
 	for _, f := range fleet {

@@ -50,7 +50,7 @@ func init() {
 		"generate": {summary: "print the CRD that a Module with the given source would install", run: generate},
 		"plan":     {summary: "print the last plan of an instance, as terraform shows it", run: plan},
 		"render":   {summary: "print the root module and tfvars modkind would run for an instance", run: render},
-		"rollout":  {summary: "show, promote, pause, resume or undo the rollout of a Module's new revision", run: rolloutCommand},
+		"rollout":  {summary: "show, preview, promote, pause, resume or undo the rollout of a Module's new revision", run: rolloutCommand},
 		"runner":   {summary: "execute one Run, as the Job the controller made for it does (--runner job)", run: runner},
 		"state":    {summary: "show, accept (sign) an instance's state, or rotate the state signing keys, as a cluster admin", run: stateCommand},
 		"version":  {summary: "print modkind's version", run: version},

@@ -36,10 +36,12 @@ var rolloutActions = map[string]func(ctx context.Context, c client.Client, modul
 	},
 }
 
-// rolloutCommand answers `modkind rollout status|promote|pause|resume|undo <module>`.
+// rolloutCommand answers `modkind rollout status|preview|promote|pause|resume|undo <module>`.
 func rolloutCommand(args []string, out io.Writer) error {
-	fs := newCommandFlags("rollout", "modkind rollout status|promote|pause|resume|undo <module> [--kubeconfig file]")
+	fs := newCommandFlags("rollout", "modkind rollout status|preview|promote|pause|resume|undo <module> [--wait] [--timeout d] [--kubeconfig file]")
 	kubeconfig := fs.String("kubeconfig", "", "kubeconfig of the cluster; else KUBECONFIG, ~/.kube/config or the in-cluster config")
+	wait := fs.Bool("wait", false, "preview: wait until every instance the rollout will move has been previewed")
+	timeout := fs.Duration("timeout", 10*time.Minute, "preview --wait: how long to wait")
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
 		return err
@@ -48,8 +50,13 @@ func rolloutCommand(args []string, out io.Writer) error {
 		return fs.fail("want an action and a Module, got %d arguments", len(pos))
 	}
 	action, ok := rolloutActions[pos[0]]
+	if pos[0] == "preview" {
+		action, ok = func(ctx context.Context, c client.Client, m string, out io.Writer) error {
+			return rolloutPreview(ctx, c, m, *wait, out)
+		}, true
+	}
 	if !ok {
-		return fs.fail("unknown action %q: want status, promote, pause, resume or undo", pos[0])
+		return fs.fail("unknown action %q: want status, preview, promote, pause, resume or undo", pos[0])
 	}
 	rules := clientcmd.NewDefaultClientConfigLoadingRules()
 	rules.ExplicitPath = *kubeconfig
@@ -65,7 +72,11 @@ func rolloutCommand(args []string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	limit := time.Minute
+	if *wait {
+		limit = *timeout
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	defer cancel()
 	return action(ctx, c, pos[1], out)
 }

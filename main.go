@@ -423,7 +423,7 @@ type deadlinesFlag struct {
 
 func (f deadlinesFlag) String() string {
 	var parts []string
-	for _, op := range []v1alpha1.RunOperation{v1alpha1.OperationApply, v1alpha1.OperationDestroy, v1alpha1.OperationDriftPlan, v1alpha1.OperationRefresh} {
+	for _, op := range []v1alpha1.RunOperation{v1alpha1.OperationApply, v1alpha1.OperationDestroy, v1alpha1.OperationDriftPlan, v1alpha1.OperationRefresh, v1alpha1.OperationPlan} {
 		if d, ok := f.m[op]; ok {
 			parts = append(parts, fmt.Sprintf("%s=%s", op, d))
 		}
@@ -435,9 +435,9 @@ func (f deadlinesFlag) Set(v string) error {
 	for _, pair := range splitList(v) {
 		op, d, ok := strings.Cut(pair, "=")
 		switch v1alpha1.RunOperation(op) {
-		case v1alpha1.OperationApply, v1alpha1.OperationDestroy, v1alpha1.OperationDriftPlan, v1alpha1.OperationRefresh:
+		case v1alpha1.OperationApply, v1alpha1.OperationDestroy, v1alpha1.OperationDriftPlan, v1alpha1.OperationRefresh, v1alpha1.OperationPlan:
 		default:
-			return fmt.Errorf("%q: the operations are Apply, Destroy, DriftPlan and Refresh", pair)
+			return fmt.Errorf("%q: the operations are Apply, Destroy, DriftPlan, Refresh and Plan", pair)
 		}
 		dur, err := time.ParseDuration(d)
 		if !ok || err != nil || dur < 0 {

@@ -233,6 +233,7 @@ func TestChartRBAC(t *testing.T) {
 	t.Run("FairRunSlots", func(t *testing.T) { testFairRunSlots(t, g) })
 	t.Run("WiringAttacks", func(t *testing.T) { testWiringAttacks(t, g) })
 	t.Run("RevisionPins", func(t *testing.T) { testRevisionPins(t, g) })
+	t.Run("RevisionPreview", func(t *testing.T) { testRevisionPreview(t, g) })
 }
 
 func testControllerPermissions(t *testing.T, g *rbacGround) {

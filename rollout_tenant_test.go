@@ -2,15 +2,22 @@ package main
 
 import (
 	"context"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/modkind/modkind/apis/v1alpha1"
+	jobexec "github.com/modkind/modkind/executor/job"
+	"github.com/modkind/modkind/kind"
 	"github.com/modkind/modkind/reconcile"
 )
 
@@ -61,4 +68,138 @@ func testRevisionPins(t *testing.T, g *rbacGround) {
 	}
 	forget(ctx, t, g, own, stolen)
 	_ = g.admin.Delete(ctx, other)
+}
+
+const previewModuleV1 = `variable "name" { type = string }
+resource "terraform_data" "main" {
+  input            = var.name
+  triggers_replace = "v1"
+}
+`
+
+// A namespace editor, with a real token, tries to turn the preview of a Manual rollout into
+// something more: it cannot write its instance's preview (nor another namespace's), make a
+// plan-only Run look like anything else, or make a Run of its own count; the previews stay what
+// the controller planned, nothing moves to the new revision and no state changes.
+func testRevisionPreview(t *testing.T, g *rbacGround) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	refused, _ := startControllerAs(ctx, t, g, func(c *reconcile.Config) { c.Namespaces = []string{rbacTenant, rbacThird} })
+	tenantCfg := tenantToken(ctx, t, g, rbacTenant, "edit")
+	tenant := rbacClient(t, tenantCfg)
+	asRunner := rbacClient(t, impersonate(tenantCfg, "system:serviceaccount:"+rbacTenant+":"+jobexec.DefaultRunnerServiceAccount))
+	mod := applyModule(ctx, t, g, refused, "preview-tenant", "PreviewTenant", previewModuleV1)
+	if err := mergePatch(ctx, g.admin, mod, `{"spec":{"rollout":{"policy":"Manual"}}}`); err != nil {
+		t.Fatal(err)
+	}
+	own := instance("PreviewTenant", rbacTenant, "own", map[string]any{"name": "own"})
+	other := instance("PreviewTenant", rbacThird, "other", map[string]any{"name": "other"})
+	if err := tenant.Create(ctx, own); err != nil {
+		t.Fatal(err)
+	}
+	if err := g.admin.Create(ctx, other); err != nil {
+		t.Fatal(err)
+	}
+	revision := func(u *unstructured.Unstructured) (string, map[string]any) {
+		got := u.DeepCopy()
+		if err := g.admin.Get(ctx, client.ObjectKeyFromObject(u), got); err != nil {
+			return "", nil
+		}
+		cur, _, _ := unstructured.NestedString(got.Object, "status", "moduleRevision")
+		p, _, _ := unstructured.NestedMap(got.Object, "status", "revisionPreview")
+		return cur, p
+	}
+	var rev1 string
+	for _, u := range []*unstructured.Unstructured{own, other} {
+		rbacWaitFor(ctx, t, u.GetName()+" applied", refused, func(ctx context.Context) (bool, any) {
+			cur, _ := revision(u)
+			rev1 = cur
+			return cur != "", cur
+		})
+	}
+	stateVersion := func(u *unstructured.Unstructured) string {
+		ref := kind.StateRef(u.GroupVersionKind().GroupKind().String(), u.GetNamespace(), u.GetName())
+		sec := &corev1.Secret{}
+		if err := g.admin.Get(ctx, types.NamespacedName{Namespace: ref.Namespace, Name: ref.Name}, sec); err != nil {
+			t.Fatal(err)
+		}
+		return sec.ResourceVersion
+	}
+	before := map[string]string{own.GetName(): stateVersion(own), other.GetName(): stateVersion(other)}
+
+	// v2 replaces the object: the preview says so, and that the guard would refuse it.
+	if err := os.WriteFile(filepath.Join(mod.Spec.Source.Path, "main.tf"), []byte(strings.Replace(previewModuleV1, `"v1"`, `"v2"`, 1)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	previews := map[string]map[string]any{}
+	for _, u := range []*unstructured.Unstructured{own, other} {
+		rbacWaitFor(ctx, t, u.GetName()+" previewed", refused, func(ctx context.Context) (bool, any) {
+			_, p := revision(u)
+			previews[u.GetName()] = p
+			return p != nil && p["outcome"] == "Replace" && p["guardRefuses"] == true, p
+		})
+	}
+	runs := &v1alpha1.RunList{}
+	if err := g.admin.List(ctx, runs, client.InNamespace(rbacTenant)); err != nil {
+		t.Fatal(err)
+	}
+	var plan *v1alpha1.Run
+	for i := range runs.Items {
+		if r := &runs.Items[i]; r.Spec.Operation == v1alpha1.OperationPlan && r.Spec.InstanceRef.Name == own.GetName() {
+			plan = r
+		}
+	}
+	if plan == nil || plan.Status.Phase != v1alpha1.PhaseSucceeded || plan.Status.Plan == nil || plan.Status.Plan.Replace != 1 {
+		t.Fatalf("the preview is recorded as a Succeeded Plan Run replacing 1 object, got %+v", plan)
+	}
+	statusPatch := func(c client.Client, obj client.Object, patch string) error {
+		return c.Status().Patch(ctx, obj.DeepCopyObject().(client.Object), client.RawPatch(types.MergePatchType, []byte(patch)))
+	}
+	planPod := podClient(ctx, t, g, tenant, rbacTenant, jobexec.DefaultRunnerServiceAccount, plan.Name+"-f0rg3")
+	noChanges := `{"status":{"revisionPreview":{"revision":"x","outcome":"NoChanges","add":0,"change":0,"destroy":0,"replace":0,"guardRefuses":false}}}`
+	cases := []struct {
+		name   string
+		reason string
+		op     func() error
+		want   outcome
+	}{
+		{"OwnPreview", "An instance's preview is what the controller planned: its tenant cannot write it.",
+			func() error { return statusPatch(tenant, own, noChanges) }, deniedByStatusPolicy},
+		{"OtherNamespacePreview", "Nor another namespace's.",
+			func() error { return statusPatch(tenant, other, noChanges) }, forbidden},
+		{"PlanRunAsRunner", "The runner's account impersonated writes no Plan Run's result.",
+			func() error { return statusPatch(asRunner, plan, `{"status":{"phase":"Succeeded","stateSerial":99}}`) }, deniedByStatusPolicy},
+		{"PlanRunFromPod", "A pod named as the Run's pods rewrites no Plan Run the controller ran.",
+			func() error {
+				return statusPatch(planPod, plan, `{"status":{"plan":{"add":0,"change":0,"destroy":0}}}`)
+			}, deniedByStatusPolicy},
+		{"PlanRunSpec", "A Plan Run never becomes an Apply.",
+			func() error { return mergePatch(ctx, tenant, plan.DeepCopy(), `{"spec":{"operation":"Apply"}}`) }, forbidden},
+		{"ForgedPlanRun", "A tenant makes no Run, of a plan or anything else.",
+			func() error {
+				return tenant.Create(ctx, &v1alpha1.Run{ObjectMeta: metav1.ObjectMeta{Namespace: rbacTenant, Name: "forged-plan"},
+					Spec: v1alpha1.RunSpec{Operation: v1alpha1.OperationPlan, InstanceRef: plan.Spec.InstanceRef}})
+			}, forbidden},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := outcomeOf(tc.op()); got != tc.want {
+				t.Errorf("%s\nwant %s, got %s", tc.reason, tc.want, got)
+			}
+		})
+	}
+	// The previews are the controller's, nothing moved, and no state changed.
+	for _, u := range []*unstructured.Unstructured{own, other} {
+		cur, p := revision(u)
+		if cur != rev1 || p["outcome"] != "Replace" || p["revision"] != previews[u.GetName()]["revision"] {
+			t.Errorf("%s: want it on %s previewing a Replace of %v, got on %s previewing %v", u.GetName(), rev1, previews[u.GetName()]["revision"], cur, p)
+		}
+		if v := stateVersion(u); v != before[u.GetName()] {
+			t.Errorf("%s: the state Secret changed during the preview (resourceVersion %s, was %s)", u.GetName(), v, before[u.GetName()])
+		}
+	}
+	if r := refused.String(); r != "" {
+		t.Errorf("the API server refused modkind requests it made:\n%s", r)
+	}
+	forget(ctx, t, g, mod, own, other)
 }

@@ -36,3 +36,26 @@ var moduleRevisionStatusSchema = extv1.JSONSchemaProps{
 var failedModuleRevisionStatusSchema = extv1.JSONSchemaProps{
 	Type: "string", Description: "FailedModuleRevision is the ModuleRevision whose last apply of this instance failed, or whose plan the destroy/replace guard refused; a rollout counts it as a failure.",
 }
+
+// revisionPreviewStatusSchema is what a plan-only run of the revision a rollout will move an
+// instance to found: counts and addresses, never values.
+var revisionPreviewStatusSchema = extv1.JSONSchemaProps{
+	Type: "object",
+	Description: "RevisionPreview is what a plan-only run of the ModuleRevision a rollout will move this instance to found " +
+		"(modkind rollout preview shows it): nothing was applied, and the instance's conditions do not depend on it.",
+	Properties: map[string]extv1.JSONSchemaProps{
+		"revision": {Type: "string", Description: "The ModuleRevision planned."},
+		"outcome": {Type: "string", Description: "NoChanges, Update (objects created or updated in place), Replace, Destroy " +
+			"(objects deleted), or Failed (the plan failed; message says why)."},
+		"add":          {Type: "integer", Description: "Objects the plan would create, replacements included."},
+		"change":       {Type: "integer", Description: "Objects the plan would update in place."},
+		"destroy":      {Type: "integer", Description: "Objects the plan would destroy, replacements included."},
+		"replace":      {Type: "integer", Description: "Objects the plan would replace."},
+		"guardRefuses": {Type: "boolean", Description: "The destroy/replace guard would refuse this plan: it destroys or replaces objects and spec.allowDestructive is not true."},
+		"destructive": {Type: "array", Description: "The objects the plan would destroy or replace, by address.",
+			Items: &extv1.JSONSchemaPropsOrArray{Schema: &extv1.JSONSchemaProps{Type: "string"}}},
+		"message":   {Type: "string", Description: "Why the plan failed, with known sensitive values redacted."},
+		"plannedAt": {Type: "string", Format: "date-time", Description: "When the plan ended."},
+		"basis":     {Type: "string", Description: "Identifies what the plan was made from (spec generation, inputs, module, state): it is made again when that changes."},
+	},
+}

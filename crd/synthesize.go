@@ -103,6 +103,7 @@ func Synthesize(moduleName string, n v1alpha1.CRDNames, m *module.Module) (*extv
 			fields.ResolvedInputs:       resolvedInputsSchema,
 			fields.ModuleRevision:       moduleRevisionStatusSchema,
 			fields.FailedModuleRevision: failedModuleRevisionStatusSchema,
+			fields.RevisionPreview:      revisionPreviewStatusSchema,
 			fields.ObservedGeneration:   {Type: "integer", Format: "int64", Description: "ObservedGeneration is the generation the conditions describe."},
 		},
 	}

@@ -1,5 +1,6 @@
 // Package executor is the line between deciding and doing: the instance client (reconcile)
-// decides what an instance needs (an apply, a destroy, a drift plan, a refresh) and hands it, as a
+// decides what an instance needs (an apply, a destroy, a drift plan, a refresh, or the preview
+// plan of a module revision it is not applied with yet) and hands it, as a
 // Work, to an Executor, which decides how. Two implement it: executor/process runs terraform in
 // this process; executor/job hands each Work to a Kubernetes Job as a Run, and executor/runner is
 // what that Job's pod executes.
@@ -55,6 +56,9 @@ type Result struct {
 	Stored *state.Stored
 	// Plan is the plan the run made, as status shows it; nil for none.
 	Plan *kind.LastPlan
+	// Preview is what a plan-only run (OperationPlan) found: counts and addresses, never values;
+	// nil for any other operation, and when the plan failed (Err).
+	Preview *v1alpha1.RunPlan
 	// Changes says a drift plan found the objects differ from the configuration.
 	Changes bool
 	// LockBroken is the stale state lock the run broke, nil for none.

@@ -74,26 +74,38 @@ func (c *connector) Connect(ctx context.Context, mg resource.Managed) (managed.E
 	if err != nil {
 		return nil, err
 	}
-	wired, err := c.wire(ctx, inst, snap.Module, forProvider)
+	w, in, wired, err := c.render(ctx, inst, snap, forProvider, setup, !inst.AllowDestructive() && !meta.WasDeleted(inst))
 	if err != nil {
 		return nil, err
+	}
+	return &external{connector: c, inst: inst, snap: snap, work: w, inputs: in, wired: wired, setup: setup}, nil
+}
+
+// render makes the Work that would apply the instance with snap's module and the forProvider
+// values given, its references resolved: the rendered root module (with prevent_destroy when
+// guarded), provider configuration, state and guard. The Work's Op is the caller's to set.
+func (c *connector) render(ctx context.Context, inst *kind.Instance, snap *Snapshot, forProvider map[string]any,
+	setup *terraform.ProviderSetup, guarded bool) (*executor.Work, terraform.Inputs, *resolution, error) {
+	wired, err := c.wire(ctx, inst, snap.Module, forProvider)
+	if err != nil {
+		return nil, terraform.Inputs{}, nil, err
 	}
 	secretValues, secretStrings, err := resolveSensitive(ctx, c.client, inst.GetNamespace(), snap.Module, wired.ForProvider)
 	if err != nil {
-		return nil, err
+		return nil, terraform.Inputs{}, nil, err
 	}
 	secretStrings = append(secretStrings, wired.Redact...)
 	in := terraform.Inputs{ForProvider: wired.ForProvider, SecretValues: secretValues,
-		Providers: setup.Providers, PreventDestroy: !inst.AllowDestructive() && !meta.WasDeleted(inst)}
+		Providers: setup.Providers, PreventDestroy: guarded}
 	pkg := ""
 	if snap.Module.Resource == nil {
 		if pkg, in.ModulePath, err = module.PackageOf(c.modules, snap.Module.Dir); err != nil {
-			return nil, errors.Wrap(err, errRender)
+			return nil, terraform.Inputs{}, nil, errors.Wrap(err, errRender)
 		}
 	}
 	root, err := terraform.Render(snap.Module, in)
 	if err != nil {
-		return nil, errors.Wrap(err, errRender)
+		return nil, terraform.Inputs{}, nil, errors.Wrap(err, errRender)
 	}
 	var lock []byte
 	if snap.Module.Resource != nil {
@@ -112,7 +124,7 @@ func (c *connector) Connect(ctx context.Context, mg resource.Managed) (managed.E
 	}
 	ws.ApprovalRequired, ws.ApprovedPlan = inst.Approval()
 	w := &executor.Work{Instance: inst, Module: snap.Module, Workspace: ws, Events: c.record}
-	return &external{connector: c, inst: inst, snap: snap, work: w, inputs: in, wired: wired}, nil
+	return w, in, wired, nil
 }
 
 // resolveSensitive reads the values of the sensitive variables the instance sets, from the

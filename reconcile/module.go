@@ -201,6 +201,11 @@ func (r *ModuleReconciler) reconcile(ctx context.Context, req reconcile.Request)
 	if err := r.tidyRevisions(ctx, m, gvk); err != nil {
 		r.record.Event(m, event.Warning(reasonRevision, err))
 	}
+	if pw, err := r.showPreview(ctx, m, gvk); err != nil {
+		r.record.Event(m, event.Warning(reasonCannotShowPreview, err))
+	} else if pw > 0 && (wait == 0 || pw < wait) {
+		wait = pw
+	}
 	if m.Status.GetCondition(xpv2.TypeReady).Status != "True" {
 		r.record.Event(m, event.Normal(reasonReady, "Kind "+gvk.Kind+" is served by CRD "+want.Name))
 	}

@@ -44,6 +44,8 @@ type external struct {
 	busy bool
 	// wired is what the instance's references gave; shown in status once applied.
 	wired *resolution
+	// setup is the instance's provider configuration, for a preview of another revision.
+	setup *terraform.ProviderSetup
 }
 
 // Observe decides from the stored state whether the instance is applied and up to date; it runs
@@ -116,7 +118,8 @@ func (e *external) observed(ctx context.Context, stored *state.Stored, observing
 		return managed.ExternalObservation{}, err
 	}
 	pending := e.inst.PendingDrift()
-	if upToDate && !observing && (pending || e.drift.Due(e.inst.GetUID(), driftInterval)) {
+	drifting := upToDate && !observing && (pending || e.drift.Due(e.inst.GetUID(), driftInterval))
+	if drifting {
 		last, _ := e.drift.Last(e.inst.GetUID())
 		e.work.DriftCheckedAt = last
 		res := e.execute(ctx, v1alpha1.OperationDriftPlan)
@@ -126,6 +129,10 @@ func (e *external) observed(ctx context.Context, stored *state.Stored, observing
 		if !res.Pending {
 			upToDate = e.driftFound(res.Changes, pending)
 		}
+	}
+	if upToDate && !drifting && !observing {
+		// Only an instance that needs nothing else now plans the revision a rollout brings.
+		e.preview(ctx)
 	}
 	if upToDate {
 		e.showResolved()

@@ -18,7 +18,7 @@ const (
 // Execute does op's terraform work on the workspace, from the state stored, as the controller's
 // process executor and a runner pod both do: an Apply plans and applies (or holds the plan for
 // approval, or refuses it), a Refresh reads the objects into the state, a DriftPlan looks for
-// changes made outside, and a Destroy destroys everything, then deletes the readable plan and,
+// changes made outside, a Plan previews a revision and writes nothing, and a Destroy destroys everything, then deletes the readable plan and,
 // only then, the state.
 func Execute(ctx context.Context, r *terraform.Runner, op v1alpha1.RunOperation, ws *terraform.Workspace, stored *state.Stored) Outcome {
 	switch op {
@@ -31,6 +31,10 @@ func Execute(ctx context.Context, r *terraform.Runner, op v1alpha1.RunOperation,
 	case v1alpha1.OperationDriftPlan:
 		changes, err := r.Plan(ctx, ws, stored)
 		return Outcome{Stored: stored, Changes: changes, Note: DriftNote(changes), Err: err}
+	case v1alpha1.OperationPlan:
+		// A preview: its summary is only ever shown, and it leaves the state as it found it.
+		summary, err := r.Preview(ctx, ws, stored)
+		return Outcome{Plan: summary, Err: err}
 	case v1alpha1.OperationDestroy:
 		if err := r.Destroy(ctx, ws, stored); err != nil {
 			return Outcome{Err: err}

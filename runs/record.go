@@ -207,6 +207,11 @@ func (r *Recorder) Begin(ctx context.Context, op v1alpha1.RunOperation, s Subjec
 			waiting = append(waiting, old)
 		}
 	}
+	if op == v1alpha1.OperationPlan {
+		// A preview of another revision says nothing of the instance's own plan waiting for
+		// approval: that one stays as it is.
+		waiting = nil
+	}
 	for _, w := range waiting {
 		if op == v1alpha1.OperationApply && rec.obj == nil && w.Spec.ModuleDigest == s.ModuleDigest && w.Spec.InputsDigest == s.Workspace.Inputs {
 			rec.obj = w
@@ -428,7 +433,7 @@ func PhaseOf(err error, red *terraform.Redactor) (v1alpha1.RunPhase, string) {
 // PlanOf is a plan as a Run shows it: counts, id and the addresses of destructive changes.
 func PlanOf(s terraform.PlanSummary) *v1alpha1.RunPlan {
 	p := &v1alpha1.RunPlan{ID: s.ID, Add: int64(s.Add), Change: int64(s.Change), Destroy: int64(s.Destroy),
-		Summary: terraform.CountsOf(s.Add, s.Change, s.Destroy)}
+		Replace: int64(s.Replacements()), Summary: terraform.CountsOf(s.Add, s.Change, s.Destroy)}
 	for _, d := range s.Destructive {
 		p.Destructive = append(p.Destructive, d.String())
 	}

@@ -50,7 +50,7 @@ func TestRunPlan(t *testing.T) {
 		{Address: "a.b", Action: "replace", ForcedBy: []string{"size"}},
 		{Address: "c.d", Action: "delete"},
 	}}
-	want := &v1alpha1.RunPlan{ID: "p1", Add: 1, Change: 2, Destroy: 3, Summary: "+1 ~2 -3",
+	want := &v1alpha1.RunPlan{ID: "p1", Add: 1, Change: 2, Destroy: 3, Replace: 1, Summary: "+1 ~2 -3",
 		Destructive: []string{"a.b (replace, forced by size)", "c.d (delete)"}}
 	if diff := cmp.Diff(want, PlanOf(s)); diff != "" {
 		t.Errorf("a Run's plan holds the counts and addresses of status.lastPlan: -want, +got:\n%s", diff)

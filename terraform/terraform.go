@@ -160,6 +160,9 @@ type Workspace struct {
 	// Owner is the instance the work directory belongs to, recorded in it so that the directory
 	// is removed once the instance is gone.
 	Owner *Owner
+	// PlanOnly says the run only plans (Preview): it adopts no state a run left in the work
+	// directory, since it stores none.
+	PlanOnly bool
 }
 
 // Apply plans and applies the run's root module, saving the state Terraform wrote whether or not
@@ -669,11 +672,13 @@ func (r *Runner) prepare(ctx context.Context, run *Workspace, stored *state.Stor
 	if err := waitStateUnlocked(ctx, statePath); err != nil {
 		return terraforms{}, nil, errors.Wrap(err, errWaitForTerraform)
 	}
-	recovered, err := r.recover(ctx, run, stored)
-	if err != nil {
-		return terraforms{}, nil, err
+	if !run.PlanOnly {
+		recovered, err := r.recover(ctx, run, stored)
+		if err != nil {
+			return terraforms{}, nil, err
+		}
+		stored = recovered
 	}
-	stored = recovered
 	if stored != nil {
 		if err := os.WriteFile(statePath, stored.Raw, 0o600); err != nil {
 			return terraforms{}, nil, errors.Wrap(err, errWorkDir)

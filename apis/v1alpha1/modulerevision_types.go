@@ -35,6 +35,10 @@ type ModuleRevisionStatus struct {
 	// Instances counts the instances last applied with this revision.
 	// +optional
 	Instances int64 `json:"instances"`
+	// Preview is what the instances a rollout moves to this revision would see, as the Module's
+	// status.rollout.preview counts it; kept once that rollout is over.
+	// +optional
+	Preview *FleetPreview `json:"preview,omitempty"`
 }
 
 // A ModuleRevision records one distinct module snapshot a Module resolved to, so that instances

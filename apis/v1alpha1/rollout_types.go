@@ -132,4 +132,46 @@ type RolloutStatus struct {
 	// Message says why the rollout stands where it is.
 	// +optional
 	Message string `json:"message,omitempty"`
+	// Preview is what a plan of To shows for each instance the rollout has not moved yet, counted
+	// over the fleet and per namespace: `modkind rollout preview` shows it per instance.
+	// +optional
+	Preview *FleetPreview `json:"preview,omitempty"`
+}
+
+// PreviewCounts count instances by what a plan-only run of a new revision found for each.
+type PreviewCounts struct {
+	// Instances are those the preview covers: every instance the rollout will move.
+	Instances int64 `json:"instances"`
+	// Pending have no preview of the revision yet (not planned yet, or their plan is under way).
+	Pending int64 `json:"pending"`
+	// NoChanges would change nothing.
+	NoChanges int64 `json:"noChanges"`
+	// Update would create or update objects in place, and destroy none.
+	Update int64 `json:"update"`
+	// Replace would replace objects (destroy and create them again), and delete none.
+	Replace int64 `json:"replace"`
+	// ReplaceRefused are those of Replace and Destroy that the destroy/replace guard would
+	// refuse: their instances do not allow destructive changes.
+	ReplaceRefused int64 `json:"replaceRefused"`
+	// Destroy would delete objects.
+	Destroy int64 `json:"destroy"`
+	// Failed could not be planned.
+	Failed int64 `json:"failed"`
+}
+
+// NamespacePreview is a FleetPreview's counts in one namespace.
+type NamespacePreview struct {
+	Namespace     string `json:"namespace"`
+	PreviewCounts `json:",inline"`
+}
+
+// FleetPreview is what the fleet would see of a revision: the instances a rollout will move,
+// counted by what a plan-only run of the revision found for each, in all and per namespace.
+type FleetPreview struct {
+	// Revision is the ModuleRevision previewed.
+	Revision      string `json:"revision"`
+	PreviewCounts `json:",inline"`
+	// Namespaces are the same counts per namespace, by name.
+	// +optional
+	Namespaces []NamespacePreview `json:"namespaces,omitempty"`
 }

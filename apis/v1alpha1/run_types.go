@@ -12,7 +12,8 @@ type RunOperation string
 const (
 	// OperationApply plans, then applies exactly the plan it saved.
 	OperationApply RunOperation = "Apply"
-	// OperationPlan plans only.
+	// OperationPlan plans only, to preview a revision the instance is not applied with yet: it
+	// never applies, never stores state or a plan, and its result is only ever shown.
 	OperationPlan RunOperation = "Plan"
 	// OperationDestroy destroys everything the instance's state tracks.
 	OperationDestroy RunOperation = "Destroy"
@@ -107,6 +108,9 @@ type RunPlan struct {
 	Add     int64  `json:"add"`
 	Change  int64  `json:"change"`
 	Destroy int64  `json:"destroy"`
+	// Replace counts the objects the plan would replace (each also counted in add and destroy).
+	// +optional
+	Replace int64 `json:"replace,omitempty"`
 	// Destructive lists the objects the plan would delete or replace, by address.
 	// +optional
 	Destructive []string `json:"destructive,omitempty"`
@@ -143,8 +147,9 @@ type RunStatus struct {
 }
 
 // A Run is one piece of terraform work on an instance of a generated kind: an apply, a destroy, a
-// drift plan or a refresh. The controller records each Run it starts; `kubectl get runs` shows
-// what ran, runs and waits for approval. Runs belong to their instance and go with it.
+// drift plan, a refresh, or the plan-only preview of a module revision. The controller records
+// each Run it starts; `kubectl get runs` shows what ran, runs and waits for approval. Runs belong
+// to their instance and go with it.
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:scope=Namespaced,categories=modkind,shortName=tfrun

@@ -141,6 +141,14 @@ func (x *Executor) Execute(ctx context.Context, w *executor.Work) executor.Resul
 		if changes, ok := driftPlanEnded(latest, w); ok {
 			return executor.Result{Changes: changes}
 		}
+	case v1alpha1.OperationPlan:
+		if res, ok := previewEnded(latest, w); ok {
+			return res
+		}
+		if latest != nil && latest.Status.Phase == v1alpha1.PhaseWaitingForApproval {
+			// The instance's own plan waits for approval: a preview does not end it.
+			return executor.Result{}
+		}
 	case v1alpha1.OperationApply, v1alpha1.OperationDestroy:
 	default:
 		return executor.Result{Err: errors.Errorf("%s %s", errUnknownOp, w.Op)}
@@ -157,6 +165,24 @@ func driftPlanEnded(l *v1alpha1.Run, w *executor.Work) (changes, ok bool) {
 		return false, false
 	}
 	return l.Status.Message == runs.NoteDrift, true
+}
+
+// previewEnded returns what the instance's newest Run found, when it is a preview plan of the
+// Work's module and inputs that ended. A runner writes that Run's status, as the tenant's service
+// account may: what it says is only ever shown in the instance's own status, never acted on.
+func previewEnded(l *v1alpha1.Run, w *executor.Work) (executor.Result, bool) {
+	if l == nil || l.Spec.Operation != v1alpha1.OperationPlan || l.Spec.ModuleDigest != w.Module.Digest ||
+		l.Spec.InputsDigest != w.Workspace.Inputs || !runs.Finished(l.Status.Phase) {
+		return executor.Result{}, false
+	}
+	if l.Status.Phase != v1alpha1.PhaseSucceeded {
+		return executor.Result{Err: errors.New(w.Workspace.Redactor.Redact(l.Status.Message))}, true
+	}
+	p := &v1alpha1.RunPlan{}
+	if l.Status.Plan != nil {
+		p = l.Status.Plan.DeepCopy()
+	}
+	return executor.Result{Preview: p}, true
 }
 
 // Unsaved is nil: a runner pod stores what its terraform wrote before its Run ends.

@@ -273,6 +273,7 @@ func DefaultDeadlines() map[v1alpha1.RunOperation]time.Duration {
 		v1alpha1.OperationApply:     time.Hour,
 		v1alpha1.OperationDestroy:   time.Hour,
 		v1alpha1.OperationDriftPlan: 20 * time.Minute,
+		v1alpha1.OperationPlan:      20 * time.Minute,
 		v1alpha1.OperationRefresh:   20 * time.Minute,
 	}
 }

@@ -92,20 +92,41 @@ func (x *Executor) Execute(ctx context.Context, w *executor.Work) executor.Resul
 	var broken *state.BrokenLock
 	x.prepare(w, &broken)
 	var res executor.Result
-	if w.Op == v1alpha1.OperationApply {
+	switch w.Op {
+	case v1alpha1.OperationApply:
 		res = x.apply(ctx, w)
-	} else {
+	case v1alpha1.OperationPlan:
+		res = x.preview(ctx, w)
+	default:
 		rec := x.recordOnceLocked(ctx, w)
 		o := runs.Execute(ctx, x.Runner, w.Op, w.Workspace, w.Stored)
 		rec.Finish(ctx, o)
 		res = executor.Result{Stored: o.Stored, Changes: o.Changes, Err: o.Err}
 		if w.Op == v1alpha1.OperationDestroy && o.Err == nil {
 			x.Forget(w)
-			// The work directory holds rendered values, some maybe sensitive; nothing needs it any more.
+			// The work directories hold rendered values, some maybe sensitive; nothing needs them any more.
 			_ = os.RemoveAll(w.Workspace.Dir)
+			inst := w.Instance
+			_ = os.RemoveAll(PreviewDir(x.WorkRoot, inst.GroupVersionKind(), inst.GetNamespace(), inst.GetName(), inst.GetUID()))
 		}
 	}
 	res.LockBroken = broken
+	return res
+}
+
+// preview plans the Work in a work directory of its own beside the instance's (PreviewDir): the
+// preview's module is another revision, which would otherwise replace the instance's initialized
+// module and providers for its next real run. It stores nothing.
+func (x *Executor) preview(ctx context.Context, w *executor.Work) executor.Result {
+	inst := w.Instance
+	w.Workspace.Dir = PreviewDir(x.WorkRoot, inst.GroupVersionKind(), inst.GetNamespace(), inst.GetName(), inst.GetUID())
+	rec := x.recordOnceLocked(ctx, w)
+	o := runs.Execute(ctx, x.Runner, w.Op, w.Workspace, w.Stored)
+	rec.Finish(ctx, o)
+	res := executor.Result{Err: o.Err}
+	if o.Err == nil && o.Plan != nil {
+		res.Preview = runs.PlanOf(*o.Plan)
+	}
 	return res
 }
 
@@ -215,6 +236,12 @@ func LastPlan(s terraform.PlanSummary, ws *terraform.Workspace) kind.LastPlan {
 		p.Destructive = append(p.Destructive, d.String())
 	}
 	return p
+}
+
+// PreviewDir is the work directory of an instance's preview plans under root: beside WorkDir, so
+// that the collector removes it with the instance.
+func PreviewDir(root string, gvk schema.GroupVersionKind, namespace, name string, uid types.UID) string {
+	return WorkDir(root, gvk, namespace, name, uid) + ".preview"
 }
 
 // WorkDir is the work directory of an instance under root. The UID keeps a new instance of the

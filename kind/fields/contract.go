@@ -46,4 +46,7 @@ const (
 	// FailedModuleRevision (status) is the revision whose last apply failed, or whose plan the
 	// destroy/replace guard refused; cleared by an apply that succeeds.
 	FailedModuleRevision = "failedModuleRevision"
+	// RevisionPreview (status) is what a plan-only run of the revision a rollout will move the
+	// instance to found: shown, never acted on.
+	RevisionPreview = "revisionPreview"
 )

@@ -76,6 +76,8 @@ type ModuleReconciler struct {
 	recheck time.Duration
 	// retry is how soon a Module that failed is tried again.
 	retry time.Duration
+	// lastReads are the sources last read, reused until recheck has passed.
+	lastReads lastReads
 }
 
 // SetupModuleController registers the Module controller with mgr.
@@ -123,6 +125,7 @@ func (r *ModuleReconciler) reconcile(ctx context.Context, req reconcile.Request)
 		if kerrors.IsNotFound(err) {
 			// A deleted Module stops its controller; its CRD and instances stay.
 			r.engine.StopModule(req.Name)
+			r.lastReads.forget(req.Name)
 			return reconcile.Result{}, nil
 		}
 		return reconcile.Result{}, errors.Wrap(err, errGetModule)
@@ -130,7 +133,7 @@ func (r *ModuleReconciler) reconcile(ctx context.Context, req reconcile.Request)
 	names := crd.Names(m.Spec.CRD)
 	gvk := schema.GroupVersionKind{Group: names.Group, Version: names.Version, Kind: names.Kind}
 
-	mod, res, err := r.read(ctx, m)
+	mod, res, err := r.readAtMostEvery(ctx, m)
 	if mod == nil {
 		return res, err
 	}

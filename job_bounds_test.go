@@ -74,9 +74,11 @@ func TestJobRunnerEveryRunEnds(t *testing.T) {
 			t.Errorf("the stuck Run's message should say %q; it says %q", want, failed.Status.Message)
 		}
 	}
-	if err := g.c.Get(ctx, client.ObjectKeyFromObject(&failed), &batchv1.Job{}); !kerrors.IsNotFound(err) {
-		t.Errorf("the Job of a Run whose runner never started should be deleted; get: %v", err)
-	}
+	// The watcher fails the Run, then deletes its Job.
+	poll(t, "the Job of a Run whose runner never started deleted", 30*time.Second, func(ctx context.Context) (bool, error) {
+		err := g.c.Get(ctx, client.ObjectKeyFromObject(&failed), &batchv1.Job{})
+		return kerrors.IsNotFound(err), nil
+	})
 	waitCondition(t, g.c, stuck, "Synced", "False", "the runner did not start within")
 	waitCondition(t, g.c, norunner, "Synced", "False", "its service account modkind-runner does not exist")
 	if rs := runsOf(t, g.c, norunner); len(rs) != 0 {

@@ -719,17 +719,21 @@ func testFairRunSlots(t *testing.T, g *rbacGround) {
 			t.Fatal(err)
 		}
 	}
-	rbacWaitFor(ctx, t, "one of team-a's instances waiting for team-a's share", refused, func(ctx context.Context) (bool, any) {
-		var msgs []string
-		for _, u := range []*unstructured.Unstructured{slow1, slow2} {
-			s := condition(ctx, t, g.admin, u, "Synced")
-			msg, _ := s["message"].(string)
-			if strings.Contains(msg, "the instances of namespace team-a hold 1 of the 1 runs") {
+	// The second waits ready in line (its Lease and its Run taken) for team-a's one slot: its Run
+	// says Queued, and why.
+	rbacWaitFor(ctx, t, "one of team-a's Runs Queued for team-a's share", refused, func(ctx context.Context) (bool, any) {
+		list := &v1alpha1.RunList{}
+		if err := g.admin.List(ctx, list, client.InNamespace(rbacTenant)); err != nil {
+			return false, err
+		}
+		var phases []string
+		for _, r := range list.Items {
+			if r.Status.Phase == v1alpha1.PhaseQueued && strings.Contains(r.Status.Message, "the instances of namespace team-a hold 1 of the 1 runs") {
 				return true, nil
 			}
-			msgs = append(msgs, msg)
+			phases = append(phases, r.Name+" "+string(r.Status.Phase)+" "+r.Status.Message)
 		}
-		return false, msgs
+		return false, phases
 	})
 	start := time.Now()
 	quick := instance("Slow", rbacThird, "quick", map[string]any{"seconds": int64(0)})

@@ -223,9 +223,10 @@ func Setup(mgr manager.Manager, cfg Config) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	// In job mode a Run's end wakes its namespace's longest waiter (job.Executor.SlotFreed), so
-	// the waiters of a namespace that holds its share need not try often.
-	waiters := &slots.Waiters{WakesNamespaces: cfg.Runner == RunnerModeJob}
+	// A run's end wakes its namespace's longest waiter (job.Executor.SlotFreed, in process mode
+	// process.Executor.Watch), so the waiters of a namespace that holds its share need not try
+	// often.
+	waiters := &slots.Waiters{WakesNamespaces: true}
 	exec, err := newExecutor(mgr, cfg, runner, keys, waiters)
 	if err != nil {
 		return nil, err
@@ -317,7 +318,10 @@ func newExecutor(mgr manager.Manager, cfg Config, runner *terraform.Runner, keys
 	recorder := &runs.Recorder{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), History: cfg.RunHistory,
 		Executor: v1alpha1.ExecutorProcess, Keys: keys, Log: mgr.GetLogger().WithName("runs")}
 	if cfg.Runner != RunnerModeJob {
-		return &process.Executor{Runner: runner, WorkRoot: filepath.Join(cfg.Dir, "work"), Runs: recorder}, nil
+		// This controller is the only writer of its instances' Runs (runners write them in job
+		// mode): it lists an instance's Runs at its first run only.
+		recorder.Remember = true
+		return &process.Executor{Runner: runner, WorkRoot: filepath.Join(cfg.Dir, "work"), Runs: recorder, Waiters: waiters}, nil
 	}
 	recorder.Executor = v1alpha1.ExecutorJob
 	o := job.Options{Dir: cfg.Dir, Job: cfg.Job, ArtifactsAddress: cfg.ArtifactsAddress, ArtifactsHosts: cfg.ArtifactsHosts,

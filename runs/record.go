@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
@@ -18,6 +19,7 @@ import (
 	"github.com/go-logr/logr"
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	utilrand "k8s.io/apimachinery/pkg/util/rand"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -38,6 +40,11 @@ const (
 
 	// DefaultRunHistory is how many finished Runs of an instance are kept.
 	DefaultRunHistory = 5
+	// DefaultRunningAfter is how long a new Run waits before it says Queued, and its terraform
+	// runs before it says Running: a person watching Runs sees a long wait or run within it, and
+	// a run that waits and ends sooner costs one status write, its outcome, instead of two or
+	// three.
+	DefaultRunningAfter = 2 * time.Second
 
 	// msgControllerStopped ends a Run that a controller left Running: only one Run of an
 	// instance is active at a time, so one still Running when the next starts was cut off.
@@ -115,14 +122,28 @@ type Recorder struct {
 	// Reader reads Runs fresh: a cached list could still show this controller's previous Run of
 	// the instance as Running, and it would be taken for one a dead controller left.
 	Reader client.Reader
+	// Remember keeps what the recorder knows of each instance's Runs once it has listed them, and
+	// lists them from the API server only at an instance's first run in this process. Only for
+	// a recorder whose controller is the only writer of its instances' Runs while it runs (the
+	// process executor: it leads, and exits when it stops leading; its runs hold the state
+	// Lease). A Run a stopped controller left Running is then found by the instance's first run
+	// after the controller starts, and no list scans every Run of a namespace at every run.
+	Remember bool
 	// History is how many finished Runs of an instance are kept; DefaultRunHistory when < 1.
 	History int
 	// Executor is recorded in status.executor.
 	Executor string
 	// Keys sign every Run this recorder creates; Runs without a valid signature are ignored.
 	Keys state.KeySource
-	Log  logr.Logger
-	now  func() time.Time
+	// RunningAfter is how long a new Run waits for its slot before it says Queued, and how long
+	// its terraform runs before it says Running; DefaultRunningAfter when 0, at once when < 0.
+	RunningAfter time.Duration
+	Log          logr.Logger
+	now          func() time.Time
+
+	mu sync.Mutex
+	// known are the Runs of each instance as this recorder last wrote them, newest first.
+	known map[types.UID][]knownRun
 }
 
 // Subject is what a Run is recorded for: the instance and the terraform working set.
@@ -141,14 +162,26 @@ type Record struct {
 	r   *Recorder
 	s   Subject
 	obj *v1alpha1.Run
-	// others are the instance's other Runs as Begin listed them, when listed says it made this
-	// Run. Only the run holding the instance's state Lease writes its Runs, so Finish prunes from
-	// them without listing again.
+	// others are the instance's other Runs as Begin found them. Only the run holding the
+	// instance's state Lease writes its Runs, so Finish prunes from them without listing again.
 	others []v1alpha1.Run
-	listed bool
+	// made says Begin created obj rather than continuing a Run it found.
+	made bool
+	// known says others are complete and as written: Finish remembers them (Recorder.Remember)
+	// once the outcome and the pruning are written too.
+	known bool
 	// start says Started marks the Run Running: one this run made, or one whose approved plan
 	// it applies.
 	start bool
+
+	// mu orders the writes of the Run's status: Queued and Running written late (later) and the
+	// outcome (Finish).
+	mu sync.Mutex
+	// pending writes Queued or Running once RunningAfter has passed; seq tells it whether
+	// another write came first; finished says the outcome is written, after which nothing is.
+	pending  *time.Timer
+	seq      int
+	finished bool
 }
 
 // Outcome is what a terraform run ended with.
@@ -186,11 +219,12 @@ func (r *Recorder) Begin(ctx context.Context, op v1alpha1.RunOperation, s Subjec
 		return nil
 	}
 	rec := &Record{r: r, s: s}
-	existing, err := r.List(ctx, r.Reader, s.Instance, s.Events)
+	existing, known, err := r.runsOf(ctx, s)
 	if err != nil {
 		r.lost(s, err)
 		return nil
 	}
+	rec.known = known
 	now := metav1.NewTime(r.clock())
 	var waiting []*v1alpha1.Run
 	for i := range existing {
@@ -202,6 +236,7 @@ func (r *Recorder) Begin(ctx context.Context, op v1alpha1.RunOperation, s Subjec
 			old.Status.CompletionTime = &now
 			if err := r.Client.Status().Update(ctx, old); err != nil {
 				r.lost(s, errors.Wrapf(err, "%s %s", errUpdateRun, old.Name))
+				rec.known = false
 			}
 		case v1alpha1.PhaseWaitingForApproval:
 			waiting = append(waiting, old)
@@ -226,9 +261,11 @@ func (r *Recorder) Begin(ctx context.Context, op v1alpha1.RunOperation, s Subjec
 		w.Status.CompletionTime = &now
 		if err := r.Client.Status().Update(ctx, w); err != nil {
 			r.lost(s, errors.Wrapf(err, "%s %s", errUpdateRun, w.Name))
+			rec.known = false
 		}
 	}
 	if rec.obj != nil {
+		rec.others = without(existing, rec.obj)
 		approved := rec.obj.Status.Plan != nil && s.Workspace.ApprovedPlan != "" && s.Workspace.ApprovedPlan == rec.obj.Status.Plan.ID
 		if !approved {
 			// Most likely planned again only to wait again: nothing to show until it ends.
@@ -242,10 +279,11 @@ func (r *Recorder) Begin(ctx context.Context, op v1alpha1.RunOperation, s Subjec
 		// The guard refuses the same inputs on every poll until the instance changes: one Run
 		// says so, rather than one per poll pushing every other Run out of the history.
 		rec.obj = &existing[0]
+		rec.others = without(existing, rec.obj)
 		return rec
 	}
 	rec.obj = r.NewRun(op, s)
-	rec.others, rec.listed = existing, true
+	rec.others, rec.made = existing, true
 	if err := r.create(ctx, rec.obj); err != nil {
 		r.lost(s, errors.Wrap(err, errCreateRun))
 		return nil
@@ -274,42 +312,97 @@ func (r *Recorder) create(ctx context.Context, run *v1alpha1.Run) error {
 }
 
 // Queued records that the run waits for a free run slot (--max-concurrent-runs), and why. A run
-// that gets its slot at once is never Queued: until Started, such a Run has no phase.
+// that gets its slot at once is never Queued: until Started, such a Run has no phase. A new Run
+// says Queued only once it has waited for RunningAfter: a run that waits ready in line for a
+// moment (the next slot its namespace frees) costs no status write.
 func (rec *Record) Queued(ctx context.Context, reason error) {
 	if rec == nil || !rec.start {
 		return
 	}
-	r := rec.r
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
-	defer cancel()
-	rec.obj.Status.Phase = v1alpha1.PhaseQueued
-	rec.obj.Status.Message = reason.Error()
-	rec.obj.Status.Executor = r.executor()
-	if err := r.updateStatus(ctx, rec.obj); err != nil {
-		r.lost(rec.s, errors.Wrapf(err, "%s %s", errUpdateRun, rec.obj.Name))
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	rec.obj.Status.Executor = rec.r.executor()
+	mark := func(ctx context.Context) { rec.mark(ctx, v1alpha1.PhaseQueued, reason.Error()) }
+	if rec.obj.Status.Phase == "" && rec.r.runningAfter() > 0 {
+		rec.later(ctx, mark)
+		return
 	}
+	mark(ctx)
 }
 
 // Started records that the run's terraform starts. Until then the Run has no phase, or is Queued
-// while it waits for a free run slot (--max-concurrent-runs). A Run continued while it waits for approval stays as it
-// is unless its plan was approved: most likely it only waits again.
+// while it waits for a free run slot (--max-concurrent-runs). A Run continued while it waits for
+// approval stays as it is unless its plan was approved: most likely it only waits again.
+//
+// A new Run whose phase is not showing yet is marked Running only once its terraform has run for
+// RunningAfter: most runs end sooner, and their Run goes from no phase to its outcome in one
+// write, the start time with it, rather than two. A Run whose phase is showing (Queued, or
+// WaitingForApproval and approved) says Running at once.
 func (rec *Record) Started(ctx context.Context) {
 	if rec == nil || !rec.start {
 		return
 	}
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	rec.stopPending()
 	r := rec.r
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
-	defer cancel()
-	rec.obj.Status.Phase = v1alpha1.PhaseRunning
-	rec.obj.Status.Message = ""
 	rec.obj.Status.Executor = r.executor()
 	if rec.obj.Status.StartTime == nil {
 		now := metav1.NewTime(r.clock())
 		rec.obj.Status.StartTime = &now
 	}
+	mark := func(ctx context.Context) { rec.mark(ctx, v1alpha1.PhaseRunning, "") }
+	if rec.obj.Status.Phase == "" && r.runningAfter() > 0 {
+		rec.later(ctx, mark)
+		return
+	}
+	mark(ctx)
+}
+
+// later has write done once RunningAfter has passed, unless the Run's status is written otherwise
+// first (stopPending). rec.mu is held, and is held again for write.
+func (rec *Record) later(ctx context.Context, write func(context.Context)) {
+	rec.stopPending()
+	seq := rec.seq
+	ctx = context.WithoutCancel(ctx)
+	rec.pending = time.AfterFunc(rec.r.runningAfter(), func() {
+		rec.mu.Lock()
+		defer rec.mu.Unlock()
+		if rec.seq == seq && !rec.finished {
+			write(ctx)
+		}
+	})
+}
+
+// stopPending drops the write later left pending, if any. rec.mu is held.
+func (rec *Record) stopPending() {
+	if rec.pending != nil {
+		rec.pending.Stop()
+		rec.pending = nil
+	}
+	rec.seq++
+}
+
+// mark writes phase and message. rec.mu is held.
+func (rec *Record) mark(ctx context.Context, phase v1alpha1.RunPhase, message string) {
+	r := rec.r
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
+	defer cancel()
+	rec.obj.Status.Phase = phase
+	rec.obj.Status.Message = message
 	if err := r.updateStatus(ctx, rec.obj); err != nil {
 		r.lost(rec.s, errors.Wrapf(err, "%s %s", errUpdateRun, rec.obj.Name))
 	}
+}
+
+func (r *Recorder) runningAfter() time.Duration {
+	if r.RunningAfter < 0 {
+		return 0
+	}
+	if r.RunningAfter == 0 {
+		return DefaultRunningAfter
+	}
+	return r.RunningAfter
 }
 
 // sameRefusedApply reports whether run is a refused Apply of the same module and inputs as op
@@ -376,16 +469,25 @@ func (rec *Record) Finish(ctx context.Context, o Outcome) {
 	if rec == nil {
 		return
 	}
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	rec.finished = true
+	rec.stopPending()
 	r := rec.r
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
 	defer cancel()
 	if slots.IsWaiting(o.Err) {
 		// The run never started: it waits for a slot of its namespace's share and is tried again.
 		// A Run it made is no record of anything; one it continued stays as it was.
-		if rec.listed {
+		if rec.made {
 			if err := r.Client.Delete(ctx, rec.obj); client.IgnoreNotFound(err) != nil {
 				r.lost(rec.s, errors.Wrapf(err, "%s %s", errDeleteRun, rec.obj.Name))
+				return
 			}
+			rec.obj = nil
+		}
+		if rec.known {
+			r.remember(rec.s.Instance.GetUID(), rec.runs())
 		}
 		return
 	}
@@ -401,8 +503,13 @@ func (rec *Record) Finish(ctx context.Context, o Outcome) {
 		r.lost(rec.s, errors.Wrapf(err, "%s %s", errUpdateRun, rec.obj.Name))
 		return
 	}
-	if err := r.Prune(ctx, rec.s.Instance, rec.runs()); err != nil {
+	kept, err := r.prune(ctx, rec.runs())
+	if err != nil {
 		r.lost(rec.s, err)
+		return
+	}
+	if rec.known {
+		r.remember(rec.s.Instance.GetUID(), kept)
 	}
 }
 
@@ -510,45 +617,64 @@ func Created(run *v1alpha1.Run) time.Time {
 	return run.CreationTimestamp.Time
 }
 
-// runs are the instance's Runs, newest first, as Begin found them with this one; nil when Begin
-// took an existing Run, which then already counted against the history limit.
+// runs are the instance's Runs, newest first: this one, if any, and the others as Begin found
+// them.
 func (rec *Record) runs() []v1alpha1.Run {
-	if !rec.listed {
-		return nil
+	runs := make([]v1alpha1.Run, 0, len(rec.others)+1)
+	if rec.obj != nil {
+		runs = append(runs, *rec.obj)
 	}
-	runs := append([]v1alpha1.Run{*rec.obj}, rec.others...)
+	runs = append(runs, rec.others...)
 	Sort(runs)
 	return runs
 }
 
-// prune deletes the instance's finished Runs beyond the history limit, oldest first. Active and
+// without returns runs less the one run points into it.
+func without(runs []v1alpha1.Run, run *v1alpha1.Run) []v1alpha1.Run {
+	out := make([]v1alpha1.Run, 0, len(runs))
+	for i := range runs {
+		if &runs[i] != run {
+			out = append(out, runs[i])
+		}
+	}
+	return out
+}
+
+// Prune deletes the instance's finished Runs beyond the history limit, oldest first. Active and
 // waiting Runs are never pruned. runs are the instance's Runs, newest first; nil lists them.
 func (r *Recorder) Prune(ctx context.Context, inst *kind.Instance, runs []v1alpha1.Run) error {
-	keep := r.History
-	if keep < 1 {
-		keep = DefaultRunHistory
-	}
 	if runs == nil {
 		var err error
 		if runs, err = r.list(ctx, inst); err != nil {
 			return err
 		}
 	}
+	_, err := r.prune(ctx, runs)
+	return err
+}
+
+// prune deletes the finished Runs of runs (newest first) beyond the history limit and returns
+// those it kept.
+func (r *Recorder) prune(ctx context.Context, runs []v1alpha1.Run) ([]v1alpha1.Run, error) {
+	keep := r.History
+	if keep < 1 {
+		keep = DefaultRunHistory
+	}
+	kept := runs[:0:0]
 	finished := 0
 	for i := range runs {
 		switch runs[i].Status.Phase {
 		case v1alpha1.PhaseSucceeded, v1alpha1.PhaseFailed, v1alpha1.PhaseRefused:
-		default:
-			continue
+			if finished++; finished > keep {
+				if err := r.Client.Delete(ctx, &runs[i], client.Preconditions{UID: &runs[i].UID}); client.IgnoreNotFound(err) != nil {
+					return nil, errors.Wrapf(err, "%s %s", errDeleteRun, runs[i].Name)
+				}
+				continue
+			}
 		}
-		if finished++; finished <= keep {
-			continue
-		}
-		if err := r.Client.Delete(ctx, &runs[i], client.Preconditions{UID: &runs[i].UID}); client.IgnoreNotFound(err) != nil {
-			return errors.Wrapf(err, "%s %s", errDeleteRun, runs[i].Name)
-		}
+		kept = append(kept, runs[i])
 	}
-	return nil
+	return kept, nil
 }
 
 // lost reports that a Run could not be recorded; the terraform work goes on.

@@ -8,10 +8,12 @@ package slots
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 )
 
 // AnnotationMaxRuns on a Namespace overrides its share: the number of runs its instances may hold
@@ -54,7 +56,9 @@ func (p Policy) Share(namespace string) int {
 // A ShareFullError says the instances of a namespace hold their whole share of run slots: the run
 // waits, and so does no other namespace's.
 type ShareFullError struct {
-	Namespace     string
+	Namespace string
+	// Active counts the places the namespace's runs hold: running, waiting in line, or admitted
+	// and about to.
 	Active, Share int
 }
 
@@ -104,18 +108,27 @@ func (e *FullError) Error() string {
 // awaits its whole share) is refused at once with a *ShareFullError, so that the instances of one
 // namespace never occupy every worker waiting; the others wait in line for the next free slot.
 type Pool struct {
+	// ReadyWait bounds how long a run admitted beyond its namespace's share waits ready in line
+	// (DefaultReadyWait when 0).
+	ReadyWait time.Duration
+
 	policy Policy
 
 	mu      sync.Mutex
 	total   int
 	running map[string]int
 	waiting map[string][]*waiter
+	// admitted counts, per namespace, the runs admitted (Admit) that have not asked for their
+	// slot yet: each holds a place in its namespace's share while it prepares.
+	admitted map[string]int
 	// shares are the namespaces' shares as their last Acquire read them: Override may read the
 	// API server's objects, which is never done holding mu.
 	shares map[string]int
 	// turn is the namespace served last; the next free slot goes to the first namespace after it
 	// (in name order, wrapping) that has a run waiting.
 	turn string
+	// freed is told the namespace of a run that gave back its slot or its place (OnFreed).
+	freed func(namespace string)
 }
 
 type waiter struct {
@@ -126,7 +139,8 @@ type waiter struct {
 // NewPool returns a Pool of p.Total slots shared by p.
 func NewPool(p Policy) *Pool {
 	p.Total = max(p.Total, 1)
-	return &Pool{policy: p, running: map[string]int{}, waiting: map[string][]*waiter{}, shares: map[string]int{}}
+	return &Pool{policy: p, running: map[string]int{}, waiting: map[string][]*waiter{}, admitted: map[string]int{},
+		shares: map[string]int{}}
 }
 
 // Acquire takes a slot for a run of namespace, waiting in line until one is free or ctx ends. It
@@ -135,20 +149,34 @@ func (p *Pool) Acquire(ctx context.Context, namespace string) (release func(), e
 	return p.AcquireOr(ctx, namespace, nil)
 }
 
-// AcquireOr is Acquire that, when the run must wait in line, first tells queued why (a *FullError):
-// a run that gets its slot at once costs no word about waiting.
+// AcquireOr is Acquire that, when the run must wait in line, first tells queued why (a *FullError,
+// or for an admitted run ready beyond its namespace's share a *ShareFullError): a run that gets
+// its slot at once costs no word about waiting.
 func (p *Pool) AcquireOr(ctx context.Context, namespace string, queued func(reason error)) (release func(), err error) {
+	return p.acquire(ctx, namespace, queued, false)
+}
+
+// acquire takes a slot; admitted says the run holds a place in its namespace's share already
+// (Admission), which becomes its place in line.
+func (p *Pool) acquire(ctx context.Context, namespace string, queued func(reason error), admitted bool) (release func(), err error) {
 	share := p.policy.Share(namespace)
 	p.mu.Lock()
 	p.shares[namespace] = share
-	if held := p.running[namespace] + len(p.waiting[namespace]); held >= share {
+	if admitted {
+		p.leave(namespace)
+	} else if held := p.held(namespace); held >= share {
 		p.mu.Unlock()
-		return nil, &ShareFullError{Namespace: namespace, Active: p.running[namespace], Share: share}
+		return nil, &ShareFullError{Namespace: namespace, Active: held, Share: share}
 	}
 	w := &waiter{granted: make(chan struct{})}
 	p.waiting[namespace] = append(p.waiting[namespace], w)
 	p.dispatch()
-	full := &FullError{Active: p.total, Max: p.policy.Total}
+	// Why it waits, should it: every slot is taken, or (a run admitted beyond the share, ready
+	// in line) its namespace's share is.
+	var why error = &FullError{Active: p.total, Max: p.policy.Total}
+	if p.running[namespace] >= share {
+		why = &ShareFullError{Namespace: namespace, Active: p.running[namespace], Share: share}
+	}
 	p.mu.Unlock()
 
 	release = p.releaser(namespace)
@@ -158,19 +186,35 @@ func (p *Pool) AcquireOr(ctx context.Context, namespace string, queued func(reas
 	default:
 	}
 	if queued != nil {
-		queued(full)
+		queued(why)
 	}
+	// A run ready beyond its namespace's share waits at most ReadyWait: a share held by long runs
+	// must not keep it, Lease and Run taken, until its reconcile's time runs out.
+	var expired <-chan time.Time
+	if _, ready := why.(*ShareFullError); ready {
+		t := time.NewTimer(p.readyWait())
+		defer t.Stop()
+		expired = t.C
+	}
+	var ended error
 	select {
 	case <-w.granted:
 		return release, nil
 	case <-ctx.Done():
+		ended = ctx.Err()
+	case <-expired:
+		ended = &ShareFullError{Namespace: namespace, Active: share, Share: share}
 	}
 	p.mu.Lock()
 	if w.done {
-		// Granted as the context ended: the slot goes back.
 		p.mu.Unlock()
+		if ctx.Err() == nil {
+			// Granted as the wait expired: the run takes it.
+			return release, nil
+		}
+		// Granted as the context ended: the slot goes back.
 		release()
-		return nil, ctx.Err()
+		return nil, ended
 	}
 	q := p.waiting[namespace]
 	for i := range q {
@@ -182,30 +226,101 @@ func (p *Pool) AcquireOr(ctx context.Context, namespace string, queued func(reas
 	if len(p.waiting[namespace]) == 0 {
 		delete(p.waiting, namespace)
 	}
+	freed := p.freed
 	p.mu.Unlock()
-	return nil, ctx.Err()
+	if freed != nil {
+		// Its place in line is free for another of the namespace's runs.
+		freed(namespace)
+	}
+	return nil, ended
 }
 
-// Admit reports, without taking anything, whether a run of namespace could wait for a slot now:
-// a *ShareFullError when its namespace holds or awaits its whole share. A run checks this before
-// it does the work that precedes its slot (its state Lease, its Run record), so that a namespace
-// at its share costs nothing but the check.
-func (p *Pool) Admit(namespace string) error {
+// DefaultReadyWait bounds how long a run admitted beyond its namespace's share waits ready in
+// line: then it gives its place back and its instance waits as one not admitted.
+const DefaultReadyWait = time.Minute
+
+func (p *Pool) readyWait() time.Duration {
+	if p.ReadyWait > 0 {
+		return p.ReadyWait
+	}
+	return DefaultReadyWait
+}
+
+// held is how many places of its share a namespace's runs take: running, waiting in line, or
+// admitted and preparing. p.mu is held.
+func (p *Pool) held(namespace string) int {
+	return p.running[namespace] + len(p.waiting[namespace]) + p.admitted[namespace]
+}
+
+// leave gives back an admitted run's place. p.mu is held.
+func (p *Pool) leave(namespace string) {
+	if p.admitted[namespace]--; p.admitted[namespace] <= 0 {
+		delete(p.admitted, namespace)
+	}
+}
+
+// Admit takes a place for a run of namespace that has work to do before it needs its slot (its
+// state Lease, its Run record), or returns a *ShareFullError when the namespace's runs hold or
+// await its whole share and as many places again: a namespace at that bound then costs nothing
+// but this check. A namespace's places are its share, whose runs hold slots, and as many again
+// whose runs wait ready in line: a slot its run frees starts the next one's terraform at once,
+// rather than after that run's calls to the API server. Runs admitted together never find, once
+// prepared, that the others took the share meanwhile, which would waste the Lease and the Run
+// each took. The place is held until the run asks for its slot (Admission.AcquireOr) or leaves.
+func (p *Pool) Admit(namespace string) (*Admission, error) {
 	share := p.policy.Share(namespace)
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if held := p.running[namespace] + len(p.waiting[namespace]); held >= share {
-		return &ShareFullError{Namespace: namespace, Active: p.running[namespace], Share: share}
+	if p.held(namespace) >= 2*share {
+		// Active says the whole share, however many wait ready beside it: the message stays the
+		// same while the namespace waits, and a waiting instance's status is not written again
+		// at each try.
+		return nil, &ShareFullError{Namespace: namespace, Active: share, Share: share}
 	}
-	return nil
+	p.admitted[namespace]++
+	return &Admission{p: p, namespace: namespace}, nil
 }
+
+// An Admission is a run's place in its namespace's share, taken by Admit before the run asks for
+// its slot.
+type Admission struct {
+	p         *Pool
+	namespace string
+	once      sync.Once
+}
+
+// AcquireOr takes a slot in the admission's place, waiting in line as Pool.AcquireOr does but
+// never refused for the namespace's share. An admission is used once; a second call is refused.
+func (a *Admission) AcquireOr(ctx context.Context, queued func(reason error)) (release func(), err error) {
+	first := false
+	a.once.Do(func() { first = true })
+	if !first {
+		return nil, errAdmissionUsed
+	}
+	return a.p.acquire(ctx, a.namespace, queued, true)
+}
+
+// Leave gives the place back unless AcquireOr took it: a run that ends before it needs a slot
+// calls it, and calling it after AcquireOr, or twice, does nothing.
+func (a *Admission) Leave() {
+	a.once.Do(func() {
+		a.p.mu.Lock()
+		a.p.leave(a.namespace)
+		freed := a.p.freed
+		a.p.mu.Unlock()
+		if freed != nil {
+			freed(a.namespace)
+		}
+	})
+}
+
+var errAdmissionUsed = errors.New("the run's admission to a slot was used already")
 
 func (p *Pool) releaser(namespace string) func() {
 	var once sync.Once
 	return func() {
 		once.Do(func() {
 			p.mu.Lock()
-			defer p.mu.Unlock()
 			p.total--
 			if p.running[namespace]--; p.running[namespace] <= 0 {
 				delete(p.running, namespace)
@@ -214,8 +329,22 @@ func (p *Pool) releaser(namespace string) func() {
 				}
 			}
 			p.dispatch()
+			freed := p.freed
+			p.mu.Unlock()
+			if freed != nil {
+				freed(namespace)
+			}
 		})
 	}
+}
+
+// OnFreed has f told, outside the pool's lock, the namespace of every run that gives back its
+// slot, or its place in the share before it took one: an instance waiting for that namespace's
+// share, or for any slot, may start now. Set it before runs start.
+func (p *Pool) OnFreed(f func(namespace string)) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.freed = f
 }
 
 // dispatch hands free slots to waiting runs, round robin by namespace. p.mu is held.

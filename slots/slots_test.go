@@ -3,6 +3,7 @@ package slots
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -203,5 +204,107 @@ func waitFor(t *testing.T, cond func() bool) {
 			t.Fatal("condition not met")
 		}
 		time.Sleep(time.Millisecond)
+	}
+}
+
+// A namespace's runs are admitted up to its share and as many again, which wait ready in line:
+// the next is refused before it takes anything, and each admitted one gets its slot in turn
+// rather than finding, once prepared, that the share filled meanwhile. A run that leaves gives
+// its place back; a freed slot or place is told (OnFreed).
+func TestAdmissionHoldsAPlace(t *testing.T) {
+	p := NewPool(Policy{Total: 2, PerNamespace: 1})
+	var freed []string
+	p.OnFreed(func(ns string) { freed = append(freed, ns) })
+	a, err := p.Admit("team-a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := p.Admit("team-a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Admit("team-a"); !IsWaiting(err) {
+		t.Fatalf("a third run of a share of one must wait before it takes anything, got %v", err)
+	} else if !strings.Contains(err.Error(), "hold 1 of the 1 runs") {
+		t.Errorf("the refusal says the namespace holds its share, got %q", err)
+	}
+	if _, err := p.Acquire(context.Background(), "team-a"); !IsWaiting(err) {
+		t.Fatalf("a run that was not admitted must not take an admitted run's place, got %v", err)
+	}
+	releaseA, err := a.AcquireOr(context.Background(), nil)
+	if err != nil {
+		t.Fatalf("an admitted run must get its slot: %v", err)
+	}
+	if _, err := a.AcquireOr(context.Background(), nil); err == nil {
+		t.Error("an admission used twice must be refused")
+	}
+	a.Leave() // After AcquireOr: nothing to give back.
+	started := make(chan func())
+	go func() {
+		release, err := b.AcquireOr(context.Background(), nil)
+		if err != nil {
+			t.Error(err)
+			release = func() {}
+		}
+		started <- release
+	}()
+	// The second waits ready in line for the namespace's share of one, though a slot is free.
+	waitFor(t, func() bool { return p.waitingFor("team-a") == 1 })
+	if diff := cmp.Diff(map[string]int{"team-a": 1}, p.Running()); diff != "" {
+		t.Errorf("slots held: -want +got\n%s", diff)
+	}
+	releaseA()
+	releaseB := <-started
+	releaseB()
+
+	c, err := p.Admit("team-a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Leave()
+	c.Leave() // Twice gives it back once.
+	for range 2 {
+		if _, err := p.Admit("team-a"); err != nil {
+			t.Errorf("a place given back must be free again: %v", err)
+		}
+	}
+	if diff := cmp.Diff([]string{"team-a", "team-a", "team-a"}, freed); diff != "" {
+		t.Errorf("freed slots and places told: -want +got\n%s", diff)
+	}
+}
+
+// A run ready beyond its namespace's share waits at most ReadyWait, then gives its place back and
+// is told it waits for the share, like a run not admitted: a share held by long runs keeps no
+// other run, its Lease and Run taken, until its reconcile's time runs out.
+func TestReadyRunWaitsAtMostReadyWait(t *testing.T) {
+	p := NewPool(Policy{Total: 2, PerNamespace: 1})
+	p.ReadyWait = 20 * time.Millisecond
+	var freed []string
+	p.OnFreed(func(ns string) { freed = append(freed, ns) })
+	a, _ := p.Admit("team-a")
+	release, err := a.AcquireOr(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer release()
+	b, err := p.Admit("team-a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var told []string
+	_, err = b.AcquireOr(context.Background(), func(why error) { told = append(told, why.Error()) })
+	var share *ShareFullError
+	if !errors.As(err, &share) || share.Namespace != "team-a" {
+		t.Fatalf("a ready run whose wait expired must be told it waits for its share, got %v", err)
+	}
+	want := []string{(&ShareFullError{Namespace: "team-a", Active: 1, Share: 1}).Error()}
+	if diff := cmp.Diff(want, told); diff != "" {
+		t.Errorf("why the ready run waited: -want +got\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"team-a"}, freed); diff != "" {
+		t.Errorf("the place given back is told: -want +got\n%s", diff)
+	}
+	if _, err := p.Admit("team-a"); err != nil {
+		t.Errorf("the place given back must be free again: %v", err)
 	}
 }

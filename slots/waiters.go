@@ -17,12 +17,12 @@ import (
 // place in line; and a slot freed by a Run's end wakes the next (Next), round robin by namespace,
 // and the longest waiter of the Run's own namespace (NextIn).
 type Waiters struct {
-	// WakesNamespaces says that the executor wakes a namespace's longest waiter whenever a Run of
-	// that namespace ends (job mode): the instances of a namespace that holds its whole share then
-	// try again at a slower pace the more they are (shareRetry) rather than each every 2–4 s. A
-	// tenant with a thousand stuck instances would otherwise cost the controller over three
-	// hundred reconciles a second, which the other tenants feel. Set it before the controllers
-	// start.
+	// WakesNamespaces says that the executor wakes a namespace's longest waiter whenever a run of
+	// that namespace frees its slot (both executors do): the instances of a namespace that holds
+	// its whole share then try again at a slower pace the more they are (shareRetry) rather than
+	// each every 2–4 s. A tenant with a thousand stuck or waiting instances would otherwise cost
+	// the controller over three hundred reconciles a second, which the other tenants feel. Set it
+	// before the controllers start.
 	WakesNamespaces bool
 
 	// hit holds, per instance whose reconcile found no slot, whether it waits for its namespace's

@@ -424,10 +424,13 @@ func (r *Runner) Destroy(ctx context.Context, run *Workspace, stored *state.Stor
 // directory) is done before the slot is taken, so that a slot freed by one run starts the next
 // run's terraform at once instead of that run's calls to the API server.
 func (r *Runner) withTerraform(ctx context.Context, op string, run *Workspace, stored *state.Stored, fn func(*session, *state.Stored) error) (err error) {
-	// A namespace at its share of the slots waits before it takes anything (its Lease, its Run).
-	if err := r.Slots.Admit(run.State.Namespace); err != nil {
+	// A namespace at its share of the slots waits before it takes anything (its Lease, its Run);
+	// an admitted run holds its place in the share until it asks for its slot.
+	admission, err := r.Slots.Admit(run.State.Namespace)
+	if err != nil {
 		return err
 	}
+	defer admission.Leave()
 	defer func() {
 		if !slots.IsWaiting(err) {
 			metricRuns.WithLabelValues(op, runResult(errors.Cause(err))).Inc()
@@ -473,11 +476,10 @@ func (r *Runner) withTerraform(ctx context.Context, op string, run *Workspace, s
 	}
 
 	// The slot bounds terraform processes: it is given back as soon as the run's last one has
-	// ended (session.done), not after the state and plan are written to the API server. A run
-	// whose namespace holds its whole share is refused at once (*slots.ShareFullError), and its
-	// instance is tried again shortly.
+	// ended (session.done), not after the state and plan are written to the API server. The run
+	// was admitted to its namespace's share above, so it only waits in line here, for a slot.
 	metricRunsWaiting.Inc()
-	free, err := r.Slots.AcquireOr(ctx, run.State.Namespace, run.OnQueued)
+	free, err := admission.AcquireOr(ctx, run.OnQueued)
 	metricRunsWaiting.Dec()
 	if err != nil {
 		if slots.IsWaiting(err) {

@@ -1,8 +1,10 @@
 // Package process is the executor that runs terraform in the controller's own process, with the
 // controller's identity: each Work is a run of the terraform harness in the instance's work
 // directory below WorkRoot, at most --max-concurrent-runs at once (shared fairly among
-// namespaces), recorded as a Run. A plan that waits for approval or was refused is remembered, so
-// that it is not made again while nothing it was made from changed.
+// namespaces; a slot freed wakes the next waiting instance), recorded as a Run whose history the
+// recorder keeps in memory, this controller being its only writer. A plan that waits for approval
+// or was refused is remembered, so that it is not made again while nothing it was made from
+// changed.
 package process
 
 import (
@@ -15,22 +17,29 @@ import (
 	"time"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
-	"github.com/crossplane/crossplane-runtime/v2/pkg/event"
+	xpevent "github.com/crossplane/crossplane-runtime/v2/pkg/event"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/workqueue"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/modkind/modkind/apis/v1alpha1"
 	"github.com/modkind/modkind/executor"
 	"github.com/modkind/modkind/kind"
 	"github.com/modkind/modkind/runs"
+	"github.com/modkind/modkind/slots"
 	"github.com/modkind/modkind/state"
 	"github.com/modkind/modkind/terraform"
 )
 
 const (
-	reasonLockBroken event.Reason = "StateLockBroken"
-	reasonRecovered  event.Reason = "StateRecovered"
+	reasonLockBroken xpevent.Reason = "StateLockBroken"
+	reasonRecovered  xpevent.Reason = "StateRecovered"
 )
 
 // Executor runs Works as terraform processes of this controller.
@@ -41,9 +50,14 @@ type Executor struct {
 	WorkRoot string
 	// Runs records each run as a Run.
 	Runs *runs.Recorder
+	// Waiters are the instances waiting for a run slot: a run that gives back its slot or its
+	// place in its namespace's share wakes the next of them (Watch).
+	Waiters *slots.Waiters
 
 	mu   sync.Mutex
 	held map[types.UID]heldPlan
+	// freed has, per kind watched, the channel a freed slot is told on.
+	freed []chan event.GenericEvent
 }
 
 // A heldPlan is a plan that waits for approval or was refused, with what it was made from: while
@@ -62,8 +76,50 @@ type heldPlan struct {
 // Busy is false: the controller waits for every run it starts itself.
 func (x *Executor) Busy(context.Context, *executor.Work) (bool, error) { return false, nil }
 
-// Watch adds nothing: a run of this process ends before its reconcile does.
-func (x *Executor) Watch(controller.Controller, schema.GroupVersionKind) error { return nil }
+// Watch has a run slot freed in this process reconcile at once the instance of gvk whose turn it
+// is (round robin by namespace) and the one of the slot's namespace that has waited longest,
+// rather than at their next retries. A run's own end needs no watch: it ends before its
+// reconcile does.
+func (x *Executor) Watch(c controller.Controller, gvk schema.GroupVersionKind) error {
+	if x.Waiters == nil {
+		return nil
+	}
+	ch := make(chan event.GenericEvent, freedBuffer)
+	x.mu.Lock()
+	first := len(x.freed) == 0
+	x.freed = append(x.freed, ch)
+	x.mu.Unlock()
+	if first {
+		x.Runner.Slots.OnFreed(x.slotFreed)
+	}
+	wake := handler.Funcs{GenericFunc: func(_ context.Context, e event.GenericEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+		if nn, ok := x.Waiters.Next(gvk); ok {
+			q.Add(reconcile.Request{NamespacedName: nn})
+		}
+		if nn, ok := x.Waiters.NextIn(gvk, e.Object.GetNamespace()); ok {
+			q.Add(reconcile.Request{NamespacedName: nn})
+		}
+	}}
+	return c.Watch(source.Channel(ch, wake))
+}
+
+// freedBuffer is how many freed slots a kind's controller may not have taken yet before more are
+// dropped: a waiter not woken tries again at its own pace.
+const freedBuffer = 1024
+
+// slotFreed tells every kind watched that a run of namespace freed its slot or place; it never
+// blocks the pool.
+func (x *Executor) slotFreed(namespace string) {
+	e := event.GenericEvent{Object: &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Namespace: namespace}}}
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	for _, ch := range x.freed {
+		select {
+		case ch <- e:
+		default:
+		}
+	}
+}
 
 // Unsaved returns the state file the instance's last terraform left in its work directory, nil
 // when there is none (or only a torn one): the next run adopts it when it is newer than the stored
@@ -78,8 +134,9 @@ func (x *Executor) Unsaved(w *executor.Work) *state.State {
 	return st
 }
 
-// Forget drops what is remembered of the instance's held plan.
+// Forget drops what is remembered of the instance: its held plan and its Runs.
 func (x *Executor) Forget(w *executor.Work) {
+	x.Runs.Forget(w.Instance.GetUID())
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	delete(x.held, w.Instance.GetUID())
@@ -140,12 +197,12 @@ func (x *Executor) prepare(w *executor.Work, broken **state.BrokenLock) {
 	ws.Owner = &terraform.Owner{APIVersion: gvk.GroupVersion().String(), Kind: gvk.Kind,
 		Namespace: inst.GetNamespace(), Name: inst.GetName(), UID: inst.GetUID()}
 	ws.OnRecovered = func(st *state.State) {
-		w.Events.Event(inst, event.Normal(reasonRecovered, fmt.Sprintf(
+		w.Events.Event(inst, xpevent.Normal(reasonRecovered, fmt.Sprintf(
 			"saved state serial %d that an interrupted terraform run had written but not stored", st.Serial)))
 	}
 	ws.OnLockBroken = func(l *state.BrokenLock) {
 		*broken = l
-		w.Events.Event(inst, event.Warning(reasonLockBroken, errors.Errorf(
+		w.Events.Event(inst, xpevent.Warning(reasonLockBroken, errors.Errorf(
 			"broke the stale state lock of %s, last renewed %s", l.Holder, l.Renewed.UTC().Format(time.RFC3339))))
 	}
 }

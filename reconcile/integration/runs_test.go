@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
@@ -151,64 +152,17 @@ func TestRunsRecordApplyUpdateDestroy(t *testing.T) {
 		t.Errorf("a Run is named after its instance and operation, got %s", first.Name)
 	}
 
-	// A controller that died while running terraform left its Run Running; the next run of the
-	// instance ends it.
-	plant := func(name string, signed bool) *v1alpha1.Run {
-		r := first.DeepCopy()
-		r.ObjectMeta = metav1.ObjectMeta{Namespace: ns, Name: name, Labels: first.Labels,
-			Annotations: map[string]string{runrec.AnnotationCreated: first.Annotations[runrec.AnnotationCreated]}, OwnerReferences: first.OwnerReferences}
-		r.Status = v1alpha1.RunStatus{}
-		if signed {
-			signAsController(t, r)
-		}
-		if err := ground.client.Create(ctx, r); err != nil {
-			t.Fatal(err)
-		}
-		r.Status = v1alpha1.RunStatus{Phase: v1alpha1.PhaseRunning, Executor: v1alpha1.ExecutorProcess, StartTime: first.Status.CompletionTime}
-		if err := ground.client.Status().Update(ctx, r); err != nil {
-			t.Fatal(err)
-		}
-		return r
-	}
-	orphan := plant("recorded-apply-orphan", true)
-	// A Run the controller did not make (no valid signature), which says it runs: it is ignored,
-	// and reported on the instance.
-	forged := plant("recorded-apply-forged", false)
-
 	patchSpec(t, inst, `{"forProvider":{"files":["a","b"]}}`)
 	waitInstance(t, inst, 2)
-	// Times have a resolution of one second: Runs are told apart by name, not by order.
-	byName := func(runs []v1alpha1.Run, name string) *v1alpha1.Run {
-		for i := range runs {
-			if runs[i].Name == name {
-				return &runs[i]
-			}
-		}
-		return nil
-	}
 	var second v1alpha1.Run
 	runs = waitRuns(t, "a second Run for the update", ns, uid, func(r []v1alpha1.Run) bool {
 		for _, x := range r {
-			if x.Name != first.Name && x.Name != orphan.Name && x.Name != forged.Name {
+			if x.Name != first.Name {
 				second = x
 			}
 		}
-		return len(r) == 4 && second.Status.Phase == v1alpha1.PhaseSucceeded
+		return len(r) == 2 && second.Status.Phase == v1alpha1.PhaseSucceeded
 	})
-	if o := byName(runs, orphan.Name); o == nil || o.Status.Phase != v1alpha1.PhaseFailed || o.Status.CompletionTime == nil ||
-		!strings.Contains(o.Status.Message, "controller that ran it stopped") {
-		t.Errorf("a Run left Running by a controller that stopped is Failed by the next run, got%s", describeRuns(runs))
-	}
-	if err := ground.client.Delete(ctx, orphan); err != nil {
-		t.Fatal(err)
-	}
-	if err := ground.client.Get(ctx, client.ObjectKeyFromObject(forged), forged); err != nil || forged.Status.Phase != v1alpha1.PhaseRunning {
-		t.Errorf("a Run the controller did not create must be left alone, got %+v, %v", forged.Status, err)
-	}
-	assertInstanceEvent(t, inst, corev1.EventTypeWarning, "Run "+forged.Name+" was not created by modkind")
-	if err := ground.client.Delete(ctx, forged); err != nil {
-		t.Fatal(err)
-	}
 	if second.Spec.Operation != v1alpha1.OperationApply || second.Status.Plan == nil || second.Status.Plan.Summary != "+1 ~0 -0" {
 		t.Errorf("the update's Run applies +1 ~0 -0, got%s", describeRuns(runs))
 	}
@@ -246,6 +200,74 @@ func TestRunsRecordApplyUpdateDestroy(t *testing.T) {
 	if strings.Contains(string(raw), password) {
 		t.Errorf("a Run holds the value of a sensitive input")
 	}
+}
+
+// Runs of an instance that a controller which stopped left behind are found by the instance's
+// first run in this controller: one left Running is ended Failed; one the controller did not
+// make (no valid signature) is left alone and reported on the instance. The instance is paused
+// while they are planted, so that its first run comes after them.
+func TestRunsLeftBeforeTheFirstRun(t *testing.T) {
+	ctx := context.Background()
+	gvk := policyModule(t, "runs-left")
+	ns := newNamespace(t)
+	inst := newInstance(gvk, ns, "left", map[string]any{
+		"forProvider": map[string]any{"dir": t.TempDir(), "files": []any{"a"}},
+	})
+	inst.SetAnnotations(map[string]string{annotationPaused: "true"})
+	if err := ground.client.Create(ctx, inst); err != nil {
+		t.Fatal(err)
+	}
+	waitPaused(t, inst, 1)
+	uid := get(t, inst).GetUID()
+	plant := func(name string, signed bool) *v1alpha1.Run {
+		r := &v1alpha1.Run{
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name,
+				Labels:          map[string]string{v1alpha1.LabelInstanceUID: string(uid), v1alpha1.LabelInstance: inst.GetName()},
+				Annotations:     map[string]string{runrec.AnnotationCreated: time.Now().Add(-time.Hour).UTC().Format("2006-01-02T15:04:05.000000000Z")},
+				OwnerReferences: []metav1.OwnerReference{{APIVersion: gvk.GroupVersion().String(), Kind: gvk.Kind, Name: inst.GetName(), UID: uid}}},
+			Spec: v1alpha1.RunSpec{Operation: v1alpha1.OperationApply, ModuleDigest: "old", InputsDigest: "old",
+				InstanceRef: v1alpha1.InstanceReference{APIVersion: gvk.GroupVersion().String(), Kind: gvk.Kind, Name: inst.GetName(), UID: string(uid)}},
+		}
+		if signed {
+			signAsController(t, r)
+		}
+		if err := ground.client.Create(ctx, r); err != nil {
+			t.Fatal(err)
+		}
+		started := metav1.NewTime(time.Now().Add(-time.Hour))
+		r.Status = v1alpha1.RunStatus{Phase: v1alpha1.PhaseRunning, Executor: v1alpha1.ExecutorProcess, StartTime: &started}
+		if err := ground.client.Status().Update(ctx, r); err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	orphan := plant("left-apply-orphan", true)
+	forged := plant("left-apply-forged", false)
+
+	setPaused(t, inst, false)
+	waitInstance(t, inst, 1)
+	runs := waitRuns(t, "the instance's own Run beside the two left Running", ns, uid, func(r []v1alpha1.Run) bool {
+		for _, x := range r {
+			if x.Name != orphan.Name && x.Name != forged.Name && x.Status.Phase == v1alpha1.PhaseSucceeded {
+				return len(r) == 3
+			}
+		}
+		return false
+	})
+	var o *v1alpha1.Run
+	for i := range runs {
+		if runs[i].Name == orphan.Name {
+			o = &runs[i]
+		}
+	}
+	if o == nil || o.Status.Phase != v1alpha1.PhaseFailed || o.Status.CompletionTime == nil ||
+		!strings.Contains(o.Status.Message, "controller that ran it stopped") {
+		t.Errorf("a Run left Running by a controller that stopped is Failed by the next run, got%s", describeRuns(runs))
+	}
+	if err := ground.client.Get(ctx, client.ObjectKeyFromObject(forged), forged); err != nil || forged.Status.Phase != v1alpha1.PhaseRunning {
+		t.Errorf("a Run the controller did not create must be left alone, got %+v, %v", forged.Status, err)
+	}
+	assertInstanceEvent(t, inst, corev1.EventTypeWarning, "Run "+forged.Name+" was not created by modkind")
 }
 
 // A plan that waits for approval is one Run, WaitingForApproval, however often it is planned

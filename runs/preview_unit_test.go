@@ -10,7 +10,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	"github.com/modkind/modkind/apis/v1alpha1"
-	"github.com/modkind/modkind/kind"
 	"github.com/modkind/modkind/terraform"
 )
 
@@ -31,12 +30,7 @@ func TestBeginKeepsWaitingPlanForPreview(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			inst := &kind.Instance{}
-			inst.SetAPIVersion("example.org/v1alpha1")
-			inst.SetKind("Net")
-			inst.SetNamespace("team-a")
-			inst.SetName("net")
-			inst.SetUID("uid")
+			inst := testInstance()
 			waiting := &v1alpha1.Run{
 				ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "net-waiting", Labels: map[string]string{v1alpha1.LabelInstanceUID: "uid"}},
 				Spec: v1alpha1.RunSpec{Operation: v1alpha1.OperationApply, ModuleDigest: "d1", InputsDigest: "old",

@@ -13,7 +13,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	"github.com/modkind/modkind/apis/v1alpha1"
-	"github.com/modkind/modkind/kind"
 	"github.com/modkind/modkind/terraform"
 )
 
@@ -90,12 +89,7 @@ func TestRunningIsWrittenOnlyForALongRun(t *testing.T) {
 					}
 					return c.SubResource(sub).Update(ctx, obj, opts...)
 				}}).Build()
-			inst := &kind.Instance{}
-			inst.SetAPIVersion("example.org/v1alpha1")
-			inst.SetKind("Net")
-			inst.SetNamespace("team-a")
-			inst.SetName("net")
-			inst.SetUID("uid")
+			inst := testInstance()
 			r := &Recorder{Client: c, Reader: c, RunningAfter: tc.runningAfter}
 			ctx := context.Background()
 			rec := r.Begin(ctx, v1alpha1.OperationApply, Subject{Instance: inst, ModuleDigest: "d", Workspace: &terraform.Workspace{Inputs: "i"}})

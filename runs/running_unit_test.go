@@ -2,7 +2,7 @@ package runs
 
 import (
 	"context"
-	"sync/atomic"
+	"sync"
 	"testing"
 	"time"
 
@@ -72,10 +72,8 @@ func TestRunningIsWrittenOnlyForALongRun(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			var (
-				got             seen
-				queued, running atomic.Bool
-			)
+			var got seen
+			queued, running := written(), written()
 			c := fake.NewClientBuilder().WithScheme(s).WithStatusSubresource(&v1alpha1.Run{}).
 				WithInterceptorFuncs(interceptor.Funcs{SubResourceUpdate: func(ctx context.Context, c client.Client, sub string, obj client.Object, opts ...client.SubResourceUpdateOption) error {
 					run := obj.(*v1alpha1.Run)
@@ -83,9 +81,9 @@ func TestRunningIsWrittenOnlyForALongRun(t *testing.T) {
 					got.startTime = run.Status.StartTime != nil
 					switch run.Status.Phase {
 					case v1alpha1.PhaseQueued:
-						queued.Store(true)
+						queued.done()
 					case v1alpha1.PhaseRunning:
-						running.Store(true)
+						running.done()
 					}
 					return c.SubResource(sub).Update(ctx, obj, opts...)
 				}}).Build()
@@ -97,11 +95,11 @@ func TestRunningIsWrittenOnlyForALongRun(t *testing.T) {
 				rec.Queued(ctx, errWaiting)
 			}
 			if tc.waitQueued {
-				until(&queued)
+				queued.wait(t)
 			}
 			rec.Started(ctx)
 			if tc.long {
-				until(&running)
+				running.wait(t)
 			}
 			rec.Finish(ctx, Outcome{})
 			if diff := cmp.Diff(tc.want, got, cmp.AllowUnexported(seen{})); diff != "" {
@@ -119,11 +117,23 @@ func TestRunningIsWrittenOnlyForALongRun(t *testing.T) {
 	}
 }
 
-// until polls for a late status write; no wait stands in for it.
-func until(written *atomic.Bool) {
-	deadline := time.Now().Add(10 * time.Second)
-	for !written.Load() && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
+// A phaseWrite is closed once a status write of its phase was made.
+type phaseWrite struct {
+	ch   chan struct{}
+	once *sync.Once
+}
+
+func written() phaseWrite { return phaseWrite{ch: make(chan struct{}), once: &sync.Once{}} }
+
+func (w phaseWrite) done() { w.once.Do(func() { close(w.ch) }) }
+
+// wait waits for the late write, at most 10 s.
+func (w phaseWrite) wait(t *testing.T) {
+	t.Helper()
+	select {
+	case <-w.ch:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the late status write was never made")
 	}
 }
 

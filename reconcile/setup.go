@@ -10,6 +10,7 @@ import (
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 	batchv1 "k8s.io/api/batch/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	extv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
@@ -193,8 +194,10 @@ func ManagerOptions(s *runtime.Scheme, cfg Config) manager.Options {
 			// Instances of generated kinds are read from the informers their controllers start.
 			Unstructured: true,
 			// State and credentials are read fresh: a stale state must never be used, and caching
-			// every Secret in the cluster would cost memory for nothing.
-			DisableFor: []client.Object{&corev1.Secret{}},
+			// every Secret in the cluster would cost memory for nothing. State locks are read
+			// only when taking one finds it held (state.Locker): a cache of Leases would watch
+			// every Lease of the cluster for that.
+			DisableFor: []client.Object{&corev1.Secret{}, &coordinationv1.Lease{}},
 		}},
 	}
 }
@@ -288,7 +291,8 @@ func newRunner(mgr manager.Manager, cfg Config, bin string, keys state.KeySource
 		// only publishes their outputs, which are the tenant's anyway.
 		store.Keys = keys
 	}
-	runner := terraform.NewRunner(bin, store, &state.Plans{Client: mgr.GetClient()}, cfg.MaxConcurrentRuns)
+	// The informer of Secrets' metadata shows when a plan Secret is still as a run wrote it.
+	runner := terraform.NewRunner(bin, store, &state.Plans{Client: mgr.GetClient(), Reader: mgr.GetCache()}, cfg.MaxConcurrentRuns)
 	runner.Slots = slots.NewPool(runPolicy(mgr, cfg))
 	// Each provider version is installed once, for every instance's work directory.
 	runner.PluginCache = filepath.Join(cfg.Dir, "plugins")

@@ -41,7 +41,12 @@ type BrokenLock struct {
 // time uses a state. A lock whose holder stopped renewing it for Duration is stale: its holder
 // died, and the lock is broken. Taking a Lease is an update on its resourceVersion, so two
 // replicas racing for a stale lock cannot both win.
+//
+// A released lock is deleted, so a run takes a free lock with one create and reads nothing; the
+// Lease is read only when the create finds one. Nothing watches Leases for this: a cache of them
+// would follow every Lease of the cluster (nodes' heartbeats among them) to save no request.
 type Locker struct {
+	// Client reads Leases from the API server, never from a cache.
 	Client client.Client
 	// Identity names this holder in the Lease; unique per process.
 	Identity string
@@ -61,11 +66,11 @@ func (l *Locker) clock() time.Time {
 // closed if a renewal finds the lock taken away; work under the lock must stop then. broken is
 // non-nil when a stale lock was broken to take this one.
 func (l *Locker) Lock(ctx context.Context, ref Ref) (unlock func(), lost <-chan struct{}, broken *BrokenLock, err error) {
-	// A take that conflicts raced a release or another take: look again, and the lock is either
+	// A take that conflicts raced a release or another take: try again, and the lock is either
 	// free or held by whoever won.
 	for range 3 {
 		unlock, lost, broken, err = l.lock(ctx, ref)
-		if !kerrors.IsConflict(errors.Cause(err)) && !kerrors.IsAlreadyExists(errors.Cause(err)) {
+		if !kerrors.IsConflict(errors.Cause(err)) && !kerrors.IsAlreadyExists(errors.Cause(err)) && !kerrors.IsNotFound(errors.Cause(err)) {
 			break
 		}
 	}
@@ -73,45 +78,18 @@ func (l *Locker) Lock(ctx context.Context, ref Ref) (unlock func(), lost <-chan 
 }
 
 func (l *Locker) lock(ctx context.Context, ref Ref) (unlock func(), lost <-chan struct{}, broken *BrokenLock, err error) {
-	lease := &coordinationv1.Lease{}
 	now := metav1.NewMicroTime(l.clock())
-	err = l.Client.Get(ctx, ref.NamespacedName, lease)
-	switch {
-	case kerrors.IsNotFound(err):
-		lease = &coordinationv1.Lease{
-			ObjectMeta: metav1.ObjectMeta{Namespace: ref.Namespace, Name: ref.Name, Labels: ref.Labels},
-			Spec: coordinationv1.LeaseSpec{
-				HolderIdentity:       ptr.To(l.Identity),
-				LeaseDurationSeconds: ptr.To(int32(l.Duration.Seconds())),
-				AcquireTime:          &now,
-				RenewTime:            &now,
-			},
-		}
-		if err := l.Client.Create(ctx, lease); err != nil {
-			return nil, nil, nil, errors.Wrap(err, errTakeLease)
+	lease := &coordinationv1.Lease{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ref.Namespace, Name: ref.Name, Labels: ref.Labels},
+		Spec:       l.held(now),
+	}
+	switch err := l.Client.Create(ctx, lease); {
+	case kerrors.IsAlreadyExists(err):
+		if lease, broken, err = l.take(ctx, ref, now); err != nil {
+			return nil, nil, nil, err
 		}
 	case err != nil:
-		return nil, nil, nil, errors.Wrap(err, errGetLease)
-	default:
-		holder := ptr.Deref(lease.Spec.HolderIdentity, "")
-		var renewed time.Time
-		if lease.Spec.RenewTime != nil {
-			renewed = lease.Spec.RenewTime.Time
-		}
-		duration := time.Duration(ptr.Deref(lease.Spec.LeaseDurationSeconds, 0)) * time.Second
-		if holder != "" && holder != l.Identity {
-			if renewed.Add(duration).After(l.clock()) {
-				return nil, nil, nil, &HeldError{Holder: holder, Renewed: renewed}
-			}
-			broken = &BrokenLock{Holder: holder, Renewed: renewed, At: now.Time}
-		}
-		lease.Spec.HolderIdentity = ptr.To(l.Identity)
-		lease.Spec.LeaseDurationSeconds = ptr.To(int32(l.Duration.Seconds()))
-		lease.Spec.AcquireTime = &now
-		lease.Spec.RenewTime = &now
-		if err := l.Client.Update(ctx, lease); err != nil {
-			return nil, nil, nil, errors.Wrap(err, errTakeLease)
-		}
+		return nil, nil, nil, errors.Wrap(err, errTakeLease)
 	}
 
 	done := make(chan struct{})
@@ -131,6 +109,41 @@ func (l *Locker) lock(ctx context.Context, ref Ref) (unlock func(), lost <-chan 
 		})
 	}
 	return unlock, lostCh, broken, nil
+}
+
+// take takes the lock of ref from the Lease that exists: one nobody holds, or whose holder
+// stopped renewing it (broken then says whose it was). A Lease deleted meanwhile is NotFound, and
+// Lock tries again.
+func (l *Locker) take(ctx context.Context, ref Ref, now metav1.MicroTime) (*coordinationv1.Lease, *BrokenLock, error) {
+	lease := &coordinationv1.Lease{}
+	if err := l.Client.Get(ctx, ref.NamespacedName, lease); err != nil {
+		return nil, nil, errors.Wrap(err, errGetLease)
+	}
+	var broken *BrokenLock
+	holder := ptr.Deref(lease.Spec.HolderIdentity, "")
+	var renewed time.Time
+	if lease.Spec.RenewTime != nil {
+		renewed = lease.Spec.RenewTime.Time
+	}
+	duration := time.Duration(ptr.Deref(lease.Spec.LeaseDurationSeconds, 0)) * time.Second
+	if holder != "" && holder != l.Identity {
+		if renewed.Add(duration).After(l.clock()) {
+			return nil, nil, &HeldError{Holder: holder, Renewed: renewed}
+		}
+		broken = &BrokenLock{Holder: holder, Renewed: renewed, At: now.Time}
+	}
+	lease.Spec = l.held(now)
+	return lease, broken, errors.Wrap(l.Client.Update(ctx, lease), errTakeLease)
+}
+
+// held is a Lease's spec while this holder holds it, taken at now.
+func (l *Locker) held(now metav1.MicroTime) coordinationv1.LeaseSpec {
+	return coordinationv1.LeaseSpec{
+		HolderIdentity:       ptr.To(l.Identity),
+		LeaseDurationSeconds: ptr.To(int32(l.Duration.Seconds())),
+		AcquireTime:          &now,
+		RenewTime:            &now,
+	}
 }
 
 // renew keeps the lease fresh until done; it closes lost when the lease was taken away.

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 )
 
 var lockRef = Ref{NamespacedName: types.NamespacedName{Namespace: "ns", Name: "tfstate.x"}}
@@ -85,5 +86,70 @@ func TestLostLockIsReported(t *testing.T) {
 	case <-lost:
 	case <-time.After(5 * time.Second):
 		t.Fatal("a lock taken away must be reported as lost at the next renewal")
+	}
+}
+
+// countingClient counts the requests a Locker makes of its client, by verb.
+func countingClient(counts map[string]int) client.Client {
+	return interceptor.NewClient(fake.NewClientBuilder().Build(), interceptor.Funcs{
+		Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+			counts["get"]++
+			return c.Get(ctx, key, obj, opts...)
+		},
+		Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
+			counts["create"]++
+			return c.Create(ctx, obj, opts...)
+		},
+		Update: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.UpdateOption) error {
+			counts["update"]++
+			return c.Update(ctx, obj, opts...)
+		},
+		Delete: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.DeleteOption) error {
+			counts["delete"]++
+			return c.Delete(ctx, obj, opts...)
+		},
+	})
+}
+
+func TestLockRequests(t *testing.T) {
+	ctx := context.Background()
+	cases := map[string]struct {
+		reason string
+		// before is who holds the Lease when the lock is taken: "" for no Lease at all.
+		before string
+		want   map[string]int
+	}{
+		"Free": {
+			reason: "A free lock (no Lease: a released one is deleted) is taken with one create and released with one delete, reading nothing.",
+			want:   map[string]int{"create": 1, "delete": 1},
+		},
+		"Stale": {
+			reason: "A Lease that exists is read once, then taken by an update on the version read.",
+			before: "dead",
+			want:   map[string]int{"create": 1, "get": 1, "update": 1, "delete": 1},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			counts := map[string]int{}
+			cl := countingClient(counts)
+			if tc.before != "" {
+				then := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+				dead := &Locker{Client: cl, Identity: tc.before, Duration: time.Minute, now: func() time.Time { return then }}
+				if _, _, _, err := dead.Lock(ctx, lockRef); err != nil {
+					t.Fatal(err)
+				}
+				clear(counts)
+			}
+			l := &Locker{Client: cl, Identity: "me", Duration: time.Minute}
+			unlock, _, _, err := l.Lock(ctx, lockRef)
+			if err != nil {
+				t.Fatal(err)
+			}
+			unlock()
+			if diff := cmp.Diff(tc.want, counts); diff != "" {
+				t.Errorf("%s\nrequests: -want +got:\n%s", tc.reason, diff)
+			}
+		})
 	}
 }

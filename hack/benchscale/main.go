@@ -139,6 +139,9 @@ type result struct {
 	// createAPI and updateAPI are the CPU of the API server and etcd meanwhile: the load the
 	// side's calls put on them, which shares the machine's cores with terraform.
 	createAPI, updateAPI time.Duration
+	// updatePatches is the CPU of the API server and etcd for the update's patches alone,
+	// measured on twins no controller watches (patches.go); none for the floor.
+	updatePatches time.Duration
 	// createRequests and updateRequests are the API requests of the side's clients meanwhile.
 	createRequests, updateRequests requestCounts
 	idleCPU                        time.Duration
@@ -545,6 +548,8 @@ func (t moduleRows) update() {
 	t.row("update, runner pods CPU-s", "-", jobOnly(func(r result) string { return secs(r.updateRunnerCPU) }))
 	t.row("update, controller + runners CPU-s", secs(f.updateCPU), timeCell(f.updateCPU, func(r result) time.Duration { return r.updateCPU + r.updateRunnerCPU }))
 	t.row("update, API server + etcd CPU-s", secs(f.updateAPI), timeCell(f.updateAPI, func(r result) time.Duration { return r.updateAPI }))
+	t.row("update, the benchmark's patches alone (twins), API server + etcd CPU-s", "-", func(r result) (string, string) { return secs(r.updatePatches), "" })
+	t.row("update, API server + etcd CPU-s less those patches", secs(f.updateAPI), timeCell(f.updateAPI, func(r result) time.Duration { return r.updateAPI - r.updatePatches }))
 	t.row("update, terraform calls/instance (controller)", perInstance(f.updateCalls, n), callsCell(n, func(r result) int { return r.updateCalls }))
 	t.row("update, terraform calls/instance (runners)", "-", jobOnly(func(r result) string { return perInstance(r.updateRunnerCalls, n) }))
 	t.row("update, things provider processes started", t.providers(f.updateProviders), t.providersCell(func(r result) int { return r.updateProviders }))
@@ -992,6 +997,11 @@ func (b *bench) modkindRun(ctx context.Context, name string, sd side, m benchMod
 	}
 	r.peakRSS = peakRSS(s.pid)
 	r.ctrlInits = b.initCount() - inits
+	if b.o.update {
+		if r.updatePatches, err = s.patchesAlone(ctx); err != nil {
+			return r, err
+		}
+	}
 	if b.o.restart {
 		next, f, err := s.restarted(ctx, cmd, args, logf, metrics)
 		if next != nil {
@@ -1191,8 +1201,11 @@ func (s *sideRun) updateInstance(ctx context.Context, i int) error {
 	u.SetGroupVersionKind(s.gvk)
 	u.SetNamespace(s.ns)
 	u.SetName(fmt.Sprintf("i%d", i))
-	return s.b.c.Patch(ctx, u, client.RawPatch(types.MergePatchType, []byte(`{"spec":{"forProvider":{"input":"v2"}}}`)))
+	return s.b.c.Patch(ctx, u, client.RawPatch(types.MergePatchType, []byte(updatePatch)))
 }
+
+// updatePatch is the change of the update phase: every instance's input to v2.
+const updatePatch = `{"spec":{"forProvider":{"input":"v2"}}}`
 
 // idle leaves modkind alone for the idle window and records into r what it and the runners did
 // meanwhile.

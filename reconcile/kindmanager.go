@@ -12,6 +12,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	toolscache "k8s.io/client-go/tools/cache"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
@@ -23,6 +25,9 @@ import (
 type instanceClient struct {
 	client.Client
 	gvk schema.GroupVersionKind
+	// informers, when set, has the cache's own copy of an instance read without copying it
+	// (peek), to compare a status about to be written with it.
+	informers cache.Informers
 
 	// written is, per instance, the resourceVersion and content of its last update, until the
 	// cache shows it: the managed reconciler updates an instance twice in a row (its finalizer,
@@ -186,12 +191,71 @@ func (w *instanceStatusWriter) unchanged(ctx context.Context, obj client.Object)
 	if !ok || u.GetResourceVersion() == "" {
 		return false
 	}
-	cur := &unstructured.Unstructured{}
-	cur.SetGroupVersionKind(u.GroupVersionKind())
-	if err := w.c.Client.Get(ctx, client.ObjectKeyFromObject(u), cur); err != nil {
-		return false
+	cur := w.c.peek(ctx, u)
+	if cur == nil {
+		cur = &unstructured.Unstructured{}
+		cur.SetGroupVersionKind(u.GroupVersionKind())
+		if err := w.c.Client.Get(ctx, client.ObjectKeyFromObject(u), cur); err != nil {
+			return false
+		}
 	}
-	return cur.GetResourceVersion() == u.GetResourceVersion() && equality.Semantic.DeepEqual(cur.Object["status"], u.Object["status"])
+	return cur.GetResourceVersion() == u.GetResourceVersion() && jsonEqual(cur.Object["status"], u.Object["status"])
+}
+
+// peek returns the cache's own copy of the instance u names, which must not be changed, or nil
+// when it has none to show: it saves the copy a cached Get makes, at every observe of every
+// instance.
+func (c *instanceClient) peek(ctx context.Context, u *unstructured.Unstructured) *unstructured.Unstructured {
+	if c.informers == nil {
+		return nil
+	}
+	inf, err := c.informers.GetInformer(ctx, u, cache.BlockUntilSynced(false))
+	if err != nil {
+		return nil
+	}
+	sii, ok := inf.(toolscache.SharedIndexInformer)
+	if !ok {
+		return nil
+	}
+	obj, exists, err := sii.GetIndexer().GetByKey(u.GetNamespace() + "/" + u.GetName())
+	if err != nil || !exists {
+		return nil
+	}
+	cur, _ := obj.(*unstructured.Unstructured)
+	return cur
+}
+
+// jsonEqual reports whether a and b, values as unstructured objects hold them, are equal: as
+// equality.Semantic.DeepEqual says, without reflection for the maps, lists and scalars JSON
+// decodes to.
+func jsonEqual(a, b any) bool {
+	switch x := a.(type) {
+	case map[string]any:
+		y, ok := b.(map[string]any)
+		if !ok || len(x) != len(y) {
+			return false
+		}
+		for k, v := range x {
+			if w, ok := y[k]; !ok || !jsonEqual(v, w) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		y, ok := b.([]any)
+		if !ok || len(x) != len(y) {
+			return false
+		}
+		for i := range x {
+			if !jsonEqual(x[i], y[i]) {
+				return false
+			}
+		}
+		return true
+	case nil, string, bool, int64, float64:
+		return a == b
+	}
+	return equality.Semantic.DeepEqual(a, b)
 }
 
 func (w *instanceStatusWriter) Patch(ctx context.Context, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
@@ -210,7 +274,7 @@ type kindManager struct {
 func newKindManager(mgr manager.Manager, gvk schema.GroupVersionKind) *kindManager {
 	s := runtime.NewScheme()
 	s.AddKnownTypeWithName(gvk, &kind.Instance{})
-	return &kindManager{Manager: mgr, scheme: s, client: &instanceClient{Client: mgr.GetClient(), gvk: gvk}}
+	return &kindManager{Manager: mgr, scheme: s, client: &instanceClient{Client: mgr.GetClient(), gvk: gvk, informers: mgr.GetCache()}}
 }
 
 func (m *kindManager) GetScheme() *runtime.Scheme { return m.scheme }

@@ -2,14 +2,18 @@ package reconcile
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
 	"github.com/modkind/modkind/kind"
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	toolscache "k8s.io/client-go/tools/cache"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
@@ -35,34 +39,101 @@ func TestInstanceStatusWrittenWhenChanged(t *testing.T) {
 		"OtherVersion": {reason: "an object read at another resourceVersion is written, and the API server judges it", status: ready, stale: true, writes: 1},
 	}
 	for name, tc := range cases {
+		for _, peek := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/peek=%v", name, peek), func(t *testing.T) {
+				stored := &unstructured.Unstructured{Object: map[string]any{"status": ready}}
+				stored.SetGroupVersionKind(gvk)
+				stored.SetNamespace("team-a")
+				stored.SetName("web")
+				writes, gets := 0, 0
+				c := fake.NewClientBuilder().WithScheme(s).WithObjects(stored).WithStatusSubresource(stored).
+					WithInterceptorFuncs(interceptor.Funcs{
+						SubResourceUpdate: func(ctx context.Context, c client.Client, sub string, obj client.Object, opts ...client.SubResourceUpdateOption) error {
+							writes++
+							return c.SubResource(sub).Update(ctx, obj, opts...)
+						},
+						Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+							gets++
+							return c.Get(ctx, key, obj, opts...)
+						},
+					}).Build()
+				ic := &instanceClient{Client: c, gvk: gvk}
+				inst := &kind.Instance{}
+				if err := ic.Get(t.Context(), client.ObjectKey{Namespace: "team-a", Name: "web"}, inst); err != nil {
+					t.Fatal(err)
+				}
+				if peek {
+					// The informer's cache, holding the instance as the client read it.
+					ic.informers = indexedInformers(t, inst.Unstructured.DeepCopy())
+				}
+				if tc.stale {
+					inst.SetResourceVersion("1")
+				}
+				inst.Object["status"] = tc.status
+				gets = 0
+				// The fake client's answer to a stale write is not the API server's; only whether
+				// modkind wrote is asserted.
+				err := ic.Status().Update(t.Context(), inst)
+				if !tc.stale && err != nil {
+					t.Fatalf("%s\nStatus().Update: %v", tc.reason, err)
+				}
+				if writes != tc.writes {
+					t.Errorf("%s\nstatus writes: got %d, want %d", tc.reason, writes, tc.writes)
+				}
+				if peek && gets != 0 {
+					t.Errorf("with an informer the status is compared with the cache's own copy, without a Get that copies it; got %d Gets", gets)
+				}
+			})
+		}
+	}
+}
+
+// indexedInformers is a cache whose only informer's indexer holds objs, as a synced informer's does.
+func indexedInformers(t *testing.T, objs ...client.Object) cache.Informers {
+	t.Helper()
+	inf := toolscache.NewSharedIndexInformer(&toolscache.ListWatch{}, &unstructured.Unstructured{}, 0, toolscache.Indexers{})
+	for _, o := range objs {
+		if err := inf.GetIndexer().Add(o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return oneInformer{inf: inf}
+}
+
+type oneInformer struct {
+	cache.Informers
+	inf toolscache.SharedIndexInformer
+}
+
+func (o oneInformer) GetInformer(context.Context, client.Object, ...cache.InformerGetOption) (cache.Informer, error) {
+	return o.inf, nil
+}
+
+func TestJSONEqual(t *testing.T) {
+	cond := func(status string) map[string]any {
+		return map[string]any{"type": "Ready", "status": status, "observedGeneration": int64(2)}
+	}
+	cases := map[string]struct {
+		reason string
+		a, b   any
+		want   bool
+	}{
+		"Same":           {reason: "equal nested maps and lists are equal", a: map[string]any{"conditions": []any{cond("True")}}, b: map[string]any{"conditions": []any{cond("True")}}, want: true},
+		"ValueDiffers":   {reason: "a changed scalar deep inside differs", a: map[string]any{"conditions": []any{cond("True")}}, b: map[string]any{"conditions": []any{cond("False")}}},
+		"KeyMissing":     {reason: "a key only one side has differs, even with the same count of keys", a: map[string]any{"a": nil}, b: map[string]any{"b": nil}},
+		"ListLength":     {reason: "lists of other lengths differ", a: []any{"x"}, b: []any{"x", "x"}},
+		"NumberTypes":    {reason: "int64 and float64 of the same value differ, as DeepEqual says", a: int64(1), b: float64(1)},
+		"NilAndEmptyMap": {reason: "nil and an empty map differ", a: nil, b: map[string]any{}},
+		"BothNil":        {reason: "no status on either side is equal", a: nil, b: nil, want: true},
+		"OtherTypes":     {reason: "types JSON does not decode to are compared as DeepEqual does", a: []string{"x"}, b: []string{"x"}, want: true},
+	}
+	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			stored := &unstructured.Unstructured{Object: map[string]any{"status": ready}}
-			stored.SetGroupVersionKind(gvk)
-			stored.SetNamespace("team-a")
-			stored.SetName("web")
-			writes := 0
-			c := fake.NewClientBuilder().WithScheme(s).WithObjects(stored).WithStatusSubresource(stored).
-				WithInterceptorFuncs(interceptor.Funcs{SubResourceUpdate: func(ctx context.Context, c client.Client, sub string, obj client.Object, opts ...client.SubResourceUpdateOption) error {
-					writes++
-					return c.SubResource(sub).Update(ctx, obj, opts...)
-				}}).Build()
-			ic := &instanceClient{Client: c, gvk: gvk}
-			inst := &kind.Instance{}
-			if err := ic.Get(t.Context(), client.ObjectKey{Namespace: "team-a", Name: "web"}, inst); err != nil {
-				t.Fatal(err)
+			if got := jsonEqual(tc.a, tc.b); got != tc.want {
+				t.Errorf("%s: jsonEqual = %v, want %v", tc.reason, got, tc.want)
 			}
-			if tc.stale {
-				inst.SetResourceVersion("1")
-			}
-			inst.Object["status"] = tc.status
-			// The fake client's answer to a stale write is not the API server's; only whether
-			// modkind wrote is asserted.
-			err := ic.Status().Update(t.Context(), inst)
-			if !tc.stale && err != nil {
-				t.Fatalf("%s\nStatus().Update: %v", tc.reason, err)
-			}
-			if writes != tc.writes {
-				t.Errorf("%s\nstatus writes: got %d, want %d", tc.reason, writes, tc.writes)
+			if got := equality.Semantic.DeepEqual(tc.a, tc.b); got != tc.want {
+				t.Errorf("%s: and DeepEqual, which it stands for, says %v", tc.reason, got)
 			}
 		})
 	}

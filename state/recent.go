@@ -120,5 +120,8 @@ func (s *Stored) Summary() (*Stored, error) {
 	if err != nil {
 		return nil, errors.Wrap(err, errParse)
 	}
-	return &Stored{State: &State{Raw: raw, Serial: s.Serial, Lineage: s.Lineage}, AppliedInputs: s.AppliedInputs, Version: s.Version}, nil
+	if outputs == nil {
+		outputs = map[string]Output{}
+	}
+	return &Stored{State: &State{Raw: raw, Serial: s.Serial, Lineage: s.Lineage}, AppliedInputs: s.AppliedInputs, Version: s.Version, outputs: outputs}, nil
 }

@@ -84,6 +84,18 @@ type Stored struct {
 	// starts from it instead of reading the Secret again, and Version makes that write fail if
 	// the Secret changed meanwhile.
 	secret *corev1.Secret
+	// outputs are the state's outputs, read once for a summary (Summary), which a controller
+	// reads again at every poll of its instance; nil until then.
+	outputs map[string]Output
+}
+
+// Outputs returns the root module outputs recorded in the state. They must not be changed: a
+// summary's are the same at every call.
+func (s *Stored) Outputs() (map[string]Output, error) {
+	if s.outputs != nil {
+		return s.outputs, nil
+	}
+	return s.State.Outputs()
 }
 
 // A StaleBaseError refuses a write based on a state that is no longer the stored one: another

@@ -298,6 +298,10 @@ func testControllerPermissions(t *testing.T, g *rbacGround) {
 				}
 				return c.Delete(ctx, l)
 			}, allowed},
+		{"ListLeases", "State locks are read only when a create finds one held: never listed or watched.",
+			func(ctx context.Context) error {
+				return c.List(ctx, &coordinationv1.LeaseList{}, client.InNamespace(rbacTenant))
+			}, forbidden},
 		{"EventInTenantNamespace", "Events on instances are recorded in their namespace.",
 			func(ctx context.Context) error { return c.Create(ctx, event(rbacTenant)) }, allowed},
 		{"EventInDefault", "Events on Modules, which are cluster-scoped, are recorded in default.",

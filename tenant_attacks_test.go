@@ -583,12 +583,13 @@ func testStateAttacks(t *testing.T, g *rbacGround) {
 	victim := instance("Guarded", rbacTenant, "victim", map[string]any{"name": "alpha"})
 	bombed := instance("Guarded", rbacTenant, "bombed", map[string]any{"name": "beta"})
 	chunked := instance("Guarded", rbacTenant, "chunked", map[string]any{"name": "gamma"})
-	for _, u := range []*unstructured.Unstructured{victim, bombed, chunked} {
+	planned := instance("Guarded", rbacTenant, "planned", map[string]any{"name": "delta"})
+	for _, u := range []*unstructured.Unstructured{victim, bombed, chunked, planned} {
 		if err := tenant.Create(ctx, u); err != nil {
 			t.Fatal(err)
 		}
 	}
-	for _, u := range []*unstructured.Unstructured{victim, bombed, chunked} {
+	for _, u := range []*unstructured.Unstructured{victim, bombed, chunked, planned} {
 		waitTenantReady(ctx, t, g, refused, u)
 	}
 
@@ -680,6 +681,12 @@ func testStateAttacks(t *testing.T, g *rbacGround) {
 	}
 	waitSyncedFalse(ctx, t, g, refused, chunked, "lists 161 chunk Secrets, more than the 160")
 
+	// 4. The tenant puts a Secret of its own in place of the readable plan the controller wrote
+	// for an applied instance, which it remembers and does not read again while its informer
+	// shows that very Secret, then changes the instance: the run refuses to go on, naming the
+	// Secret, and leaves the tenant's Secret as it is; once the tenant deletes it, the run goes on.
+	testPlanSecretReplaced(ctx, t, g, refused, tenant, planned)
+
 	if r := refused.String(); r != "" {
 		t.Errorf("the API server refused modkind requests it made:\n%s", r)
 	}
@@ -687,7 +694,45 @@ func testStateAttacks(t *testing.T, g *rbacGround) {
 	for _, u := range []*unstructured.Unstructured{bombed, chunked} {
 		_ = g.admin.Delete(ctx, stateSecret(ctx, t, g.admin, u))
 	}
-	forget(ctx, t, g, mod, bombed, chunked)
+	forget(ctx, t, g, mod, bombed, chunked, planned)
+}
+
+// testPlanSecretReplaced is part 4 of testStateAttacks, on u, Ready.
+func testPlanSecretReplaced(ctx context.Context, t *testing.T, g *rbacGround, refused *refusals, tenant client.Client, u *unstructured.Unstructured) {
+	t.Helper()
+	key := kind.PlanRef(u.GroupVersionKind().GroupKind().String(), u.GetNamespace(), u.GetName()).NamespacedName
+	mine := &corev1.Secret{}
+	if err := tenant.Get(ctx, key, mine); err != nil || mine.Type != state.PlanSecretType {
+		t.Fatalf("the applied instance's readable plan: %v (type %s)", err, mine.Type)
+	}
+	if err := tenant.Delete(ctx, mine); err != nil {
+		t.Fatal(err)
+	}
+	planted := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name},
+		Data: map[string][]byte{"mine": []byte("keep")}}
+	if err := tenant.Create(ctx, planted); err != nil {
+		t.Fatalf("a tenant may write its namespace's Secrets: %v", err)
+	}
+	if err := tenant.Patch(ctx, u.DeepCopy(), client.RawPatch(types.MergePatchType, []byte(`{"spec":{"forProvider":{"name":"epsilon"}}}`))); err != nil {
+		t.Fatal(err)
+	}
+	waitSyncedFalse(ctx, t, g, refused, u, "was not written by modkind")
+	got := &corev1.Secret{}
+	if err := tenant.Get(ctx, key, got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Type != corev1.SecretTypeOpaque || string(got.Data["mine"]) != "keep" || len(got.Data) != 1 {
+		t.Errorf("the tenant's Secret must stay as it was: type %s, data %v", got.Type, got.Data)
+	}
+	if err := tenant.Delete(ctx, got); err != nil {
+		t.Fatal(err)
+	}
+	rbacWaitFor(ctx, t, "the change applied and its plan shown once the name is free", refused, func(ctx context.Context) (bool, any) {
+		shown := &corev1.Secret{}
+		err := tenant.Get(ctx, key, shown)
+		return err == nil && shown.Type == state.PlanSecretType && strings.Contains(string(shown.Data[state.KeyPlanText]), "terraform_data.this"),
+			condition(ctx, t, g.admin, u, "Synced")
+	})
 }
 
 // slowModule takes var.seconds to create.

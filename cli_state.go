@@ -65,7 +65,7 @@ func stateCommand(args []string, out io.Writer) error {
 		if err != nil {
 			return err
 		}
-		_, err = fmt.Fprintf(out, "Added key %s to %s: the controller signs with it within a minute, and signs each state again with it when it next reads it (every --poll-interval).\n"+
+		_, err = fmt.Fprintf(out, "Added key %s to %s: the controller signs with it within a minute, and signs each state again with it when it next observes its instance (within --resync-interval).\n"+
 			"Older keys still verify; remove one from the Secret once every instance was observed since.\n", id, keys)
 		return err
 	case "show", "accept":

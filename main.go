@@ -154,7 +154,8 @@ func controllerFlags() (*flagSet, *controllerOptions) {
 	// Registered without a default so that the help does not show one that --max-concurrent-runs
 	// overrides; controllerOptions.complete fills it in.
 	fs.IntVar(&cfg.MaxReconciles, flagMaxReconciles, 0, "instances of one kind reconciled at once; defaults to twice --"+flagMaxRuns)
-	fs.DurationVar(&cfg.PollInterval, "poll-interval", cfg.PollInterval, "how often an instance is observed; observing an unchanged instance runs no terraform")
+	fs.DurationVar(&cfg.PollInterval, "poll-interval", cfg.PollInterval, "how often an instance is observed while something is under way for it (a run, a drift correction, an approval, a rollout) and an Observe-only instance is refreshed; observing runs no terraform otherwise")
+	fs.DurationVar(&cfg.ResyncInterval, "resync-interval", cfg.ResyncInterval, "how often, at the latest, a settled instance (up to date, nothing under way) is observed; changes of the instance, the objects its inputs come from, its ProviderConfig and its Module reconcile it at once, and its drift checks keep their own clock; 0 for ten poll intervals")
 	fs.DurationVar(&cfg.DriftInterval, "drift-interval", cfg.DriftInterval, "how often a refreshing plan looks for changes made outside modkind; 0 never")
 	fs.DurationVar(&cfg.CollectInterval, "collect-interval", cfg.CollectInterval, "how often work directories of deleted instances, unused module snapshots and runner bundles no Run names are removed; 0 never")
 	fs.DurationVar(&cfg.MinDriftInterval, "min-drift-interval", cfg.MinDriftInterval, "the shortest drift interval an instance annotation or a Module may ask for")

@@ -6,12 +6,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modkind/modkind/apis/v1alpha1"
 	"github.com/modkind/modkind/reconcile"
 	corev1 "k8s.io/api/core/v1"
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 )
 
 const wiringNetworkModule = `
@@ -126,7 +129,138 @@ func testWiringAttacks(t *testing.T, g *rbacGround) {
 		t.Fatal(err)
 	}
 	waitID("sub-net-tenant/e")
+	testConfigWatched(ctx, t, g, refused, editor, sub)
 	if s := refused.String(); s != "" {
 		t.Errorf("the controller was refused: %s", s)
 	}
+}
+
+// testConfigWatched changes the ProviderConfig an applied instance names, as its cluster admin
+// would (a new credential, another setting), and sees the instance applied again with it through
+// the controller's watch of ProviderConfigs, which the chart's RBAC allows; then edits its state
+// Secret as the tenant, and sees it refused. Polls are an hour apart, and the instance, settled,
+// waits longer still for its resync: both came through watches.
+func testConfigWatched(ctx context.Context, t *testing.T, g *rbacGround, refused *refusals, editor client.Client, sub *unstructured.Unstructured) {
+	t.Helper()
+	pc := &v1alpha1.ProviderConfig{ObjectMeta: metav1.ObjectMeta{Namespace: rbacTenant, Name: "wiring"},
+		Spec: v1alpha1.ProviderConfigSpec{Env: []v1alpha1.EnvVar{{Name: "WIRING_SETTING", Value: ptr.To("1")}}}}
+	if err := g.admin.Create(ctx, pc); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = g.admin.Delete(context.Background(), pc) }()
+	// The Runs of sub that applied, once none is under way.
+	applied := func(ctx context.Context) (map[string]bool, bool, error) {
+		runs := &v1alpha1.RunList{}
+		if err := g.admin.List(ctx, runs, client.InNamespace(rbacTenant)); err != nil {
+			return nil, false, err
+		}
+		done, settled := map[string]bool{}, true
+		for _, r := range runs.Items {
+			if r.Spec.InstanceRef.Kind != "WSubnet" || r.Spec.InstanceRef.Name != sub.GetName() {
+				continue
+			}
+			switch r.Status.Phase {
+			case v1alpha1.PhaseSucceeded:
+				if r.Spec.Operation == v1alpha1.OperationApply {
+					done[r.Name] = true
+				}
+			case v1alpha1.PhaseFailed, v1alpha1.PhaseRefused:
+			default:
+				settled = false
+			}
+		}
+		return done, settled, nil
+	}
+	before := map[string]bool{}
+	waitApplied := func(what string) {
+		t.Helper()
+		rbacWaitFor(ctx, t, what, refused, func(ctx context.Context) (bool, any) {
+			done, settled, err := applied(ctx)
+			if err != nil {
+				return false, err
+			}
+			for name := range done {
+				if !before[name] && settled {
+					before = done
+					return true, done
+				}
+			}
+			return false, done
+		})
+	}
+	var err error
+	if before, _, err = applied(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := mergePatch(ctx, editor, sub, `{"spec":{"providerConfigRef":{"kind":"ProviderConfig","name":"wiring"}}}`); err != nil {
+		t.Fatal(err)
+	}
+	waitApplied("an apply of the subnet with ProviderConfig wiring")
+	if err := mergePatch(ctx, g.admin, pc, `{"spec":{"env":[{"name":"WIRING_SETTING","value":"2"}]}}`); err != nil {
+		t.Fatal(err)
+	}
+	waitApplied("an apply of the subnet after its ProviderConfig changed")
+
+	// The tenant asks, with crossplane-runtime's annotation, for its subnet to be polled every
+	// millisecond, a loop that would keep the kind's workers from every other instance: the
+	// controller polls no more often than its own interval (an hour here), so the reconciles of
+	// the subnet's kind while its ProviderConfig changes once more are the few that change causes.
+	controller := "instances/wsubnet." + rbacGroup
+	counted := reconcilesInProcess(t, controller)
+	if err := mergePatch(ctx, editor, sub, `{"metadata":{"annotations":{"crossplane.io/poll-interval":"1ms"}}}`); err != nil {
+		t.Fatal(err)
+	}
+	if err := mergePatch(ctx, g.admin, pc, `{"spec":{"env":[{"name":"WIRING_SETTING","value":"3"}]}}`); err != nil {
+		t.Fatal(err)
+	}
+	waitApplied("an apply of the subnet after its ProviderConfig changed again")
+	switch n := reconcilesInProcess(t, controller) - counted; {
+	case n < 1:
+		t.Errorf("the apply must have been counted among the reconciles of %s: %v", controller, n)
+	case n > 20:
+		t.Errorf("a poll interval of 1ms asked by the tenant must not be honoured: %v reconciles of %s during one apply", n, controller)
+	default:
+		t.Logf("%v reconciles of %s during the apply, with the tenant's 1ms poll interval", n, controller)
+	}
+
+	// The tenant edits the subnet's state Secret: the controller's informer of Secret metadata
+	// reconciles the subnet at once, and its state, read in full, is refused.
+	got := &unstructured.Unstructured{}
+	got.SetGroupVersionKind(sub.GroupVersionKind())
+	if err := editor.Get(ctx, client.ObjectKeyFromObject(sub), got); err != nil {
+		t.Fatal(err)
+	}
+	name, _, _ := unstructured.NestedString(got.Object, "status", "state", "secretName")
+	if name == "" {
+		t.Fatalf("the subnet's status names no state Secret: %v", got.Object["status"])
+	}
+	if err := mergePatch(ctx, editor, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: rbacTenant, Name: name}},
+		`{"metadata":{"annotations":{"modkind.io/applied-inputs":"edited-by-the-tenant"}}}`); err != nil {
+		t.Fatal(err)
+	}
+	waitSyncedFalse(ctx, t, g, refused, sub, "is not one this controller wrote")
+}
+
+// reconcilesInProcess is how many reconciles the controller named controller finished in this process,
+// from controller-runtime's metrics.
+func reconcilesInProcess(t *testing.T, controller string) float64 {
+	t.Helper()
+	families, err := ctrlmetrics.Registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n float64
+	for _, f := range families {
+		if f.GetName() != "controller_runtime_reconcile_total" {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "controller" && l.GetValue() == controller {
+					n += m.GetCounter().GetValue()
+				}
+			}
+		}
+	}
+	return n
 }

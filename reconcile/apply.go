@@ -74,6 +74,7 @@ func (e *external) apply(ctx context.Context) (managed.ConnectionDetails, error)
 		return nil, nil
 	}
 	e.inst.SetState(e.work.Workspace.State.Name, res.Stored)
+	e.remember(ctx, res.Stored)
 	return e.showApplied(res.Stored)
 }
 
@@ -171,4 +172,12 @@ func keepShownTime(inst *kind.Instance, p kind.LastPlan) kind.LastPlan {
 	}
 	p.At, p.Took = at, took
 	return p
+}
+
+// remember has the states the polls read keep stored, the state this controller's run wrote and
+// returned, as if they had read it. A failure only costs the next poll a read.
+func (e *external) remember(ctx context.Context, stored *state.Stored) {
+	if m, ok := e.states.(statesMemory); ok {
+		_ = m.Remember(ctx, e.work.Workspace.State, stored)
+	}
 }

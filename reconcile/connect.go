@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"time"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/event"
@@ -38,6 +39,13 @@ type States interface {
 	Get(ctx context.Context, ref state.Ref) (*state.Stored, error)
 }
 
+// A statesMemory also keeps what a run of this controller wrote (state.Recent): the next poll then
+// reads nothing, and the state Secret's event for that write is known for the controller's own.
+type statesMemory interface {
+	Remember(ctx context.Context, ref state.Ref, st *state.Stored) error
+	Knows(name types.NamespacedName, version string) bool
+}
+
 // connector turns an instance into the Work that would apply it, rendered once per reconcile.
 type connector struct {
 	kind    *generatedKind
@@ -48,6 +56,8 @@ type connector struct {
 	// modules is the module cache's root: a module is run below its package's link.
 	modules string
 	drift   *driftClock
+	// resync is how long a settled instance is left alone at most (pace.go).
+	resync  time.Duration
 	notes   *notebook
 	record  event.Recorder
 	waiters *slots.Waiters
@@ -86,7 +96,8 @@ func (c *connector) Connect(ctx context.Context, mg resource.Managed) (managed.E
 // guarded), provider configuration, state and guard. The Work's Op is the caller's to set.
 func (c *connector) render(ctx context.Context, inst *kind.Instance, snap *Snapshot, forProvider map[string]any,
 	setup *terraform.ProviderSetup, guarded bool) (*executor.Work, terraform.Inputs, *resolution, error) {
-	wired, err := c.wire(ctx, inst, snap.Module, forProvider)
+	stateRef := kind.StateRef(c.kind.gvk.GroupKind().String(), inst.GetNamespace(), inst.GetName())
+	wired, err := c.wire(ctx, inst, snap.Module, forProvider, stateRef.Name)
 	if err != nil {
 		return nil, terraform.Inputs{}, nil, err
 	}
@@ -118,7 +129,7 @@ func (c *connector) render(ctx context.Context, inst *kind.Instance, snap *Snaps
 		InitKey:          terraform.Digest([]byte(snap.Module.Digest), setup.Providers, []byte(setup.Digest()), lock),
 		Lock:             lock,
 		Inputs:           terraform.Digest(append([][]byte{root.Main, root.Vars, []byte(setup.Digest())}, revisionInputs(snap)...)...),
-		State:            kind.StateRef(c.kind.gvk.GroupKind().String(), inst.GetNamespace(), inst.GetName()),
+		State:            stateRef,
 		Redactor:         terraform.NewRedactor(append(secretStrings, setup.Secrets...)...),
 		AllowDestructive: inst.AllowDestructive(),
 	}

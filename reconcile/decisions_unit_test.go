@@ -167,10 +167,16 @@ type want struct {
 	writes string
 	// noEvent is a prefix no event may have.
 	noEvent string
+	// next is when the instance is observed again: "poll" (the poll interval), "resync" (the
+	// resync interval: settled), "drift" (settled, at its drift check due in five minutes); ""
+	// to not check it.
+	next string
 }
 
 func TestInstanceDecisions(t *testing.T) {
 	driftDue := func(c *connector) { c.drift.checked[types.UID("web-uid")] = time.Now().Add(-2 * time.Hour) }
+	justChecked := func(c *connector) { c.drift.checked[types.UID("web-uid")] = time.Now() }
+	driftSoon := func(c *connector) { c.drift.checked[types.UID("web-uid")] = time.Now().Add(-55 * time.Minute) }
 	cases := []struct {
 		reason string
 		inst   *unstructured.Unstructured
@@ -183,16 +189,35 @@ func TestInstanceDecisions(t *testing.T) {
 		want  want
 	}{
 		{
-			reason: "Nothing changed: the state says the inputs rendered now are applied, no drift check is due; nothing runs and the instance is Ready.",
-			inst:   note(nil), stored: stateOf(1, current),
-			want: want{synced: "True", ready: "True"},
+			reason: "Nothing changed: the state says the inputs rendered now are applied, no drift check is due; nothing runs, the instance is Ready, and settled: observed again at the resync interval.",
+			inst:   note(nil), stored: stateOf(1, current), setup: justChecked,
+			want: want{synced: "True", ready: "True", next: "resync"},
+		},
+		{
+			reason: "A tenant's poll-interval annotation asks for 1ms: refused, the instance is polled no more often than the controller's poll interval.",
+			inst: note(func(u *unstructured.Unstructured) {
+				u.SetAnnotations(map[string]string{"crossplane.io/poll-interval": "1ms"})
+			}), stored: stateOf(1, current), setup: justChecked,
+			want: want{synced: "True", ready: "True", next: "resync"},
+		},
+		{
+			reason: "A poll-interval annotation of 2h: a settled instance is polled that much less often.",
+			inst: note(func(u *unstructured.Unstructured) {
+				u.SetAnnotations(map[string]string{"crossplane.io/poll-interval": "2h"})
+			}), stored: stateOf(1, current), setup: justChecked,
+			want: want{synced: "True", ready: "True", next: "2h0m0s"},
+		},
+		{
+			reason: "Settled, a drift check due before the resync interval: the instance is observed again when it is due.",
+			inst:   note(nil), stored: stateOf(1, current), setup: driftSoon,
+			want: want{synced: "True", ready: "True", next: "drift"},
 		},
 		{
 			reason: "The spec changed: the inputs rendered now are not the applied ones, and they are applied.",
 			inst:   note(nil), stored: stateOf(1, "old"),
 			exec: fakeExecutor{results: map[v1alpha1.RunOperation]executor.Result{v1alpha1.OperationApply: {Stored: stateOf(1, current), Plan: plan}}},
 			want: want{ran: []v1alpha1.RunOperation{v1alpha1.OperationApply}, synced: "True", ready: "True", atProvider: "hello", lastPlan: "abc123",
-				event: "Normal Applied: Applied plan abc123", writes: "0/1", noEvent: "Normal UpdatedExternalResource"},
+				event: "Normal Applied: Applied plan abc123", writes: "0/1", noEvent: "Normal UpdatedExternalResource", next: "poll"},
 		},
 		{
 			// Writes: the status after the create, which crossplane-runtime always shows Creating,
@@ -272,13 +297,13 @@ func TestInstanceDecisions(t *testing.T) {
 			reason: "No drift: the due check finds the objects as applied, and the instance is Ready.",
 			inst:   note(nil), stored: stateOf(1, current), setup: driftDue,
 			exec: fakeExecutor{results: map[v1alpha1.RunOperation]executor.Result{v1alpha1.OperationDriftPlan: {}}},
-			want: want{ran: []v1alpha1.RunOperation{v1alpha1.OperationDriftPlan}, synced: "True", ready: "True"},
+			want: want{ran: []v1alpha1.RunOperation{v1alpha1.OperationDriftPlan}, synced: "True", ready: "True", next: "resync"},
 		},
 		{
 			reason: "A drift check handed on (a Run a Job executes): the instance counts as up to date until it ends.",
 			inst:   note(nil), stored: stateOf(1, current), setup: driftDue,
 			exec: fakeExecutor{results: map[v1alpha1.RunOperation]executor.Result{v1alpha1.OperationDriftPlan: {Pending: true}}},
-			want: want{ran: []v1alpha1.RunOperation{v1alpha1.OperationDriftPlan}, synced: "True", ready: "True"},
+			want: want{ran: []v1alpha1.RunOperation{v1alpha1.OperationDriftPlan}, synced: "True", ready: "True", next: "poll"},
 		},
 		{
 			reason: "Lost state: the instance was seen with a state whose Secret is gone; nothing is created again beside what exists.",
@@ -301,7 +326,7 @@ func TestInstanceDecisions(t *testing.T) {
 				_ = unstructured.SetNestedStringSlice(u.Object, []string{"Observe"}, "spec", "managementPolicies")
 			}), stored: stateOf(1, "old"),
 			exec: fakeExecutor{results: map[v1alpha1.RunOperation]executor.Result{v1alpha1.OperationRefresh: {Stored: stateOf(1, "old")}}},
-			want: want{ran: []v1alpha1.RunOperation{v1alpha1.OperationRefresh}, synced: "True"},
+			want: want{ran: []v1alpha1.RunOperation{v1alpha1.OperationRefresh}, synced: "True", next: "poll"},
 		},
 		{
 			reason: "Deleted with the Delete policy: what the state tracks is destroyed, then the instance goes.",
@@ -330,7 +355,7 @@ func TestInstanceDecisions(t *testing.T) {
 			reason: "A Run still active: the instance is left alone until it ends.",
 			inst:   note(nil), stored: stateOf(1, "old"),
 			exec: fakeExecutor{busy: true},
-			want: want{synced: "True"},
+			want: want{synced: "True", next: "poll"},
 		},
 		{
 			reason: "No free run slot: nothing ran, the instance says what it waits for.",
@@ -347,7 +372,10 @@ func TestInstanceDecisions(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(strings.SplitN(tc.reason, ":", 2)[0], func(t *testing.T) {
-			got, exec, events, writes := decide(t, tc.inst, tc.stored, tc.exec, tc.setup, tc.again)
+			got, exec, events, writes, next := decide(t, tc.inst, tc.stored, tc.exec, tc.setup, tc.again)
+			if n := nextOf(next); tc.want.next != "" && n != tc.want.next {
+				t.Errorf("%s\nobserved again after %s (%s), want %s", tc.reason, next, n, tc.want.next)
+			}
 			if diff := cmp.Diff(tc.want.ran, exec.done); diff != "" {
 				t.Errorf("%s\nwhat ran: -want +got:\n%s", tc.reason, diff)
 			}
@@ -373,7 +401,7 @@ func TestInstanceDecisions(t *testing.T) {
 		})
 	}
 	// An approved plan's id reaches the executor.
-	_, exec, _, _ := decide(t, note(func(u *unstructured.Unstructured) {
+	_, exec, _, _, _ := decide(t, note(func(u *unstructured.Unstructured) {
 		_ = unstructured.SetNestedField(u.Object, map[string]any{"mode": "Manual", "approvedPlan": "abc123"}, "spec", "approval")
 	}), stateOf(1, "old"), fakeExecutor{results: map[v1alpha1.RunOperation]executor.Result{v1alpha1.OperationApply: {}}}, nil, false)
 	if exec.approval != "true/abc123" {
@@ -398,7 +426,7 @@ func checkStatus(t *testing.T, reason string, u *unstructured.Unstructured, w wa
 	lastPlan, _, _ := unstructured.NestedString(u.Object, "status", "lastPlan", "id")
 	_, pendingDrift, _ := unstructured.NestedMap(u.Object, "status", "pendingDrift")
 	got := want{ran: w.ran, synced: fmt.Sprint(synced["status"]), message: w.message, lastPlan: lastPlan, pendingDrift: pendingDrift, event: w.event,
-		writes: w.writes, noEvent: w.noEvent}
+		writes: w.writes, noEvent: w.noEvent, next: w.next}
 	if w.atProvider != "" {
 		got.atProvider, _, _ = unstructured.NestedString(u.Object, "status", "atProvider", "echo")
 	}
@@ -419,7 +447,7 @@ func checkStatus(t *testing.T, reason string, u *unstructured.Unstructured, w wa
 // decide runs a reconcile of inst (two with again), whose state is stored, against exec, and returns the
 // instance as the API server would then hold it (nil when it is gone), the executor and the
 // events. The state recorded as applied from current is applied from what inst renders.
-func decide(t *testing.T, inst *unstructured.Unstructured, stored *state.Stored, exec fakeExecutor, setup func(c *connector), again bool) (*unstructured.Unstructured, *fakeExecutor, *recorded, *writeCounts) {
+func decide(t *testing.T, inst *unstructured.Unstructured, stored *state.Stored, exec fakeExecutor, setup func(c *connector), again bool) (*unstructured.Unstructured, *fakeExecutor, *recorded, *writeCounts, time.Duration) {
 	t.Helper()
 	s := runtime.NewScheme()
 	_ = corev1.AddToScheme(s)
@@ -433,7 +461,7 @@ func decide(t *testing.T, inst *unstructured.Unstructured, stored *state.Stored,
 	states := &fakeStates{}
 	exec.states = states
 	conn := &connector{kind: k, client: c, configs: &ProviderConfigResolver{Client: c}, states: states, exec: &exec,
-		modules: "/cache", drift: newDriftClock(time.Hour, time.Minute), notes: newNotebook(), record: events, waiters: &slots.Waiters{}}
+		modules: "/cache", drift: newDriftClock(time.Hour, time.Minute), resync: decisionsResync, notes: newNotebook(), record: events, waiters: &slots.Waiters{}}
 	if setup != nil {
 		setup(conn)
 	}
@@ -446,24 +474,45 @@ func decide(t *testing.T, inst *unstructured.Unstructured, stored *state.Stored,
 	writes := &writeCounts{}
 	km := &kindManager{scheme: runtime.NewScheme(), client: &instanceClient{Client: &countingClient{Client: c, counts: writes}, gvk: decisionsGVK}}
 	km.scheme.AddKnownTypeWithName(decisionsGVK, &kind.Instance{})
-	r := newInstanceReconciler(km, decisionsGVK, conn, Options{PollInterval: time.Minute, Timeout: 30 * time.Second}, logr.Discard())
+	r := newInstanceReconciler(km, decisionsGVK, conn, Options{PollInterval: decisionsPoll, ResyncInterval: decisionsResync, Timeout: 30 * time.Second}, logr.Discard())
 	// A deletion takes two reconciles: the destroy, then the finalizer's removal once the state is
 	// gone; one whose destroy is handed on is reconciled again only when it ends.
 	reconciles := 1
 	if again || inst.GetDeletionTimestamp() != nil && !exec.results[v1alpha1.OperationDestroy].Pending {
 		reconciles = 2
 	}
+	var res reconcile.Result
 	for range reconciles {
-		if _, err := r.Reconcile(t.Context(), reconcile.Request{NamespacedName: client.ObjectKeyFromObject(inst)}); err != nil {
+		var err error
+		if res, err = r.Reconcile(t.Context(), reconcile.Request{NamespacedName: client.ObjectKeyFromObject(inst)}); err != nil {
 			t.Fatalf("Reconcile: %v", err)
 		}
 	}
 	got := &unstructured.Unstructured{}
 	got.SetGroupVersionKind(decisionsGVK)
 	if err := c.Get(t.Context(), client.ObjectKeyFromObject(inst), got); err != nil {
-		return nil, &exec, events, writes
+		return nil, &exec, events, writes, res.RequeueAfter
 	}
-	return got, &exec, events, writes
+	return got, &exec, events, writes, res.RequeueAfter
+}
+
+// The intervals decide's controller is configured with.
+const (
+	decisionsPoll   = time.Minute
+	decisionsResync = 10 * time.Minute
+)
+
+// nextOf names the wait before an instance's next observe as want.next does.
+func nextOf(d time.Duration) string {
+	switch {
+	case d == decisionsPoll:
+		return "poll"
+	case d == decisionsResync:
+		return "resync"
+	case d > 4*time.Minute && d <= 5*time.Minute:
+		return "drift"
+	}
+	return d.String()
 }
 
 // writeCounts counts the writes of an instance that reach the API server.

@@ -61,8 +61,10 @@ type Options struct {
 	// Dir is the controller's own directory (--work-dir): no tenant's environment variable may
 	// name a file in it.
 	Dir string
-	// PollInterval is how often an unchanged instance is observed (no terraform runs then).
-	PollInterval time.Duration
+	// PollInterval is how often an instance is observed while something is under way for it;
+	// ResyncInterval how often at the latest once it is settled (pace.go). No terraform runs then.
+	PollInterval   time.Duration
+	ResyncInterval time.Duration
 	// DriftInterval is how often a refreshing plan looks for changes made outside modkind; 0 never.
 	DriftInterval time.Duration
 	// MinDriftInterval is the shortest drift interval an instance or Module may ask for.
@@ -116,6 +118,9 @@ func NewEngine(mgr manager.Manager, states States, o Options) *Engine {
 		started: make(chan struct{}),
 	}
 	e.wiring = newWiring(mgr.GetClient(), e.snapshotOf, e.Running)
+	if m, ok := states.(statesMemory); ok {
+		e.wiring.known = m.Knows
+	}
 	return e
 }
 
@@ -141,6 +146,12 @@ func (e *Engine) Start(ctx context.Context) error {
 			e.log.Error(err, "instances will see changed ConfigMaps and Secrets only at their next poll")
 		}
 	}()
+	// So do the ProviderConfigs and ClusterProviderConfigs they name.
+	go func() {
+		if err := e.wiring.watchConfigs(ctx, e.mgr.GetCache()); err != nil && ctx.Err() == nil {
+			e.log.Error(err, "instances will see changed ProviderConfigs only at their next poll")
+		}
+	}()
 	<-ctx.Done()
 	for _, gvk := range e.Running() {
 		e.Stop(gvk)
@@ -160,11 +171,19 @@ func (e *Engine) Run(ctx context.Context, gvk schema.GroupVersionKind, snap *Sna
 		return errors.Wrap(ctx.Err(), errStartController)
 	}
 	e.mu.Lock()
-	defer e.mu.Unlock()
 	if k, ok := e.kinds[gvk]; ok {
-		k.snapshot.Store(snap)
+		moved := snapshotMoved(k.snapshot.Swap(snap), snap)
+		e.mu.Unlock()
+		// Settled instances would otherwise take the new snapshot at their next resync. Listed
+		// without the lock: the cache may wait for its informer.
+		if moved {
+			if err := e.wiring.enqueueInstances(ctx, gvk, "", nil); err != nil {
+				e.log.Error(err, "instances will take the new module at their next poll", "kind", gvk.GroupKind().String())
+			}
+		}
 		return nil
 	}
+	defer e.mu.Unlock()
 	k := &generatedKind{gvk: gvk, done: make(chan struct{})}
 	k.snapshot.Store(snap)
 
@@ -177,7 +196,7 @@ func (e *Engine) Run(ctx context.Context, gvk schema.GroupVersionKind, snap *Sna
 	conn := &connector{
 		kind: k, client: e.mgr.GetAPIReader(), states: e.states, exec: e.opts.Executor, modules: e.opts.Modules,
 		configs: &ProviderConfigResolver{Client: e.mgr.GetAPIReader(), CredentialsNamespaces: e.opts.CredentialsNamespaces, Protected: []string{e.opts.ownDir()}},
-		drift:   e.drift, notes: e.notes, record: recorder, waiters: e.opts.Waiters, wiring: e.wiring, revisions: &e.revisions,
+		drift:   e.drift, resync: e.opts.ResyncInterval, notes: e.notes, record: recorder, waiters: e.opts.Waiters, wiring: e.wiring, revisions: &e.revisions,
 	}
 	r := newInstanceReconciler(km, gvk, conn, e.opts, log)
 	// An instance waiting for a run slot is tried again at a steady pace.
@@ -239,6 +258,11 @@ func newInstanceReconciler(km *kindManager, gvk schema.GroupVersionKind, conn *c
 		managed.WithCreationGracePeriod(0),
 		managed.WithManagementPolicies(),
 		managed.WithPollInterval(o.PollInterval),
+		// crossplane-runtime's crossplane.io/poll-interval annotation, which a tenant writes, may
+		// ask for longer polls, never shorter ones: 1ns would observe the instance in a loop and
+		// keep the kind's workers from every other tenant's instances.
+		managed.WithMinPollInterval(o.PollInterval),
+		managed.WithPollIntervalHook(pollHook(conn.notes, o.PollInterval)),
 		// An apply that ends in Create or Update shows its outputs itself (showApplied): the
 		// instance is observed again a poll interval later, as any other.
 		managed.WithTimeout(o.Timeout),

@@ -402,8 +402,10 @@ func (s resolver) keyOf(ctx context.Context, r inputRef, nn types.NamespacedName
 
 // wire reads inst's references and replaces them in its forProvider by their values. The
 // references are noted first, so that a source that is missing now reconciles inst once it
-// appears. An instance being deleted that others use waits for them first, unless annotated.
-func (c *connector) wire(ctx context.Context, inst *kind.Instance, m *module.Module, forProvider map[string]any) (*resolution, error) {
+// appears; so are the instance's state Secret (stateSecret) and connection Secret, so that one
+// someone else changed or deleted is seen at once. An instance being deleted that others use
+// waits for them first, unless annotated.
+func (c *connector) wire(ctx context.Context, inst *kind.Instance, m *module.Module, forProvider map[string]any, stateSecret string) (*resolution, error) {
 	self := instanceKey(c.kind.gvk, inst.GetNamespace(), inst.GetName())
 	refs, err := parseRefs(m, inst.GetNamespace(), forProvider)
 	if err != nil {
@@ -411,9 +413,13 @@ func (c *connector) wire(ctx context.Context, inst *kind.Instance, m *module.Mod
 	}
 	snapshot := func(schema.GroupKind) *Snapshot { return nil }
 	if w := c.wiring; w != nil {
-		srcs := make([]objKey, len(refs))
+		srcs := make([]objKey, len(refs), len(refs)+2)
 		for i, r := range refs {
 			srcs[i] = r.Source
+		}
+		srcs = append(srcs, objKey{Kind: kindSecret, Namespace: inst.GetNamespace(), Name: stateSecret})
+		if ref := inst.GetWriteConnectionSecretToReference(); ref != nil && ref.Name != "" {
+			srcs = append(srcs, objKey{Kind: kindSecret, Namespace: inst.GetNamespace(), Name: ref.Name})
 		}
 		w.record(self, srcs)
 		snapshot = w.snapshot

@@ -2,6 +2,7 @@ package reconcile
 
 import (
 	"sync"
+	"time"
 
 	"k8s.io/apimachinery/pkg/types"
 
@@ -22,6 +23,9 @@ type notes struct {
 	lockBroken *state.BrokenLock
 	// announced says an Applied event told of an apply that ended in this reconcile.
 	announced bool
+	// settledFor, when set, is how long the last observe found the instance may be left alone:
+	// up to date, nothing under way for it, nothing due before then (see pace.go).
+	settledFor time.Duration
 }
 
 func newNotebook() *notebook { return &notebook{notes: map[types.UID]notes{}} }
@@ -62,6 +66,19 @@ func (b *notebook) TakeAnnounced(uid types.UID) bool {
 	n.announced = false
 	b.notes[uid] = n
 	return true
+}
+
+// SetSettled records how long the instance may be left alone after this observe; 0 says it may
+// not (it is observed again at the poll interval).
+func (b *notebook) SetSettled(uid types.UID, d time.Duration) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	n, ok := b.notes[uid]
+	if !ok && d == 0 {
+		return
+	}
+	n.settledFor = d
+	b.notes[uid] = n
 }
 
 func (b *notebook) Get(uid types.UID) notes {

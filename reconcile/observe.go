@@ -61,6 +61,8 @@ func (e *external) Observe(ctx context.Context, _ resource.Managed) (managed.Ext
 		return managed.ExternalObservation{}, errors.Wrap(err, errGetState)
 	}
 	e.work.Stored = stored
+	// Settled again only if this observe finds it so (observed).
+	e.notes.SetSettled(e.inst.GetUID(), 0)
 	if e.busy, err = e.exec.Busy(ctx, e.work); err != nil || e.busy {
 		if stored == nil && !meta.WasDeleted(e.inst) {
 			e.inst.SetConditions(xpv2.Creating())
@@ -94,6 +96,7 @@ func (e *external) Observe(ctx context.Context, _ resource.Managed) (managed.Ext
 			stored = res.Stored
 			e.work.Stored = stored
 			e.inst.SetState(e.work.Workspace.State.Name, stored)
+			e.remember(ctx, stored)
 		}
 	}
 	return e.observed(ctx, stored, observing, driftInterval)
@@ -119,6 +122,7 @@ func (e *external) observed(ctx context.Context, stored *state.Stored, observing
 	}
 	pending := e.inst.PendingDrift()
 	drifting := upToDate && !observing && (pending || e.drift.Due(e.inst.GetUID(), driftInterval))
+	handedOn := false
 	if drifting {
 		last, _ := e.drift.Last(e.inst.GetUID())
 		e.work.DriftCheckedAt = last
@@ -126,6 +130,7 @@ func (e *external) observed(ctx context.Context, stored *state.Stored, observing
 		if res.Err != nil {
 			return managed.ExternalObservation{}, res.Err
 		}
+		handedOn = res.Pending
 		if !res.Pending {
 			upToDate = e.driftFound(res.Changes, pending)
 		}
@@ -139,6 +144,10 @@ func (e *external) observed(ctx context.Context, stored *state.Stored, observing
 		e.noteRevision(nil)
 		e.inst.SetConditions(xpv2.Available())
 		e.inst.SetObservedGeneration(e.inst.GetGeneration())
+		if !handedOn && !observing && !rolloutUnderWay(e.kind.Snapshot()) {
+			last, _ := e.drift.Last(e.inst.GetUID())
+			e.notes.SetSettled(e.inst.GetUID(), settledFor(time.Now(), last, driftInterval, e.resync))
+		}
 	}
 	return managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: upToDate, ConnectionDetails: details,
 		ResourceLateInitialized: lateInitialized}, nil

@@ -272,7 +272,7 @@ func TestPreviewDecisions(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(strings.SplitN(tc.reason, ":", 2)[0], func(t *testing.T) {
-			got, exec, _, _ := decide(t, tc.inst, tc.stored, tc.exec, inManualRollout(t), tc.again)
+			got, exec, _, _, _ := decide(t, tc.inst, tc.stored, tc.exec, inManualRollout(t), tc.again)
 			if diff := cmp.Diff(tc.want.ran, exec.done); diff != "" {
 				t.Errorf("%s\nwhat ran: -want +got:\n%s", tc.reason, diff)
 			}

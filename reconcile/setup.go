@@ -56,8 +56,12 @@ type Config struct {
 	SharedProviderIdle    time.Duration
 	// MaxReconciles is how many instances of one kind are reconciled at once.
 	MaxReconciles int
-	PollInterval  time.Duration
-	DriftInterval time.Duration
+	// PollInterval is how often an instance is observed while something is under way for it;
+	// ResyncInterval how often at the latest once it is settled (up to date, nothing under way):
+	// ten poll intervals when 0.
+	PollInterval   time.Duration
+	ResyncInterval time.Duration
+	DriftInterval  time.Duration
 	// CollectInterval is how often work directories of deleted instances and unused module
 	// snapshots are removed; 0 never.
 	CollectInterval time.Duration
@@ -108,6 +112,18 @@ type Config struct {
 }
 
 const errSharedProviders = "cannot share provider processes"
+
+// settledPolls is how many poll intervals a settled instance is left alone, unless
+// --resync-interval says otherwise.
+const settledPolls = 10
+
+// resyncInterval is ResyncInterval, or ten poll intervals when unset.
+func (c Config) resyncInterval() time.Duration {
+	if c.ResyncInterval > 0 {
+		return c.ResyncInterval
+	}
+	return settledPolls * c.PollInterval
+}
 
 // Executors of Runs, chosen with --runner.
 const (
@@ -242,11 +258,12 @@ func Setup(mgr manager.Manager, cfg Config) (*Engine, error) {
 		observed = &state.Recent{Store: store, Reader: mgr.GetCache()}
 	}
 	engine := NewEngine(mgr, observed, Options{
-		Dir:           cfg.Dir,
-		PollInterval:  cfg.PollInterval,
-		DriftInterval: cfg.DriftInterval,
-		Timeout:       cfg.RunTimeout,
-		MaxReconciles: cfg.MaxReconciles,
+		Dir:            cfg.Dir,
+		PollInterval:   cfg.PollInterval,
+		ResyncInterval: cfg.resyncInterval(),
+		DriftInterval:  cfg.DriftInterval,
+		Timeout:        cfg.RunTimeout,
+		MaxReconciles:  cfg.MaxReconciles,
 
 		CredentialsNamespaces: cfg.CredentialsNamespaces,
 		MinDriftInterval:      cfg.MinDriftInterval,

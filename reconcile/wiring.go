@@ -42,6 +42,9 @@ type wiring struct {
 	served func() []schema.GroupVersionKind
 	// cache reads instances of served kinds from their informers.
 	cache client.Reader
+	// known, when set, says a Secret at a version is one the controller wrote or verified itself
+	// (statesMemory.Knows): its event reconciles nothing.
+	known func(types.NamespacedName, string) bool
 
 	mu         sync.Mutex
 	dependents map[objKey]map[objKey]bool
@@ -238,21 +241,31 @@ func (w *wiring) watchKeys(ctx context.Context, informers cache.Informers) error
 		if err != nil {
 			return errors.Wrapf(err, errWatchKeys, k)
 		}
-		changed := func(obj any) {
-			if d, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
-				obj = d.Obj
-			}
-			if o, ok := obj.(client.Object); ok {
-				w.changed(objKey{Kind: k, Namespace: o.GetNamespace(), Name: o.GetName()})
-			}
-		}
 		if _, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
-			AddFunc:    changed,
-			UpdateFunc: func(_, o any) { changed(o) },
-			DeleteFunc: changed,
+			AddFunc:    func(o any) { w.event(k, o, false) },
+			UpdateFunc: func(_, o any) { w.event(k, o, false) },
+			DeleteFunc: func(o any) { w.event(k, o, true) },
 		}); err != nil {
 			return errors.Wrapf(err, errWatchKeys, k)
 		}
 	}
 	return nil
+}
+
+// event reconciles the dependents of obj, a ConfigMap or Secret (k) an informer reports written
+// (added or updated) or deleted. A state Secret written at the version the controller's own run
+// wrote, or its last read verified, tells its instance nothing new; its deletion always does.
+func (w *wiring) event(k string, obj any, deleted bool) {
+	if d, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
+		obj = d.Obj
+	}
+	o, ok := obj.(client.Object)
+	if !ok {
+		return
+	}
+	name := types.NamespacedName{Namespace: o.GetNamespace(), Name: o.GetName()}
+	if !deleted && k == kindSecret && w.known != nil && w.known(name, o.GetResourceVersion()) {
+		return
+	}
+	w.changed(objKey{Kind: k, Namespace: name.Namespace, Name: name.Name})
 }

@@ -79,6 +79,31 @@ func (r *Recent) newestKey(ctx context.Context) string {
 	return ring.Current()
 }
 
+// Remember keeps the summary of st, a state this controller's own run has just written (with
+// Store.PutFrom) and so verified, as a full read of it would: the next poll needs no read, and the
+// Secret's event for that write is known for the controller's own (Knows).
+func (r *Recent) Remember(ctx context.Context, ref Ref, st *Stored) error {
+	if st == nil || st.secret == nil || st.legacy || st.Version == "" {
+		return nil
+	}
+	sum, err := st.Summary()
+	if err != nil {
+		return err
+	}
+	r.remember(ref.NamespacedName, recentState{Stored: sum, key: r.newestKey(ctx)})
+	return nil
+}
+
+// Knows reports whether version is the version of the state Secret name that the last full read,
+// or this controller's last write, verified: an event of that Secret at that version tells
+// nothing new.
+func (r *Recent) Knows(name types.NamespacedName, version string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	st, ok := r.seen[name]
+	return ok && st.Version == version
+}
+
 func (r *Recent) recent(name types.NamespacedName, version, key string) *Stored {
 	r.mu.Lock()
 	defer r.mu.Unlock()

@@ -180,3 +180,59 @@ func TestRecentSignsAgainAfterRotation(t *testing.T) {
 		t.Errorf("with the old key dropped the state must still read: %+v, %v", got, err)
 	}
 }
+
+// A state the controller's own run wrote is remembered as a full read would remember it: the poll
+// after the run reads nothing, and the Secret's event at that version is known for the
+// controller's own. A tenant's write after it is not known, and is read in full, and refused.
+func TestRecentRemembersOwnWrite(t *testing.T) {
+	full := 0
+	c := fake.NewClientBuilder().WithInterceptorFuncs(interceptor.Funcs{
+		Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+			if _, ok := obj.(*corev1.Secret); ok {
+				full++
+			}
+			return c.Get(ctx, key, obj, opts...)
+		},
+	}).Build()
+	store := &Store{Client: c, Keys: StaticKeys{ring(t, "k1")}}
+	r := &Recent{Store: store, Reader: c}
+	ctx := context.Background()
+	st, err := Parse([]byte(tfstate))
+	if err != nil {
+		t.Fatal(err)
+	}
+	written, err := store.PutFrom(ctx, ref, nil, st, "in-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Remember(ctx, ref, written); err != nil {
+		t.Fatal(err)
+	}
+	if !r.Knows(ref.NamespacedName, written.Version) {
+		t.Errorf("the version the run wrote must be known")
+	}
+	full = 0
+	got, err := r.Get(ctx, ref)
+	if err != nil || full != 0 || got.AppliedInputs != "in-1" || got.Version != written.Version {
+		t.Errorf("the poll after the run must not read the state it wrote: %d full reads, inputs %q, version %s (wrote %s), %v",
+			full, got.AppliedInputs, got.Version, written.Version, err)
+	}
+
+	edit(t, c, ref.Name, func(sec *corev1.Secret) { sec.Annotations[AnnotationApplied] = "other-inputs" })
+	sec := &corev1.Secret{}
+	if err := c.Get(ctx, ref.NamespacedName, sec); err != nil {
+		t.Fatal(err)
+	}
+	if r.Knows(ref.NamespacedName, sec.ResourceVersion) {
+		t.Errorf("a tenant's version must not be known")
+	}
+	if _, err := r.Get(ctx, ref); !IsUnauthenticated(err) {
+		t.Errorf("a state edited after the run's write must be read in full and refused, got %v", err)
+	}
+
+	// Nothing written (a run that stored no state): nothing remembered.
+	r2 := &Recent{Store: store, Reader: c}
+	if err := r2.Remember(ctx, ref, &Stored{State: st, Version: "1"}); err != nil || r2.Knows(ref.NamespacedName, "1") {
+		t.Errorf("a state not returned by the store must not be remembered: %v", err)
+	}
+}

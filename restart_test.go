@@ -110,8 +110,10 @@ func TestRestartRunsNoTerraform(t *testing.T) {
 	if err := os.WriteFile(wrapper, []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
+	// Settled instances observed every second too: three observes of each take seconds, in which
+	// a drift check (due at a random point of the hour) is unlikely to fall.
 	args := []string{"--kubeconfig", kubeconfig, "--work-dir", filepath.Join(dir, "work"), "--terraform-binary", wrapper,
-		"--poll-interval", "1s", "--drift-interval", "1h"}
+		"--poll-interval", "1s", "--resync-interval", "1s", "--drift-interval", "1h"}
 	proc := startModkind(t, args...)
 	t.Cleanup(func() { _ = proc.Process.Kill(); _ = proc.Wait() })
 	const n = 6

@@ -208,6 +208,11 @@ func TestInstanceDecisions(t *testing.T) {
 			want: want{synced: "True", ready: "True", next: "2h0m0s"},
 		},
 		{
+			reason: "Up to date at its first reconcile (an instance that adopts a state kept by an orphaning delete): the finalizer written after the observe replaces the status it set, so it is observed again at the poll interval, not left alone.",
+			inst:   note(func(u *unstructured.Unstructured) { u.SetFinalizers(nil) }), stored: stateOf(1, current), setup: justChecked,
+			want: want{synced: "True", next: "poll"},
+		},
+		{
 			reason: "Settled, a drift check due before the resync interval: the instance is observed again when it is due.",
 			inst:   note(nil), stored: stateOf(1, current), setup: driftSoon,
 			want: want{synced: "True", ready: "True", next: "drift"},

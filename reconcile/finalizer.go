@@ -26,7 +26,7 @@ type finalizer struct {
 }
 
 func (f finalizer) AddFinalizer(ctx context.Context, obj resource.Object) error {
-	if meta.FinalizerExists(obj, Finalizer) && !meta.FinalizerExists(obj, managed.FinalizerName) {
+	if finalized(obj) {
 		return nil
 	}
 	meta.AddFinalizer(obj, Finalizer)
@@ -41,4 +41,9 @@ func (f finalizer) RemoveFinalizer(ctx context.Context, obj resource.Object) err
 	meta.RemoveFinalizer(obj, Finalizer)
 	meta.RemoveFinalizer(obj, managed.FinalizerName)
 	return errors.Wrap(resource.IgnoreNotFound(f.client.Update(ctx, obj)), errUpdateFinalizer)
+}
+
+// finalized reports whether o carries Finalizer alone of the two: AddFinalizer will not write it.
+func finalized(o resource.Object) bool {
+	return meta.FinalizerExists(o, Finalizer) && !meta.FinalizerExists(o, managed.FinalizerName)
 }

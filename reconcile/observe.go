@@ -144,7 +144,10 @@ func (e *external) observed(ctx context.Context, stored *state.Stored, observing
 		e.noteRevision(nil)
 		e.inst.SetConditions(xpv2.Available())
 		e.inst.SetObservedGeneration(e.inst.GetGeneration())
-		if !handedOn && !observing && !rolloutUnderWay(e.kind.Snapshot()) {
+		// A late initialization, and the finalizer's first write, are written after this observe,
+		// and each update's answer replaces the status it set: the next observe, at the poll
+		// interval, shows it (as crossplane-runtime's ExternalObservation says of the first).
+		if !handedOn && !observing && !lateInitialized && finalized(e.inst) && !rolloutUnderWay(e.kind.Snapshot()) {
 			last, _ := e.drift.Last(e.inst.GetUID())
 			e.notes.SetSettled(e.inst.GetUID(), settledFor(time.Now(), last, driftInterval, e.resync))
 		}

@@ -466,26 +466,37 @@ func TestWiringIndex(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			w := newWiring(nil, nil, nil)
-			queues := map[string]workqueue.TypedRateLimitingInterface[reconcile.Request]{}
-			for _, gvk := range []schema.GroupVersionKind{netGVK, appGVK} {
-				q := workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[reconcile.Request]())
-				defer q.ShutDown()
-				w.queues[gvk.GroupKind()] = q
-				queues[gvk.Kind] = q
-			}
+			drain := queuesFor(t, w, netGVK, appGVK)
 			tc.do(w)
-			var got []string
-			for k, q := range queues {
-				for q.Len() > 0 {
-					r, _ := q.Get()
-					got = append(got, k+" "+r.String())
-					q.Done(r)
-				}
-			}
-			slices.Sort(got)
+			got := drain()
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("\n%s\nreconciled: -want, +got:\n%s", tc.reason, diff)
 			}
 		})
+	}
+}
+
+// queuesFor gives w a work queue for each of gvks, and returns a function that drains them all:
+// the requests each received, as "Kind namespace/name", sorted.
+func queuesFor(t *testing.T, w *wiring, gvks ...schema.GroupVersionKind) func() []string {
+	t.Helper()
+	queues := map[string]workqueue.TypedRateLimitingInterface[reconcile.Request]{}
+	for _, gvk := range gvks {
+		q := workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[reconcile.Request]())
+		t.Cleanup(q.ShutDown)
+		w.queues[gvk.GroupKind()] = q
+		queues[gvk.Kind] = q
+	}
+	return func() []string {
+		var got []string
+		for k, q := range queues {
+			for q.Len() > 0 {
+				r, _ := q.Get()
+				got = append(got, k+" "+r.String())
+				q.Done(r)
+			}
+		}
+		slices.Sort(got)
+		return got
 	}
 }

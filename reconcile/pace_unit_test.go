@@ -2,7 +2,6 @@ package reconcile
 
 import (
 	"context"
-	"slices"
 	"testing"
 	"time"
 
@@ -150,23 +149,9 @@ func TestConfigChanged(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			c := fake.NewClientBuilder().WithObjects(objs...).Build()
 			w := newWiring(c, nil, func() []schema.GroupVersionKind { return []schema.GroupVersionKind{netGVK, appGVK} })
-			queues := map[string]workqueue.TypedRateLimitingInterface[reconcile.Request]{}
-			for _, gvk := range []schema.GroupVersionKind{netGVK, appGVK} {
-				q := workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[reconcile.Request]())
-				defer q.ShutDown()
-				w.queues[gvk.GroupKind()] = q
-				queues[gvk.Kind] = q
-			}
+			drain := queuesFor(t, w, netGVK, appGVK)
 			w.configChanged(context.Background(), tc.kind, tc.namespace, tc.name)
-			var got []string
-			for k, q := range queues {
-				for q.Len() > 0 {
-					r, _ := q.Get()
-					got = append(got, k+" "+r.String())
-					q.Done(r)
-				}
-			}
-			slices.Sort(got)
+			got := drain()
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("\n%s\nreconciled: -want, +got:\n%s", tc.reason, diff)
 			}

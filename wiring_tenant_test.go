@@ -8,13 +8,14 @@ import (
 
 	"github.com/modkind/modkind/apis/v1alpha1"
 	"github.com/modkind/modkind/reconcile"
+	"github.com/modkind/modkind/reconcile/reconciletest"
 	corev1 "k8s.io/api/core/v1"
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 )
 
 const wiringNetworkModule = `
@@ -205,8 +206,8 @@ func testConfigWatched(ctx context.Context, t *testing.T, g *rbacGround, refused
 	// millisecond, a loop that would keep the kind's workers from every other instance: the
 	// controller polls no more often than its own interval (an hour here), so the reconciles of
 	// the subnet's kind while its ProviderConfig changes once more are the few that change causes.
-	controller := "instances/wsubnet." + rbacGroup
-	counted := reconcilesInProcess(t, controller)
+	subnets := schema.GroupKind{Group: rbacGroup, Kind: "WSubnet"}
+	counted := reconciletest.Reconciles(t, subnets)
 	if err := mergePatch(ctx, editor, sub, `{"metadata":{"annotations":{"crossplane.io/poll-interval":"1ms"}}}`); err != nil {
 		t.Fatal(err)
 	}
@@ -214,13 +215,13 @@ func testConfigWatched(ctx context.Context, t *testing.T, g *rbacGround, refused
 		t.Fatal(err)
 	}
 	waitApplied("an apply of the subnet after its ProviderConfig changed again")
-	switch n := reconcilesInProcess(t, controller) - counted; {
+	switch n := reconciletest.Reconciles(t, subnets) - counted; {
 	case n < 1:
-		t.Errorf("the apply must have been counted among the reconciles of %s: %v", controller, n)
+		t.Errorf("the apply must have been counted among the reconciles of %s: %v", subnets, n)
 	case n > 20:
-		t.Errorf("a poll interval of 1ms asked by the tenant must not be honoured: %v reconciles of %s during one apply", n, controller)
+		t.Errorf("a poll interval of 1ms asked by the tenant must not be honoured: %v reconciles of %s during one apply", n, subnets)
 	default:
-		t.Logf("%v reconciles of %s during the apply, with the tenant's 1ms poll interval", n, controller)
+		t.Logf("%v reconciles of %s during the apply, with the tenant's 1ms poll interval", n, subnets)
 	}
 
 	// The tenant edits the subnet's state Secret: the controller's informer of Secret metadata
@@ -239,28 +240,4 @@ func testConfigWatched(ctx context.Context, t *testing.T, g *rbacGround, refused
 		t.Fatal(err)
 	}
 	waitSyncedFalse(ctx, t, g, refused, sub, "is not one this controller wrote")
-}
-
-// reconcilesInProcess is how many reconciles the controller named controller finished in this process,
-// from controller-runtime's metrics.
-func reconcilesInProcess(t *testing.T, controller string) float64 {
-	t.Helper()
-	families, err := ctrlmetrics.Registry.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var n float64
-	for _, f := range families {
-		if f.GetName() != "controller_runtime_reconcile_total" {
-			continue
-		}
-		for _, m := range f.GetMetric() {
-			for _, l := range m.GetLabel() {
-				if l.GetName() == "controller" && l.GetValue() == controller {
-					n += m.GetCounter().GetValue()
-				}
-			}
-		}
-	}
-	return n
 }

@@ -91,6 +91,10 @@ type options struct {
 	stuckCause  string
 	restart     bool
 	update      bool
+	// profileDir, when set, gets a CPU profile of the API server over the first profileLength of
+	// each update phase.
+	profileDir    string
+	profileLength time.Duration
 }
 
 func main() {
@@ -117,6 +121,8 @@ func main() {
 		" (no runner service account: no Run is made) or "+causeQuota+" (a ResourceQuota of no pods: each Run holds a run slot until --runner-start-timeout)")
 	flag.BoolVar(&o.restart, "restart", false, "after the idle window, restart each side's controller and measure how long it takes to observe every instance again, and what it runs meanwhile")
 	flag.BoolVar(&o.update, "update", true, "measure updating every instance; -update=false goes from the create to the idle window (at 10,000 instances the update takes as long as the create)")
+	flag.StringVar(&o.profileDir, "apiserver-profile", "", "a directory for CPU profiles of the API server over each update phase (the floor's and each column's)")
+	flag.DurationVar(&o.profileLength, "apiserver-profile-length", 30*time.Second, "how long each -apiserver-profile profile lasts, from the update's start")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -226,6 +232,9 @@ func run(ctx context.Context, o options) error {
 		defer os.RemoveAll(b.clouds)
 	}
 	b.requests = requests
+	if b.profiler, err = newAPIProfiler(cfg, o.profileDir, o.profileLength); err != nil {
+		return err
+	}
 	if job {
 		fmt.Fprintln(os.Stderr, "== starting the job ground: kube-controller-manager and the test node")
 		if b.ground, err = startGround(ctx, env, b.c, scratch, modkind, tf, o.testnode, o.stuck > 0 && o.stuckCause == causeQuota); err != nil {
@@ -759,6 +768,8 @@ type bench struct {
 	ground *ground
 	// requests is the API server's audit log: the requests of each phase.
 	requests *apiLog
+	// profiler profiles the API server over update phases: nil without -apiserver-profile.
+	profiler *apiProfiler
 }
 
 // moduleDir writes the module for one side and returns its directory.
@@ -855,6 +866,8 @@ provider "things" {
 		return r, err
 	}
 	if b.o.update {
+		profiled := b.profiler.start(ctx, "floor "+name)
+		defer profiled()
 		r.updateWall, r.updateCPU, r.updateCalls, err = each("v2", &r.updateAPI, &r.updateProviders, &r.updateRequests, []string{"apply", "-auto-approve", "-input=false"})
 	}
 	return r, err
@@ -984,10 +997,12 @@ func (b *bench) modkindRun(ctx context.Context, name string, sd side, m benchMod
 		s.stuck.createEnded(ctx)
 	}
 	if b.o.update {
+		profiled := b.profiler.start(ctx, sd.label+" "+name)
 		update, err := s.phase(ctx, 2, func(i int) error { return s.updateInstance(ctx, i) })
 		r.updateWall, r.updateCPU, r.updateCalls, r.updateProviders = update.wall, update.cpu, update.calls, update.providers
 		r.updateOwn, r.updateRunnerCPU, r.updateRunnerCalls, r.updateAPI = update.own, update.runnerCPU, update.runnerCalls, update.api
 		r.updateRequests = update.requests
+		profiled()
 		if err != nil {
 			return r, err
 		}

@@ -14,47 +14,22 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/modkind/modkind/apis/v1alpha1"
 	"github.com/modkind/modkind/crd"
 	"github.com/modkind/modkind/executor/process"
 	"github.com/modkind/modkind/kind"
+	"github.com/modkind/modkind/reconcile/reconciletest"
 	"github.com/modkind/modkind/state"
 	"github.com/modkind/modkind/terraform"
 )
 
-// reconciles is how often the controller of gvk's instances has reconciled so far, from
-// controller-runtime's metrics: the signal that polls happened.
-func reconciles(t testing.TB, gvk schema.GroupVersionKind) float64 {
-	t.Helper()
-	families, err := metrics.Registry.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	name := "instances/" + strings.ToLower(gvk.GroupKind().String())
-	var n float64
-	for _, f := range families {
-		if f.GetName() != "controller_runtime_reconcile_total" {
-			continue
-		}
-		for _, m := range f.GetMetric() {
-			for _, l := range m.GetLabel() {
-				if l.GetName() == "controller" && l.GetValue() == name {
-					n += m.GetCounter().GetValue()
-				}
-			}
-		}
-	}
-	return n
-}
-
 // waitPolls waits until the controller of gvk has reconciled n more times.
 func waitPolls(t testing.TB, gvk schema.GroupVersionKind, n int) {
 	t.Helper()
-	start := reconciles(t, gvk)
+	start := reconciletest.Reconciles(t, gvk.GroupKind())
 	eventually(t, "more reconciles of "+gvk.Kind, func(context.Context) (bool, error) {
-		return reconciles(t, gvk) >= start+float64(n), nil
+		return reconciletest.Reconciles(t, gvk.GroupKind()) >= start+float64(n), nil
 	})
 }
 

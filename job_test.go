@@ -45,6 +45,7 @@ import (
 	jobexec "github.com/modkind/modkind/executor/job"
 	"github.com/modkind/modkind/kind"
 	"github.com/modkind/modkind/kind/fields"
+	"github.com/modkind/modkind/runs"
 	"github.com/modkind/modkind/state"
 	"github.com/modkind/modkind/test/thingstest"
 )
@@ -272,6 +273,43 @@ func runsOf(t *testing.T, c client.Client, u *unstructured.Unstructured) []v1alp
 	return l.Items
 }
 
+// waitLastPlanOfNewestApply waits until u's status.lastPlan shows the plan of its newest Apply Run,
+// with when that plan was made.
+func waitLastPlanOfNewestApply(t *testing.T, c client.Client, u *unstructured.Unstructured) {
+	t.Helper()
+	var shown, want map[string]any
+	err := pollErr(time.Minute, func(ctx context.Context) (bool, error) {
+		got := u.DeepCopy()
+		if err := c.Get(ctx, client.ObjectKeyFromObject(u), got); err != nil {
+			return false, err
+		}
+		shown, _, _ = unstructured.NestedMap(got.Object, "status", "lastPlan")
+		all := runsOf(t, c, u)
+		runs.Sort(all) // newest first
+		var newest *v1alpha1.Run
+		for _, r := range all {
+			if r.Spec.Operation == v1alpha1.OperationApply && r.Status.Plan != nil {
+				newest = &r
+				break
+			}
+		}
+		if newest == nil {
+			return false, nil
+		}
+		p := newest.Status.Plan
+		want = map[string]any{"id": p.ID, "add": p.Add, "change": p.Change, "destroy": p.Destroy}
+		for k, v := range want {
+			if fmt.Sprint(shown[k]) != fmt.Sprint(v) {
+				return false, nil
+			}
+		}
+		return p.ID != "" && shown["time"] != nil, nil
+	})
+	if err != nil {
+		t.Fatalf("status.lastPlan of %s: got %v, want the newest Apply Run's plan %v with its time: %v", u.GetName(), shown, want, err)
+	}
+}
+
 // In job mode the quickstart module and a resource kind of the things provider are applied,
 // updated and deleted by Jobs of the tenant's namespace, under the tenant's runner service account:
 // outputs reach status and the connection Secret as in process mode, each Run is recorded, the
@@ -342,6 +380,8 @@ func TestJobRunner(t *testing.T) {
 	if string(conn.Data["message"]) != "Hello, World!" || len(conn.Data["token"]) != 64 {
 		t.Errorf("connection Secret: message %q, token of %d bytes; want the greeting and a sha256", conn.Data["message"], len(conn.Data["token"]))
 	}
+	// The plan the Job's apply made reaches status.lastPlan, as a plan of the controller's own does.
+	waitLastPlanOfNewestApply(t, c, world)
 
 	t.Run("the Run was executed by a Job under the tenant's runner account, shaped by the ProviderConfig", func(t *testing.T) {
 		runs := runsOf(t, c, world)
@@ -433,6 +473,7 @@ func TestJobRunner(t *testing.T) {
 		if applied != 2 {
 			t.Errorf("want 2 Succeeded Apply Runs after an update, got %d of %d Runs", applied, len(runs))
 		}
+		waitLastPlanOfNewestApply(t, c, world)
 	})
 
 	t.Run("in approval mode a Job's plan waits, and the next Run applies the approved plan", func(t *testing.T) {

@@ -75,6 +75,11 @@ type Executor interface {
 	Busy(ctx context.Context, w *Work) (bool, error)
 	// Execute runs the Work, or hands it on (Result.Pending).
 	Execute(ctx context.Context, w *Work) Result
+	// EndedPlan returns the plan of the instance's newest run when it ended without the
+	// controller waiting for it (an Apply Run a Job executed), as Busy saw it; nil when none.
+	// Status shows it as it shows the plan of a run Execute returns: an Apply Run that succeeded
+	// reaches no Execute.
+	EndedPlan(w *Work) *kind.LastPlan
 	// Unsaved returns the state a run of the instance left where the executor runs terraform and
 	// that may not be stored yet (a controller killed before it stored it), nil when none.
 	Unsaved(w *Work) *state.State

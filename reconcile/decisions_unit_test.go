@@ -49,6 +49,8 @@ type fakeExecutor struct {
 	approval string
 	// states is what a destroy that ends deletes the state from.
 	states *fakeStates
+	// ended is the plan of a run that ended without the controller waiting for it.
+	ended *kind.LastPlan
 }
 
 func (f *fakeExecutor) Busy(context.Context, *executor.Work) (bool, error) { return f.busy, nil }
@@ -70,6 +72,7 @@ func (f *fakeExecutor) Execute(_ context.Context, w *executor.Work) executor.Res
 	return res
 }
 
+func (f *fakeExecutor) EndedPlan(*executor.Work) *kind.LastPlan                    { return f.ended }
 func (f *fakeExecutor) Unsaved(*executor.Work) *state.State                        { return nil }
 func (f *fakeExecutor) Forget(*executor.Work)                                      {}
 func (f *fakeExecutor) Watch(controller.Controller, schema.GroupVersionKind) error { return nil }
@@ -211,6 +214,11 @@ func TestInstanceDecisions(t *testing.T) {
 			reason: "Up to date at its first reconcile (an instance that adopts a state kept by an orphaning delete): the finalizer written after the observe replaces the status it set, so it is observed again at the poll interval, not left alone.",
 			inst:   note(func(u *unstructured.Unstructured) { u.SetFinalizers(nil) }), stored: stateOf(1, current), setup: justChecked,
 			want: want{synced: "True", next: "poll"},
+		},
+		{
+			reason: "An Apply Run a Job executed ended with a plan (the controller did not wait for it): the observe after it shows that plan, as it shows a plan of a run it waited for.",
+			inst:   note(nil), stored: stateOf(1, current), setup: justChecked, exec: fakeExecutor{ended: plan},
+			want: want{synced: "True", ready: "True", lastPlan: "abc123", next: "resync"},
 		},
 		{
 			reason: "Settled, a drift check due before the resync interval: the instance is observed again when it is due.",

@@ -69,6 +69,9 @@ func (e *external) Observe(ctx context.Context, _ resource.Managed) (managed.Ext
 		}
 		return managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: true}, err
 	}
+	if p := e.exec.EndedPlan(e.work); p != nil {
+		e.notes.SetPlan(e.inst.GetUID(), *p)
+	}
 	e.showNotes()
 	if stored == nil {
 		if err := e.checkStateNotLost(); err != nil {

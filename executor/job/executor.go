@@ -126,6 +126,17 @@ func (x *Executor) Busy(ctx context.Context, w *executor.Work) (bool, error) {
 	return busy, err
 }
 
+// EndedPlan returns the plan of the newest Run Busy saw, when it is an Apply Run that ended (or
+// waits for approval) with one.
+func (x *Executor) EndedPlan(w *executor.Work) *kind.LastPlan {
+	l := seenOf(w)
+	if l == nil || l.Spec.Operation != v1alpha1.OperationApply || l.Status.Plan == nil || runs.Active(l.Status.Phase) {
+		return nil
+	}
+	p := lastPlanOf(l, w)
+	return &p
+}
+
 // Execute starts a Run of the Work's operation, unless the newest Run of the same work says why
 // not yet, or already holds its result.
 func (x *Executor) Execute(ctx context.Context, w *executor.Work) executor.Result {

@@ -90,7 +90,7 @@ func (x *Executor) startRun(ctx context.Context, w *executor.Work, cached *v1alp
 	res := executor.Result{Pending: true}
 	if l := latest; l != nil && sameWork(l, w) {
 		if l.Status.Plan != nil {
-			p := lastPlanOf(l.Status.Plan, w)
+			p := lastPlanOf(l, w)
 			res.Plan = &p
 		}
 		if err := heldBy(l, w.Workspace); err != nil {
@@ -385,8 +385,17 @@ func inputsOf(w *executor.Work, b bundle) *runs.Inputs {
 	}
 }
 
-// lastPlanOf is the plan a Run recorded as status.lastPlan shows it: a runner reports no time.
-func lastPlanOf(p *v1alpha1.RunPlan, w *executor.Work) kind.LastPlan {
-	return kind.LastPlan{ID: p.ID, Add: p.Add, Change: p.Change, Destroy: p.Destroy, Destructive: p.Destructive,
+// lastPlanOf is the plan run recorded as status.lastPlan shows it. A runner reports no time of its
+// plan: the Run's start and, once it ended, how long it ran stand for them.
+func lastPlanOf(run *v1alpha1.Run, w *executor.Work) kind.LastPlan {
+	p := run.Status.Plan
+	shown := kind.LastPlan{ID: p.ID, Add: p.Add, Change: p.Change, Destroy: p.Destroy, Destructive: p.Destructive,
 		Secret: state.PlanRefOf(w.Workspace.State).Name}
+	if start := run.Status.StartTime; start != nil {
+		shown.At = start.Time
+		if end := run.Status.CompletionTime; end != nil && end.After(start.Time) {
+			shown.Took = end.Sub(start.Time)
+		}
+	}
+	return shown
 }

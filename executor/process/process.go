@@ -285,6 +285,9 @@ type lazyRecord struct{ rec *runs.Record }
 
 func (l *lazyRecord) Finish(ctx context.Context, o runs.Outcome) { l.rec.Finish(ctx, o) }
 
+// EndedPlan is nil: the controller waits for every run it executes, and Execute returns its plan.
+func (x *Executor) EndedPlan(*executor.Work) *kind.LastPlan { return nil }
+
 // LastPlan is a plan the harness made as status.lastPlan shows it.
 func LastPlan(s terraform.PlanSummary, ws *terraform.Workspace) kind.LastPlan {
 	p := kind.LastPlan{ID: s.ID, Add: int64(s.Add), Change: int64(s.Change), Destroy: int64(s.Destroy),

@@ -1,0 +1,58 @@
+package job
+
+import (
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/modkind/modkind/apis/v1alpha1"
+	"github.com/modkind/modkind/executor"
+	"github.com/modkind/modkind/kind"
+	"github.com/modkind/modkind/state"
+	"github.com/modkind/modkind/terraform"
+)
+
+// Which Run's plan status.lastPlan shows after a run a Job executed: the newest Run's, when it is
+// an Apply that is no longer active and made a plan; its start and how long it ran stand for the
+// plan's time, which a runner does not report.
+func TestEndedPlan(t *testing.T) {
+	start := time.Date(2026, 11, 26, 10, 0, 0, 0, time.UTC)
+	ref := state.Ref{NamespacedName: types.NamespacedName{Namespace: "team-a", Name: "tfstate-web"}}
+	run := func(op v1alpha1.RunOperation, phase v1alpha1.RunPhase, plan *v1alpha1.RunPlan, took time.Duration) *v1alpha1.Run {
+		r := &v1alpha1.Run{Spec: v1alpha1.RunSpec{Operation: op}, Status: v1alpha1.RunStatus{Phase: phase, Plan: plan,
+			StartTime: &metav1.Time{Time: start}}}
+		if took > 0 {
+			r.Status.CompletionTime = &metav1.Time{Time: start.Add(took)}
+		}
+		return r
+	}
+	changed := &v1alpha1.RunPlan{ID: "p1", Change: 1}
+	shown := &kind.LastPlan{ID: "p1", Change: 1, At: start, Took: 3 * time.Second, Secret: state.PlanRefOf(ref).Name}
+	cases := map[string]struct {
+		reason string
+		latest *v1alpha1.Run
+		want   *kind.LastPlan
+	}{
+		"None":      {reason: "No Run seen: nothing to show."},
+		"Succeeded": {reason: "An Apply Run that succeeded shows its plan, with the Run's start and duration.", latest: run(v1alpha1.OperationApply, v1alpha1.PhaseSucceeded, changed, 3*time.Second), want: shown},
+		"Failed":    {reason: "An Apply that planned and then failed made that plan too.", latest: run(v1alpha1.OperationApply, v1alpha1.PhaseFailed, changed, 3*time.Second), want: shown},
+		"Waiting": {reason: "A plan waiting for approval is the last plan; the Run has not ended, so no duration.",
+			latest: run(v1alpha1.OperationApply, v1alpha1.PhaseWaitingForApproval, changed, 0),
+			want:   &kind.LastPlan{ID: "p1", Change: 1, At: start, Secret: state.PlanRefOf(ref).Name}},
+		"Running":   {reason: "A Run under way has shown nothing yet.", latest: run(v1alpha1.OperationApply, v1alpha1.PhaseRunning, changed, 0)},
+		"NoPlan":    {reason: "An Apply that failed before planning made no plan.", latest: run(v1alpha1.OperationApply, v1alpha1.PhaseFailed, nil, time.Second)},
+		"DriftPlan": {reason: "A drift check's plan is not the instance's last plan.", latest: run(v1alpha1.OperationDriftPlan, v1alpha1.PhaseSucceeded, changed, time.Second)},
+		"Preview":   {reason: "A preview of a revision is not the instance's last plan.", latest: run(v1alpha1.OperationPlan, v1alpha1.PhaseSucceeded, changed, time.Second)},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			w := &executor.Work{Op: v1alpha1.OperationApply, Workspace: &terraform.Workspace{State: ref}, Seen: &seen{latest: tc.latest}}
+			if diff := cmp.Diff(tc.want, (&Executor{}).EndedPlan(w)); diff != "" {
+				t.Errorf("%s\nEndedPlan(...): -want, +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}

@@ -19,7 +19,7 @@ import (
 // when the controller starts.
 func TestChartRunnerMode(t *testing.T) {
 	const image = "ghcr.io/modkind/modkind:0.1.0"
-	defaultBounds := []string{"--runner-start-timeout=5m", "--runner-deadlines=Apply=1h,Destroy=1h,DriftPlan=20m,Refresh=20m", "--runner-job-ttl=1h"}
+	defaultBounds := []string{"--runner-start-timeout=5m", "--runner-deadlines=Apply=1h,Destroy=1h,DriftPlan=20m,Plan=20m,Refresh=20m", "--runner-job-ttl=1h"}
 	jobArgsBounded := func(rel, domain string, bounds []string) []string {
 		svc := rel + "-artifacts"
 		ns := svc + ".modkind-system"
@@ -67,7 +67,7 @@ func TestChartRunnerMode(t *testing.T) {
 			values: map[string]any{"runner": map[string]any{"startTimeout": "15m", "jobTTL": "24h",
 				"deadlines": map[string]any{"Apply": "3h", "Refresh": "0s"}}},
 			want: jobArgsBounded("modkind", "cluster.local", []string{"--runner-start-timeout=15m",
-				"--runner-deadlines=Apply=3h,Destroy=1h,DriftPlan=20m,Refresh=0s", "--runner-job-ttl=24h"}),
+				"--runner-deadlines=Apply=3h,Destroy=1h,DriftPlan=20m,Plan=20m,Refresh=0s", "--runner-job-ttl=24h"}),
 			wantPorts:   map[string]string{"metrics": "8080", "probes": "8081", "artifacts": "8443"},
 			wantService: map[string]string{"artifacts": "artifacts"},
 		},

@@ -104,6 +104,9 @@ func rolloutStatus(ctx context.Context, c client.Client, name string, out io.Wri
 		for _, f := range r.Failed {
 			fmt.Fprintf(out, "  failed: %s\n", f)
 		}
+		for _, g := range r.Stay {
+			fmt.Fprintf(out, "  %d instances stay on %s, where a superseded rollout moved them, until this one moves them\n", len(g.Instances), g.Revision)
+		}
 	} else {
 		fmt.Fprintln(out, "No rollout: every instance not pinned follows the newest revision.")
 	}

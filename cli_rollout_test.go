@@ -20,6 +20,8 @@ func TestRolloutActions(t *testing.T) {
 	staged := &v1alpha1.Rollout{Policy: v1alpha1.RolloutStaged, Steps: []v1alpha1.RolloutStep{{Percent: new(int32)}}}
 	under := &v1alpha1.RolloutStatus{From: "m-1", To: "m-2", Phase: v1alpha1.RolloutStopped, Step: 0, Moved: []string{"a/x", "b/y"},
 		Failed: []string{"b/y"}, Message: "stopped: 1 instances failed with m-2, more than the 0 allowed: b/y"}
+	superseding := &v1alpha1.RolloutStatus{From: "m-1", To: "m-3", Phase: v1alpha1.RolloutWaiting, Step: 0,
+		Stay: []v1alpha1.RolloutStay{{Revision: "m-2", Instances: []string{"a/x", "b/y"}}}}
 	cases := map[string]struct {
 		reason  string
 		action  string
@@ -54,6 +56,12 @@ func TestRolloutActions(t *testing.T) {
 					if !strings.Contains(out, want) {
 						t.Errorf("status output lacks %q:\n%s", want, out)
 					}
+				}
+			}},
+		"StatusStay": {reason: "status says which instances stay where a superseded rollout moved them.", action: "status", rollout: staged, status: superseding,
+			check: func(t *testing.T, _ *v1alpha1.Module, out string) {
+				if want := "2 instances stay on m-2, where a superseded rollout moved them"; !strings.Contains(out, want) {
+					t.Errorf("status output lacks %q:\n%s", want, out)
 				}
 			}},
 	}

@@ -84,7 +84,7 @@ func equalRollout(a, b *v1alpha1.RolloutStatus) bool {
 		return a == b
 	}
 	return a.Phase == b.Phase && a.Step == b.Step && a.From == b.From && a.To == b.To &&
-		len(a.Moved) == len(b.Moved) && len(a.Failed) == len(b.Failed) && a.Promoted == b.Promoted && a.Undone == b.Undone &&
+		len(a.Moved) == len(b.Moved) && len(a.Failed) == len(b.Failed) && len(a.Stay) == len(b.Stay) && a.Promoted == b.Promoted && a.Undone == b.Undone &&
 		a.StepStarted.Equal(b.StepStarted) && a.StepCompleted.Equal(b.StepCompleted)
 }
 
@@ -163,6 +163,9 @@ func revisionsInUse(m *v1alpha1.Module, list []unstructured.Unstructured, revs [
 	in := map[string]bool{m.Status.Revision: true}
 	if ro := m.Status.Rollout; ro != nil {
 		in[ro.From], in[ro.To] = true, true
+		for _, g := range ro.Stay {
+			in[g.Revision] = true
+		}
 	}
 	for name := range count {
 		in[name] = true

@@ -36,7 +36,9 @@ type Signals struct {
 
 // Start returns the rollout to begin when the kind's newest revision becomes latest, or nil when
 // instances just follow it (Automatic, the first revision, or no move). prev is the rollout in
-// status, if any; previous is the revision that was latest before.
+// status, if any; previous is the revision that was latest before. A rollout that was not
+// complete is superseded: the instances it moved stay on its revision (see Stay) until the new
+// one moves them, so that no instance is applied with a revision older than the one it has.
 func Start(policy v1alpha1.RolloutPolicy, prev *v1alpha1.RolloutStatus, previous, latest string, s Signals) *v1alpha1.RolloutStatus {
 	if policy == "" || policy == v1alpha1.RolloutAutomatic {
 		return nil
@@ -53,7 +55,56 @@ func Start(policy v1alpha1.RolloutPolicy, prev *v1alpha1.RolloutStatus, previous
 		return nil
 	}
 	// Signals given before this rollout began do not act on it.
-	return &v1alpha1.RolloutStatus{From: from, To: latest, Phase: v1alpha1.RolloutProgressing, Promoted: s.Promote, Undone: s.Undo}
+	return &v1alpha1.RolloutStatus{From: from, To: latest, Phase: v1alpha1.RolloutProgressing, Promoted: s.Promote, Undone: s.Undo,
+		Stay: staying(prev, from)}
+}
+
+// staying are the instances that stay where prev, a rollout superseded before it was complete,
+// left them, on another revision than from: those it moved to its To (an apply that failed there
+// moved nothing), and those it kept on a revision of its own Stay and did not move. An undone
+// rollout moved nobody.
+func staying(prev *v1alpha1.RolloutStatus, from string) []v1alpha1.RolloutStay {
+	if prev == nil || prev.Phase == v1alpha1.RolloutComplete {
+		return nil
+	}
+	var moved []string
+	if prev.Phase != v1alpha1.RolloutUndone {
+		for _, k := range prev.Moved {
+			if !contains(prev.Failed, k) {
+				moved = append(moved, k)
+			}
+		}
+	}
+	groups := map[string][]string{}
+	for _, g := range prev.Stay {
+		for _, k := range g.Instances {
+			if !contains(moved, k) {
+				groups[g.Revision] = append(groups[g.Revision], k)
+			}
+		}
+	}
+	groups[prev.To] = append(groups[prev.To], moved...)
+	delete(groups, from)
+	var out []v1alpha1.RolloutStay
+	for rev, keys := range groups {
+		if len(keys) == 0 {
+			continue
+		}
+		sort.Strings(keys)
+		out = append(out, v1alpha1.RolloutStay{Revision: rev, Instances: keys})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Revision < out[j].Revision })
+	return out
+}
+
+// StayOf is the revision r keeps instance key on until it moves it, "" for From.
+func StayOf(r *v1alpha1.RolloutStatus, key string) string {
+	for _, g := range r.Stay {
+		if contains(g.Instances, key) {
+			return g.Revision
+		}
+	}
+	return ""
 }
 
 // Advance moves a rollout on as far as it can go now, and tells after how long to look again
@@ -69,6 +120,9 @@ func Advance(now time.Time, spec v1alpha1.Rollout, in v1alpha1.RolloutStatus, fl
 		st.Undone = s.Undo
 		st.Phase = v1alpha1.RolloutUndone
 		st.Message = fmt.Sprintf("undone: the %d instances moved to %s go back to %s", len(st.Moved), st.To, st.From)
+		if len(st.Stay) > 0 {
+			st.Message += ", or to the revision an earlier rollout had moved them to"
+		}
 		return st, []string{st.Message}, 0
 	}
 	if st.Phase == v1alpha1.RolloutStopped {

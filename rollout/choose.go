@@ -48,11 +48,11 @@ func Choose(key string, pin Pin, revs []Revision, f Fleet) string {
 	if r == nil || r.Phase == v1alpha1.RolloutComplete {
 		return f.Latest
 	}
-	if r.Phase == v1alpha1.RolloutUndone {
-		return r.From
-	}
-	if contains(r.Moved, key) {
+	if r.Phase != v1alpha1.RolloutUndone && contains(r.Moved, key) {
 		return r.To
+	}
+	if stay := StayOf(r, key); stay != "" {
+		return stay
 	}
 	return r.From
 }

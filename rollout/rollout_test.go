@@ -19,6 +19,9 @@ func TestChoose(t *testing.T) {
 		{Name: "m-3", Number: 3, Labels: map[string]string{"channel": "beta"}},
 	}
 	under := &v1alpha1.RolloutStatus{From: "m-2", To: "m-3", Phase: v1alpha1.RolloutProgressing, Moved: []string{"a/moved"}}
+	// A rollout m-1 -> m-3 that superseded one to m-2, which had moved a/early and a/moved.
+	superseding := &v1alpha1.RolloutStatus{From: "m-1", To: "m-3", Phase: v1alpha1.RolloutProgressing, Moved: []string{"a/moved"},
+		Stay: []v1alpha1.RolloutStay{{Revision: "m-2", Instances: []string{"a/early", "a/moved"}}}}
 	cases := map[string]struct {
 		reason string
 		key    string
@@ -35,6 +38,12 @@ func TestChoose(t *testing.T) {
 		"Complete":       {reason: "Once complete, every instance follows the latest.", key: "a/x", fleet: Fleet{Latest: "m-3", Rollout: &v1alpha1.RolloutStatus{From: "m-2", To: "m-3", Phase: v1alpha1.RolloutComplete}}, want: "m-3"},
 		"Undone":         {reason: "An undone rollout sends even moved instances back to From.", key: "a/moved", fleet: Fleet{Latest: "m-3", Rollout: &v1alpha1.RolloutStatus{From: "m-2", To: "m-3", Phase: v1alpha1.RolloutUndone, Moved: []string{"a/moved"}}}, want: "m-2"},
 		"StoppedKeepsTo": {reason: "A stopped rollout leaves moved instances on To and moves no more.", key: "a/moved", fleet: Fleet{Latest: "m-3", Rollout: &v1alpha1.RolloutStatus{From: "m-2", To: "m-3", Phase: v1alpha1.RolloutStopped, Moved: []string{"a/moved"}}}, want: "m-3"},
+		"Stays":          {reason: "An instance a superseded rollout moved stays on that rollout's revision, not From, until this one moves it.", key: "a/early", fleet: Fleet{Latest: "m-3", Rollout: superseding}, want: "m-2"},
+		"StayerMoved":    {reason: "Once this rollout moves an instance that stayed, it is applied with To.", key: "a/moved", fleet: Fleet{Latest: "m-3", Rollout: superseding}, want: "m-3"},
+		"OthersOnFrom":   {reason: "An instance neither rollout moved is on From.", key: "a/x", fleet: Fleet{Latest: "m-3", Rollout: superseding}, want: "m-1"},
+		"UndoneStays": {reason: "An undo sends an instance this rollout moved back to where it stood before it: the revision it stayed on.", key: "a/moved",
+			fleet: Fleet{Latest: "m-3", Rollout: &v1alpha1.RolloutStatus{From: "m-1", To: "m-3", Phase: v1alpha1.RolloutUndone, Moved: []string{"a/moved"},
+				Stay: []v1alpha1.RolloutStay{{Revision: "m-2", Instances: []string{"a/early", "a/moved"}}}}}, want: "m-2"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -59,6 +68,23 @@ func TestStart(t *testing.T) {
 		"AfterDone":   {reason: "After a complete rollout the fleet is on its To.", policy: v1alpha1.RolloutStaged, previous: "m-2", prev: &v1alpha1.RolloutStatus{From: "m-1", To: "m-2", Phase: v1alpha1.RolloutComplete}, want: &v1alpha1.RolloutStatus{From: "m-2", To: "m-3", Phase: v1alpha1.RolloutProgressing, Promoted: "p1"}},
 		"AfterUndone": {reason: "After an undone rollout the fleet is on its From.", policy: v1alpha1.RolloutStaged, previous: "m-2", prev: &v1alpha1.RolloutStatus{From: "m-1", To: "m-2", Phase: v1alpha1.RolloutUndone}, want: &v1alpha1.RolloutStatus{From: "m-1", To: "m-3", Phase: v1alpha1.RolloutProgressing, Promoted: "p1"}},
 		"BackToFrom":  {reason: "A source moved back to where the fleet is needs no rollout.", policy: v1alpha1.RolloutStaged, previous: "m-2", prev: &v1alpha1.RolloutStatus{From: "m-3", To: "m-2", Phase: v1alpha1.RolloutUndone}},
+		"Superseded": {reason: "A new revision while a rollout is under way: the instances it moved stay on its revision (one whose apply failed there does not), the rest on From, until the new rollout moves them.",
+			policy: v1alpha1.RolloutStaged, previous: "m-2",
+			prev: &v1alpha1.RolloutStatus{From: "m-1", To: "m-2", Phase: v1alpha1.RolloutPausedPhase, Moved: []string{"b/y", "a/x", "a/failed"}, Failed: []string{"a/failed"}},
+			want: &v1alpha1.RolloutStatus{From: "m-1", To: "m-3", Phase: v1alpha1.RolloutProgressing, Promoted: "p1",
+				Stay: []v1alpha1.RolloutStay{{Revision: "m-2", Instances: []string{"a/x", "b/y"}}}}},
+		"SupersededTwice": {reason: "Superseded again: those the second rollout moved stay on its revision, those it had not moved stay where the first left them.",
+			policy: v1alpha1.RolloutStaged, previous: "m-2",
+			prev: &v1alpha1.RolloutStatus{From: "m-0", To: "m-2", Phase: v1alpha1.RolloutProgressing, Moved: []string{"a/x", "a/new"},
+				Stay: []v1alpha1.RolloutStay{{Revision: "m-1", Instances: []string{"a/x", "a/y"}}}},
+			want: &v1alpha1.RolloutStatus{From: "m-0", To: "m-3", Phase: v1alpha1.RolloutProgressing, Promoted: "p1",
+				Stay: []v1alpha1.RolloutStay{{Revision: "m-1", Instances: []string{"a/y"}}, {Revision: "m-2", Instances: []string{"a/new", "a/x"}}}}},
+		"SupersededUndone": {reason: "An undone rollout moved nobody: only the instances its own Stay kept stay.",
+			policy: v1alpha1.RolloutStaged, previous: "m-2",
+			prev: &v1alpha1.RolloutStatus{From: "m-0", To: "m-2", Phase: v1alpha1.RolloutUndone, Moved: []string{"a/x"},
+				Stay: []v1alpha1.RolloutStay{{Revision: "m-1", Instances: []string{"a/x"}}}},
+			want: &v1alpha1.RolloutStatus{From: "m-0", To: "m-3", Phase: v1alpha1.RolloutProgressing, Promoted: "p1",
+				Stay: []v1alpha1.RolloutStay{{Revision: "m-1", Instances: []string{"a/x"}}}}},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -120,6 +120,11 @@ type RolloutStatus struct {
 	// Moved are the instances (namespace/name) the rollout moved to To.
 	// +optional
 	Moved []string `json:"moved,omitempty"`
+	// Stay are the instances that an earlier rollout, superseded by this one before it was
+	// complete, had moved to its revision: each stays there, rather than going back to From,
+	// until this rollout moves it to To (an undo sends it back there too).
+	// +optional
+	Stay []RolloutStay `json:"stay,omitempty"`
 	// Failed are the moved instances whose apply failed or whose plan the guard refused.
 	// +optional
 	Failed []string `json:"failed,omitempty"`
@@ -136,6 +141,12 @@ type RolloutStatus struct {
 	// over the fleet and per namespace: `modkind rollout preview` shows it per instance.
 	// +optional
 	Preview *FleetPreview `json:"preview,omitempty"`
+}
+
+// RolloutStay is a revision and the instances (namespace/name) that stay on it.
+type RolloutStay struct {
+	Revision  string   `json:"revision"`
+	Instances []string `json:"instances"`
 }
 
 // PreviewCounts count instances by what a plan-only run of a new revision found for each.

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	lua "github.com/yuin/gopher-lua"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -572,4 +574,96 @@ func TestPinnedInstanceDriftCorrected(t *testing.T) {
 		}
 		return v == "two" && cur == rev1.Name, fmt.Errorf("value %q on %s", v, cur)
 	})
+}
+
+// A new revision while a Staged rollout is under way supersedes it: the canary it had moved to v2
+// stays on v2, and is not applied with v1 again, until the rollout to v3 moves it; the instances
+// it had not moved stay on v1. Promoted, every instance moves to v3.
+func TestRolloutSupersededKeepsMovedInstances(t *testing.T) {
+	ctx := context.Background()
+	repo := greeterRepo(t)
+	commit := func(tag string) string { return git(t, repo, "rev-list", "-n", "1", tag) }
+	const name = "superseded"
+	canaryFirst := &v1alpha1.Rollout{Policy: v1alpha1.RolloutStaged, Steps: []v1alpha1.RolloutStep{
+		{Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"canary": "true"}}, Pause: &v1alpha1.RolloutPause{UntilPromoted: true}},
+	}}
+	m := &v1alpha1.Module{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: v1alpha1.ModuleSpec{
+			Source:  v1alpha1.ModuleSource{URL: "git::file://" + repo + "?ref=v1"},
+			CRD:     v1alpha1.CRDNames{Group: "superseded.example.org", Kind: "Greeter"},
+			Rollout: canaryFirst,
+		},
+	}
+	if err := ground.client.Create(ctx, m); err != nil {
+		t.Fatal(err)
+	}
+	waitModuleReady(t, name)
+	rev1 := waitRevision(t, name, commit("v1"))
+	gvk := schema.GroupVersionKind{Group: "superseded.example.org", Version: "v1alpha1", Kind: "Greeter"}
+	ns := newNamespace(t)
+	var all []*unstructured.Unstructured
+	for i := 0; i < 3; i++ {
+		inst := newInstance(gvk, ns, fmt.Sprintf("g%d", i), map[string]any{"forProvider": map[string]any{"name": fmt.Sprintf("a%d", i), "zone": "a"}})
+		if i == 0 {
+			inst.SetLabels(map[string]string{"canary": "true"})
+		}
+		if err := ground.client.Create(ctx, inst); err != nil {
+			t.Fatal(err)
+		}
+		all = append(all, inst)
+	}
+	canary, others := all[0], all[1:]
+	message := func(rev string, u *unstructured.Unstructured) string {
+		fp, _, _ := unstructured.NestedString(u.Object, "spec", "forProvider", "name")
+		return map[string]string{"v1": "", "v2": "v2: ", "v3": "v3: "}[rev] + "hello " + fp
+	}
+	for _, u := range all {
+		waitOnRevision(t, u, rev1.Name, message("v1", u))
+	}
+
+	// v2: the canary step moves the canary and waits to be promoted.
+	setModuleRef(t, name, repo, "v2", nil)
+	rev2 := waitRevision(t, name, commit("v2"))
+	waitOnRevision(t, canary, rev2.Name, message("v2", canary))
+	waitRollout(t, name, v1alpha1.RolloutWaiting)
+
+	// v3 before v2's rollout is promoted: its first step selects no instance and waits.
+	setModuleRef(t, name, repo, "v3", func(m *v1alpha1.Module) {
+		m.Spec.Rollout = &v1alpha1.Rollout{Policy: v1alpha1.RolloutStaged, Steps: []v1alpha1.RolloutStep{
+			{Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"nobody": "true"}}, Pause: &v1alpha1.RolloutPause{UntilPromoted: true}},
+		}}
+	})
+	rev3 := waitRevision(t, name, commit("v3"))
+	ro := waitRollout(t, name, v1alpha1.RolloutWaiting)
+	if ro.From != rev1.Name || ro.To != rev3.Name {
+		t.Fatalf("the rollout after v3: want %s -> %s, got %+v", rev1.Name, rev3.Name, ro)
+	}
+	want := []v1alpha1.RolloutStay{{Revision: rev2.Name, Instances: []string{ns + "/" + canary.GetName()}}}
+	if diff := cmp.Diff(want, ro.Stay); diff != "" {
+		t.Errorf("status.rollout.stay: -want +got:\n%s", diff)
+	}
+	// Every instance the rollout will move previews v3 once it needs nothing else: an apply,
+	// had the canary been sent back to v1, would have come first.
+	for _, u := range all {
+		eventually(t, u.GetName()+" previewing "+rev3.Name, func(ctx context.Context) (bool, error) {
+			p, err := instancePreview(ctx, u)
+			return err == nil && p["revision"] == rev3.Name, err
+		})
+	}
+	if cur, msg := revisionOf(t, canary); cur != rev2.Name || msg != message("v2", canary) {
+		t.Errorf("the canary the superseded rollout moved: want %s saying %q, got %s saying %q", rev2.Name, message("v2", canary), cur, msg)
+	}
+	for _, u := range others {
+		if cur, msg := revisionOf(t, u); cur != rev1.Name || msg != message("v1", u) {
+			t.Errorf("%s, never moved: want %s saying %q, got %s saying %q", u.GetName(), rev1.Name, message("v1", u), cur, msg)
+		}
+	}
+
+	// Promoted, the last step moves every instance, the canary among them, to v3.
+	patchModule(t, name, func(m *v1alpha1.Module) { m.Annotations = map[string]string{v1alpha1.AnnotationPromote: "1"} })
+	for _, u := range all {
+		waitOnRevision(t, u, rev3.Name, message("v3", u))
+	}
+	waitRollout(t, name, v1alpha1.RolloutComplete)
 }

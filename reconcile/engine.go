@@ -2,6 +2,7 @@ package reconcile
 
 import (
 	"context"
+	"maps"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -25,6 +26,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/modkind/modkind/executor"
+	"github.com/modkind/modkind/kind"
 	"github.com/modkind/modkind/module"
 	"github.com/modkind/modkind/rollout"
 	"github.com/modkind/modkind/slots"
@@ -43,6 +45,33 @@ type Snapshot struct {
 	// instance is applied with. Fleet is nil for a kind without revisions (a resource kind).
 	Revision string
 	Fleet    *rollout.Fleet
+	// Served are the spec.forProvider fields the kind's CRD has; nil when not known (all of an
+	// instance's fields count then).
+	Served map[string]bool
+}
+
+// ForProvider is inst's spec.forProvider as the API server serves it: without a field the kind's
+// CRD no longer has. The API server drops such a field from an instance it reads, but a cached
+// copy read before the CRD changed still holds it until the instance is written again.
+func (s *Snapshot) ForProvider(inst *kind.Instance) map[string]any {
+	fp := inst.ForProvider()
+	if s.Served == nil {
+		return fp
+	}
+	var out map[string]any
+	for k := range fp {
+		if s.Served[k] {
+			continue
+		}
+		if out == nil {
+			out = maps.Clone(fp)
+		}
+		delete(out, k)
+	}
+	if out == nil {
+		return fp
+	}
+	return out
 }
 
 // generatedKind is a generated kind with a running controller.

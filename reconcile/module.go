@@ -143,6 +143,8 @@ func (r *ModuleReconciler) reconcile(ctx context.Context, req reconcile.Request)
 		return r.fail(ctx, m, reasonSynthesize, err)
 	}
 
+	// The fields this change drops that instances set, breaking changes allowed.
+	var dropped []setField
 	got := &extv1.CustomResourceDefinition{}
 	// Read around the cache, which holds only modkind's CRDs: a foreign CRD of the same name must
 	// be seen, so that it is never taken over.
@@ -154,13 +156,19 @@ func (r *ModuleReconciler) reconcile(ctx context.Context, req reconcile.Request)
 	case !crd.OwnedBy(got, m.Name):
 		return r.fail(ctx, m, reasonInstall, errors.Errorf(errNotOwner, want.Name))
 	default:
-		if breaks := crd.Breaks(got, want); len(breaks) > 0 && !m.Spec.AllowBreakingChanges {
-			return r.fail(ctx, m, reasonBreaking, &BreakingChangeError{Breaks: breaks})
+		if breaks := crd.Breaks(got, want); len(breaks) > 0 {
+			if dropped, err = r.droppedFieldsSet(ctx, gvk, got, want); err != nil {
+				return r.fail(ctx, m, reasonInstall, err)
+			}
+			if !m.Spec.AllowBreakingChanges {
+				return r.fail(ctx, m, reasonBreaking, &BreakingChangeError{Breaks: withSetters(breaks, dropped)})
+			}
 		}
 	}
 	if err := crd.Apply(ctx, r.client, want); err != nil {
 		return r.fail(ctx, m, reasonInstall, err)
 	}
+	r.recordDropped(m, dropped)
 	m.Status.CRDName = want.Name
 	m.Status.Digest = digest
 	m.Status.Validations = validationStatus(crd.Validations(mod))
@@ -186,6 +194,7 @@ func (r *ModuleReconciler) reconcile(ctx context.Context, req reconcile.Request)
 	if err != nil {
 		return r.fail(ctx, m, reasonSynthesize, err)
 	}
+	snap.Served = crd.ForProviderFields(want)
 	wait, err := r.revise(ctx, m, mod, gvk, snap)
 	if kerrors.IsConflict(errors.Cause(err)) {
 		// The rollout's new state lost a race with a newer Module: nothing moved; read it again.

@@ -232,7 +232,7 @@ func (e *external) showPreview(p, shown shownPreview, ok bool) {
 // as they would be applied with it.
 func (e *external) previewSnapshot(ctx context.Context, base *Snapshot, target string) (*Snapshot, map[string]any, error) {
 	if target == base.Revision {
-		return base, e.inst.ForProvider(), nil
+		return base, base.ForProvider(e.inst), nil
 	}
 	rev := &v1alpha1.ModuleRevision{}
 	if err := e.client.Get(ctx, types.NamespacedName{Name: target}, rev); err != nil {
@@ -245,7 +245,7 @@ func (e *external) previewSnapshot(ctx context.Context, base *Snapshot, target s
 	if err != nil {
 		return nil, nil, err
 	}
-	forProvider, err := fitsRevision(e.inst.ForProvider(), rev, mod, base.Module)
+	forProvider, err := fitsRevision(base.ForProvider(e.inst), rev, mod, base.Module)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -175,7 +175,7 @@ func (c *connector) snapshotFor(ctx context.Context, inst *kind.Instance) (*Snap
 		if pin.Pinned() {
 			return nil, nil, errors.Errorf(errNoRevisions, base.ModuleName)
 		}
-		return base, inst.ForProvider(), nil
+		return base, base.ForProvider(inst), nil
 	}
 	var revs []rollout.Revision
 	if len(pin.Selector) > 0 && pin.Ref == "" {
@@ -190,7 +190,7 @@ func (c *connector) snapshotFor(ctx context.Context, inst *kind.Instance) (*Snap
 		return nil, nil, errors.Errorf(errNoRevisionMatch, base.ModuleName)
 	}
 	if name == base.Revision {
-		return base, inst.ForProvider(), nil
+		return base, base.ForProvider(inst), nil
 	}
 	rev := &v1alpha1.ModuleRevision{}
 	if err := c.client.Get(ctx, types.NamespacedName{Name: name}, rev); err != nil {
@@ -203,7 +203,7 @@ func (c *connector) snapshotFor(ctx context.Context, inst *kind.Instance) (*Snap
 	if err != nil {
 		return nil, nil, err
 	}
-	forProvider, err := fitsRevision(inst.ForProvider(), rev, mod, base.Module)
+	forProvider, err := fitsRevision(base.ForProvider(inst), rev, mod, base.Module)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -7,7 +7,11 @@ import (
 	"strings"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
 	extv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -77,4 +81,89 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// A variable removed by a new module revision: the refusal names the instances that set it to a
+// value other than its default; allowed, the field goes from every instance (the API server drops
+// what its schema lacks), also from an instance pinned to the revision that has the variable, which
+// is applied with the variable's default from then on, and a FieldDropped event on the Module
+// names them.
+func TestRemovedVariableNamesItsSetters(t *testing.T) {
+	ctx := context.Background()
+	repo := t.TempDir()
+	git(t, repo, "init", "-q", "-b", "main")
+	for _, v := range []string{"v1", "v2"} {
+		src := map[string]string{
+			"v1": "variable \"name\" { type = string }\nvariable \"colour\" {\n  type    = string\n  default = \"blue\"\n}\n" +
+				"resource \"terraform_data\" \"t\" { input = \"${var.name} ${var.colour}\" }\noutput \"message\" { value = terraform_data.t.output }\n",
+			"v2": "variable \"name\" { type = string }\nresource \"terraform_data\" \"t\" { input = var.name }\n" +
+				"output \"message\" { value = \"v2: ${terraform_data.t.output}\" }\n",
+		}[v]
+		if err := os.WriteFile(filepath.Join(repo, "main.tf"), []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		git(t, repo, "add", ".")
+		git(t, repo, "commit", "-q", "-m", v)
+		git(t, repo, "tag", v)
+	}
+	const name = "dropped-fields"
+	m := &v1alpha1.Module{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: v1alpha1.ModuleSpec{Source: v1alpha1.ModuleSource{URL: "git::file://" + repo + "?ref=v1"},
+			CRD: v1alpha1.CRDNames{Group: "dropped.example.org", Kind: "Paint"}},
+	}
+	if err := ground.client.Create(ctx, m); err != nil {
+		t.Fatal(err)
+	}
+	waitModuleReady(t, name)
+	rev1 := waitRevision(t, name, git(t, repo, "rev-list", "-n", "1", "v1"))
+	gvk := schema.GroupVersionKind{Group: "dropped.example.org", Version: "v1alpha1", Kind: "Paint"}
+	ns := newNamespace(t)
+	pinned := newInstance(gvk, ns, "pinned", map[string]any{"forProvider": map[string]any{"name": "p", "colour": "red"},
+		"moduleRevisionRef": map[string]any{"name": rev1.Name}})
+	// Its colour is the default the API server fills in: it never asked for one.
+	plain := newInstance(gvk, ns, "plain", map[string]any{"forProvider": map[string]any{"name": "q"}})
+	for _, u := range []*unstructured.Unstructured{pinned, plain} {
+		if err := ground.client.Create(ctx, u); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitOnRevision(t, pinned, rev1.Name, "p red")
+	waitOnRevision(t, plain, rev1.Name, "q blue")
+
+	// v2 has no colour: refused, naming the instance whose value would go.
+	setModuleRef(t, name, repo, "v2", nil)
+	msg := waitModuleFailed(t, name)
+	setter := "spec.forProvider.colour: field removed; instance " + ns + "/pinned sets it (not to its default), and would lose the value"
+	if !strings.Contains(msg, setter) || strings.Contains(msg, ns+"/plain") {
+		t.Errorf("the refusal must name the instance that set colour, and only it: got %q", msg)
+	}
+
+	// Allowed: the field goes, also from the pinned instance, an event says whose value went, and
+	// the other instance moves to v2.
+	patchModule(t, name, func(m *v1alpha1.Module) { m.Spec.AllowBreakingChanges = true })
+	waitModuleReady(t, name)
+	got := &v1alpha1.Module{}
+	if err := ground.client.Get(ctx, types.NamespacedName{Name: name}, got); err != nil {
+		t.Fatal(err)
+	}
+	asObject := &unstructured.Unstructured{}
+	asObject.SetUID(got.UID)
+	assertInstanceEvent(t, asObject, corev1.EventTypeWarning, "spec.forProvider.colour is not in the new module and is dropped from every instance: instance "+ns+"/pinned sets it")
+	if _, ok := forProviderOf(t, "paints.dropped.example.org").Properties["colour"]; ok {
+		t.Errorf("the allowed change must drop colour from the CRD")
+	}
+	eventually(t, "the pinned instance served without colour", func(ctx context.Context) (bool, error) {
+		u := pinned.DeepCopy()
+		if err := ground.client.Get(ctx, client.ObjectKeyFromObject(pinned), u); err != nil {
+			return false, err
+		}
+		_, set, _ := unstructured.NestedFieldNoCopy(u.Object, "spec", "forProvider", "colour")
+		return !set, nil
+	})
+	// The controller's cached copies still held colour: each is applied as the API server serves
+	// it, the pinned one with v1's default.
+	waitOnRevision(t, pinned, rev1.Name, "p blue")
+	rev2 := waitRevision(t, name, git(t, repo, "rev-list", "-n", "1", "v2"))
+	waitOnRevision(t, plain, rev2.Name, "v2: q")
 }

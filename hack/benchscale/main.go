@@ -986,26 +986,8 @@ func (b *bench) modkindRun(ctx context.Context, name string, sd side, m benchMod
 		// The controller stops first, so that it makes nothing more in the tenant cleaned up.
 		defer func() { stop(); s.stuck.cleanup(ctx) }()
 	}
-	create, err := s.phase(ctx, 1, func(i int) error { return s.createInstance(ctx, m, i) })
-	r.createWall, r.createCPU, r.createCalls, r.createProviders = create.wall, create.cpu, create.calls, create.providers
-	r.createOwn, r.createRunnerCPU, r.createRunnerCalls, r.createAPI = create.own, create.runnerCPU, create.runnerCalls, create.api
-	r.createRequests = create.requests
-	if err != nil {
+	if err := s.createAndUpdate(ctx, m, &r); err != nil {
 		return r, err
-	}
-	if s.stuck != nil {
-		s.stuck.createEnded(ctx)
-	}
-	if b.o.update {
-		profiled := b.profiler.start(ctx, sd.label+" "+name)
-		update, err := s.phase(ctx, 2, func(i int) error { return s.updateInstance(ctx, i) })
-		r.updateWall, r.updateCPU, r.updateCalls, r.updateProviders = update.wall, update.cpu, update.calls, update.providers
-		r.updateOwn, r.updateRunnerCPU, r.updateRunnerCalls, r.updateAPI = update.own, update.runnerCPU, update.runnerCalls, update.api
-		r.updateRequests = update.requests
-		profiled()
-		if err != nil {
-			return r, err
-		}
 	}
 	if err := s.idle(ctx, &r); err != nil {
 		return r, err
@@ -1028,21 +1010,56 @@ func (b *bench) modkindRun(ctx context.Context, name string, sd side, m benchMod
 		fmt.Fprintf(os.Stderr, "%s %s: restarted controller settled in %ss, %d terraform calls, %d API writes\n", sd.label, name,
 			secs(f.settle), f.calls, f.requests.writes())
 	}
-	if sd.job {
+	return r, s.report(ctx, work, mirror, &r)
+}
+
+// report checks, in a job column, that the runners' providers came from the controller's mirror
+// (work is the controller's work directory, mirror its URL), and reports the warnings of the
+// side's instances and the stuck tenant's state at the column's end, into r.
+func (s *sideRun) report(ctx context.Context, work, mirror string, r *result) error {
+	b, label := s.b, s.sd.label+" "+s.name
+	if s.sd.job {
+		var err error
 		if r.check, err = b.ground.checkProviders(ctx, work, mirror); err != nil {
-			return r, err
+			return err
 		}
-		fmt.Fprintf(os.Stderr, "%s %s: %s\n", sd.label, name, r.check)
+		fmt.Fprintf(os.Stderr, "%s: %s\n", label, r.check)
 	}
-	b.reportWarnings(ctx, sd.label+" "+name, s.ns)
+	b.reportWarnings(ctx, label, s.ns)
 	if s.stuck != nil {
+		var err error
 		if r.stuck, err = s.stuck.state(ctx); err != nil {
-			return r, err
+			return err
 		}
 		fmt.Fprintf(os.Stderr, "stuck tenant %s, at the end: %s\n", s.stuck.ns, r.stuck)
 		b.reportWarnings(ctx, "stuck tenant "+s.stuck.ns, s.stuck.ns)
 	}
-	return r, nil
+	return nil
+}
+
+// createAndUpdate measures the create of every instance of m and, unless -update=false, their
+// update, into r.
+func (s *sideRun) createAndUpdate(ctx context.Context, m benchModule, r *result) error {
+	create, err := s.phase(ctx, 1, func(i int) error { return s.createInstance(ctx, m, i) })
+	r.createWall, r.createCPU, r.createCalls, r.createProviders = create.wall, create.cpu, create.calls, create.providers
+	r.createOwn, r.createRunnerCPU, r.createRunnerCalls, r.createAPI = create.own, create.runnerCPU, create.runnerCalls, create.api
+	r.createRequests = create.requests
+	if err != nil {
+		return err
+	}
+	if s.stuck != nil {
+		s.stuck.createEnded(ctx)
+	}
+	if !s.b.o.update {
+		return nil
+	}
+	profiled := s.b.profiler.start(ctx, s.sd.label+" "+s.name)
+	update, err := s.phase(ctx, 2, func(i int) error { return s.updateInstance(ctx, i) })
+	profiled()
+	r.updateWall, r.updateCPU, r.updateCalls, r.updateProviders = update.wall, update.cpu, update.calls, update.providers
+	r.updateOwn, r.updateRunnerCPU, r.updateRunnerCalls, r.updateAPI = update.own, update.runnerCPU, update.runnerCalls, update.api
+	r.updateRequests = update.requests
+	return err
 }
 
 // modkindArgs are the arguments of side sd's modkind, with work as its work directory, and, in job

@@ -17,8 +17,8 @@ type LastPlan struct {
 	Add, Change, Destroy int64
 	// Destructive lists the addresses the plan would delete or replace, with what forces each.
 	Destructive []string
-	// At is when the plan was made and Took how long it took; zero when not known (a plan a
-	// runner pod made reports neither).
+	// At is when the plan was made and Took how long it took; zero when not known. A runner pod
+	// reports neither: its Run's start and how long the Run took stand for them.
 	At   time.Time
 	Took time.Duration
 	// Secret holds its readable text.

@@ -9,7 +9,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	extv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
@@ -90,33 +89,14 @@ func contains(list []string, s string) bool {
 // names them.
 func TestRemovedVariableNamesItsSetters(t *testing.T) {
 	ctx := context.Background()
-	repo := t.TempDir()
-	git(t, repo, "init", "-q", "-b", "main")
-	for _, v := range []string{"v1", "v2"} {
-		src := map[string]string{
-			"v1": "variable \"name\" { type = string }\nvariable \"colour\" {\n  type    = string\n  default = \"blue\"\n}\n" +
-				"resource \"terraform_data\" \"t\" { input = \"${var.name} ${var.colour}\" }\noutput \"message\" { value = terraform_data.t.output }\n",
-			"v2": "variable \"name\" { type = string }\nresource \"terraform_data\" \"t\" { input = var.name }\n" +
-				"output \"message\" { value = \"v2: ${terraform_data.t.output}\" }\n",
-		}[v]
-		if err := os.WriteFile(filepath.Join(repo, "main.tf"), []byte(src), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		git(t, repo, "add", ".")
-		git(t, repo, "commit", "-q", "-m", v)
-		git(t, repo, "tag", v)
-	}
+	repo := taggedRepo(t, map[string]string{
+		"v1": "variable \"name\" { type = string }\nvariable \"colour\" {\n  type    = string\n  default = \"blue\"\n}\n" +
+			"resource \"terraform_data\" \"t\" { input = \"${var.name} ${var.colour}\" }\noutput \"message\" { value = terraform_data.t.output }\n",
+		"v2": "variable \"name\" { type = string }\nresource \"terraform_data\" \"t\" { input = var.name }\n" +
+			"output \"message\" { value = \"v2: ${terraform_data.t.output}\" }\n",
+	}, "v1", "v2")
 	const name = "dropped-fields"
-	m := &v1alpha1.Module{
-		ObjectMeta: metav1.ObjectMeta{Name: name},
-		Spec: v1alpha1.ModuleSpec{Source: v1alpha1.ModuleSource{URL: "git::file://" + repo + "?ref=v1"},
-			CRD: v1alpha1.CRDNames{Group: "dropped.example.org", Kind: "Paint"}},
-	}
-	if err := ground.client.Create(ctx, m); err != nil {
-		t.Fatal(err)
-	}
-	waitModuleReady(t, name)
-	rev1 := waitRevision(t, name, git(t, repo, "rev-list", "-n", "1", "v1"))
+	rev1 := createGitModule(t, name, repo, v1alpha1.CRDNames{Group: "dropped.example.org", Kind: "Paint"}, nil)
 	gvk := schema.GroupVersionKind{Group: "dropped.example.org", Version: "v1alpha1", Kind: "Paint"}
 	ns := newNamespace(t)
 	pinned := newInstance(gvk, ns, "pinned", map[string]any{"forProvider": map[string]any{"name": "p", "colour": "red"},

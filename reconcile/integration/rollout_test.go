@@ -86,17 +86,48 @@ output "message" { value = "v3: ${terraform_data.greeting.output}" }
 // greeterRepo makes a git repository with the tags v1, v2 and v3 of the greeter module.
 func greeterRepo(t *testing.T) string {
 	t.Helper()
+	return taggedRepo(t, greeterVersions, "v1", "v2", "v3")
+}
+
+// greeterMessage is what an instance of the greeter module says when applied with version rev.
+func greeterMessage(rev string, u *unstructured.Unstructured) string {
+	fp, _, _ := unstructured.NestedString(u.Object, "spec", "forProvider", "name")
+	return map[string]string{"v1": "", "v2": "v2: ", "v3": "v3: "}[rev] + "hello " + fp
+}
+
+// taggedRepo makes a git repository whose main.tf is versions[tag] at each of tags, committed
+// and tagged in that order.
+func taggedRepo(t *testing.T, versions map[string]string, tags ...string) string {
+	t.Helper()
 	repo := t.TempDir()
 	git(t, repo, "init", "-q", "-b", "main")
-	for _, v := range []string{"v1", "v2", "v3"} {
-		if err := os.WriteFile(filepath.Join(repo, "main.tf"), []byte(greeterVersions[v]), 0o644); err != nil {
+	for _, v := range tags {
+		if err := os.WriteFile(filepath.Join(repo, "main.tf"), []byte(versions[v]), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		git(t, repo, "add", ".")
-		git(t, repo, "commit", "-q", "-m", "greeter "+v)
+		git(t, repo, "commit", "-q", "-m", v)
 		git(t, repo, "tag", v)
 	}
 	return repo
+}
+
+// createGitModule creates Module name of kind names from tag v1 of repo, edit changing it first
+// (nil: nothing), waits until it is Ready and returns its first revision.
+func createGitModule(t *testing.T, name, repo string, names v1alpha1.CRDNames, edit func(*v1alpha1.Module)) *v1alpha1.ModuleRevision {
+	t.Helper()
+	m := &v1alpha1.Module{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec:       v1alpha1.ModuleSpec{Source: v1alpha1.ModuleSource{URL: "git::file://" + repo + "?ref=v1"}, CRD: names},
+	}
+	if edit != nil {
+		edit(m)
+	}
+	if err := ground.client.Create(context.Background(), m); err != nil {
+		t.Fatal(err)
+	}
+	waitModuleReady(t, name)
+	return waitRevision(t, name, git(t, repo, "rev-list", "-n", "1", "v1"))
 }
 
 // setModuleRef points the Module at another tag of repo.
@@ -421,10 +452,7 @@ func TestStagedRollout(t *testing.T) {
 			zone[inst.GetNamespace()+"/"+inst.GetName()] = z
 		}
 	}
-	message := func(rev string, u *unstructured.Unstructured) string {
-		fp, _, _ := unstructured.NestedString(u.Object, "spec", "forProvider", "name")
-		return map[string]string{"v1": "", "v2": "v2: ", "v3": "v3: "}[rev] + "hello " + fp
-	}
+	message := greeterMessage
 	for _, u := range all {
 		waitOnRevision(t, u, rev1.Name, message("v1", u))
 	}
@@ -521,33 +549,11 @@ func TestStagedRollout(t *testing.T) {
 // the Module has moved on: the correction does not move it.
 func TestPinnedInstanceDriftCorrected(t *testing.T) {
 	ctx := context.Background()
-	repo := t.TempDir()
-	git(t, repo, "init", "-q", "-b", "main")
 	drift := readFile(t, filepath.Join("testdata", "modules", "drift", "main.tf"))
-	for _, v := range []string{"v1", "v2"} {
-		tf := drift
-		if v == "v2" {
-			tf = strings.Replace(drift, "value = data.terraform_remote_state.source.outputs.value",
-				`value = "v2: ${data.terraform_remote_state.source.outputs.value}"`, 1)
-		}
-		if err := os.WriteFile(filepath.Join(repo, "main.tf"), []byte(tf), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		git(t, repo, "add", ".")
-		git(t, repo, "commit", "-q", "-m", "drift "+v)
-		git(t, repo, "tag", v)
-	}
+	repo := taggedRepo(t, map[string]string{"v1": drift, "v2": strings.Replace(drift, "value = data.terraform_remote_state.source.outputs.value",
+		`value = "v2: ${data.terraform_remote_state.source.outputs.value}"`, 1)}, "v1", "v2")
 	const name = "pinned-drift"
-	m := &v1alpha1.Module{
-		ObjectMeta: metav1.ObjectMeta{Name: name},
-		Spec: v1alpha1.ModuleSpec{Source: v1alpha1.ModuleSource{URL: "git::file://" + repo + "?ref=v1"},
-			CRD: v1alpha1.CRDNames{Group: "pinneddrift.example.org", Kind: "Drift"}},
-	}
-	if err := ground.client.Create(ctx, m); err != nil {
-		t.Fatal(err)
-	}
-	waitModuleReady(t, name)
-	rev1 := waitRevision(t, name, git(t, repo, "rev-list", "-n", "1", "v1"))
+	rev1 := createGitModule(t, name, repo, v1alpha1.CRDNames{Group: "pinneddrift.example.org", Kind: "Drift"}, nil)
 	src := filepath.Join(t.TempDir(), "source.tfstate")
 	writeSourceState(t, src, "one")
 	gvk := schema.GroupVersionKind{Group: "pinneddrift.example.org", Version: "v1alpha1", Kind: "Drift"}
@@ -587,19 +593,8 @@ func TestRolloutSupersededKeepsMovedInstances(t *testing.T) {
 	canaryFirst := &v1alpha1.Rollout{Policy: v1alpha1.RolloutStaged, Steps: []v1alpha1.RolloutStep{
 		{Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"canary": "true"}}, Pause: &v1alpha1.RolloutPause{UntilPromoted: true}},
 	}}
-	m := &v1alpha1.Module{
-		ObjectMeta: metav1.ObjectMeta{Name: name},
-		Spec: v1alpha1.ModuleSpec{
-			Source:  v1alpha1.ModuleSource{URL: "git::file://" + repo + "?ref=v1"},
-			CRD:     v1alpha1.CRDNames{Group: "superseded.example.org", Kind: "Greeter"},
-			Rollout: canaryFirst,
-		},
-	}
-	if err := ground.client.Create(ctx, m); err != nil {
-		t.Fatal(err)
-	}
-	waitModuleReady(t, name)
-	rev1 := waitRevision(t, name, commit("v1"))
+	rev1 := createGitModule(t, name, repo, v1alpha1.CRDNames{Group: "superseded.example.org", Kind: "Greeter"},
+		func(m *v1alpha1.Module) { m.Spec.Rollout = canaryFirst })
 	gvk := schema.GroupVersionKind{Group: "superseded.example.org", Version: "v1alpha1", Kind: "Greeter"}
 	ns := newNamespace(t)
 	var all []*unstructured.Unstructured
@@ -614,10 +609,7 @@ func TestRolloutSupersededKeepsMovedInstances(t *testing.T) {
 		all = append(all, inst)
 	}
 	canary, others := all[0], all[1:]
-	message := func(rev string, u *unstructured.Unstructured) string {
-		fp, _, _ := unstructured.NestedString(u.Object, "spec", "forProvider", "name")
-		return map[string]string{"v1": "", "v2": "v2: ", "v3": "v3: "}[rev] + "hello " + fp
-	}
+	message := greeterMessage
 	for _, u := range all {
 		waitOnRevision(t, u, rev1.Name, message("v1", u))
 	}

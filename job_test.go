@@ -476,6 +476,54 @@ func TestJobRunner(t *testing.T) {
 		waitLastPlanOfNewestApply(t, c, world)
 	})
 
+	t.Run("a plan the tenant's runner account forges in a Run's status reaches status.lastPlan only within bounds", func(t *testing.T) {
+		cs, err := kubernetes.NewForConfig(g.cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tr, err := cs.CoreV1().ServiceAccounts("team-a").CreateToken(ctx, jobexec.DefaultRunnerServiceAccount,
+			&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To[int64](600)}}, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		as := rest.AnonymousClientConfig(g.cfg)
+		as.BearerToken = tr.Status.Token
+		runner, err := client.New(as, client.Options{Scheme: c.Scheme()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		all := runsOf(t, c, world)
+		runs.Sort(all)
+		forged := all[0].DeepCopy()
+		big := make([]string, 2000)
+		for i := range big {
+			big[i] = strings.Repeat("x", 600)
+		}
+		forged.Status.Plan = &v1alpha1.RunPlan{ID: strings.Repeat("f", 300), Destroy: 2000, Destructive: big}
+		if err := runner.Status().Update(ctx, forged); err != nil {
+			t.Fatalf("the runner account writes its Runs' status: %v", err)
+		}
+		var shown map[string]any
+		err = pollErr(time.Minute, func(ctx context.Context) (bool, error) {
+			got := world.DeepCopy()
+			if err := c.Get(ctx, client.ObjectKeyFromObject(world), got); err != nil {
+				return false, err
+			}
+			shown, _, _ = unstructured.NestedMap(got.Object, "status", "lastPlan")
+			d, _ := shown["destroy"].(int64)
+			return d == 2000, nil
+		})
+		if err != nil {
+			t.Fatalf("the forged plan never reached status.lastPlan (%v): %v", shown, err)
+		}
+		id, _ := shown["id"].(string)
+		destructive, _ := shown["destructive"].([]any)
+		if len(id) > 64+len("…") || len(destructive) != 51 || destructive[50] != "… and 1950 more" {
+			t.Errorf("status.lastPlan from a forged Run: id of %d bytes, %d destructive entries (last %v); want at most 64 bytes and 50 entries and a count",
+				len(id), len(destructive), destructive[len(destructive)-1])
+		}
+	})
+
 	t.Run("in approval mode a Job's plan waits, and the next Run applies the approved plan", func(t *testing.T) {
 		u := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{
 			"forProvider": map[string]any{"name": "Approval"},

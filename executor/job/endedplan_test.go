@@ -1,6 +1,8 @@
 package job
 
 import (
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -46,6 +48,21 @@ func TestEndedPlan(t *testing.T) {
 		"NoPlan":    {reason: "An Apply that failed before planning made no plan.", latest: run(v1alpha1.OperationApply, v1alpha1.PhaseFailed, nil, time.Second)},
 		"DriftPlan": {reason: "A drift check's plan is not the instance's last plan.", latest: run(v1alpha1.OperationDriftPlan, v1alpha1.PhaseSucceeded, changed, time.Second)},
 		"Preview":   {reason: "A preview of a revision is not the instance's last plan.", latest: run(v1alpha1.OperationPlan, v1alpha1.PhaseSucceeded, changed, time.Second)},
+	}
+	var huge []string
+	for i := 0; i < 5000; i++ {
+		huge = append(huge, strings.Repeat("x", 10_000))
+	}
+	forged := run(v1alpha1.OperationApply, v1alpha1.PhaseSucceeded, &v1alpha1.RunPlan{ID: strings.Repeat("é", 5000), Destroy: 5000, Destructive: huge}, time.Second)
+	cases["Forged"] = struct {
+		reason string
+		latest *v1alpha1.Run
+		want   *kind.LastPlan
+	}{
+		reason: "A Run status the tenant's runner account forged is shown within bounds: an id of 64 bytes, 50 changes of 512 bytes and a count of the rest.",
+		latest: forged,
+		want: &kind.LastPlan{ID: strings.Repeat("é", 32) + "…", Destroy: 5000, At: start, Took: time.Second, Secret: state.PlanRefOf(ref).Name,
+			Destructive: append(slices.Repeat([]string{strings.Repeat("x", 512) + "…"}, 50), "… and 4950 more")},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

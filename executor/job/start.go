@@ -3,7 +3,9 @@ package job
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"time"
+	"unicode/utf8"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 	batchv1 "k8s.io/api/batch/v1"
@@ -385,12 +387,29 @@ func inputsOf(w *executor.Work, b bundle) *runs.Inputs {
 	}
 }
 
-// lastPlanOf is the plan run recorded as status.lastPlan shows it. A runner reports no time of its
-// plan: the Run's start and, once it ended, how long it ran stand for them.
+// Bounds on what a Run's status, which the tenant's runner account writes, puts into the
+// instance's status.lastPlan: a forged Run must not grow the instance past what the API server
+// stores.
+const (
+	maxShownID          = 64
+	maxShownDestructive = 50
+	maxShownChange      = 512
+)
+
+// lastPlanOf is the plan run recorded as status.lastPlan shows it, within the bounds above. A
+// runner reports no time of its plan: the Run's start and, once it ended, how long it ran stand
+// for them.
 func lastPlanOf(run *v1alpha1.Run, w *executor.Work) kind.LastPlan {
 	p := run.Status.Plan
-	shown := kind.LastPlan{ID: p.ID, Add: p.Add, Change: p.Change, Destroy: p.Destroy, Destructive: p.Destructive,
+	shown := kind.LastPlan{ID: cut(p.ID, maxShownID), Add: p.Add, Change: p.Change, Destroy: p.Destroy,
 		Secret: state.PlanRefOf(w.Workspace.State).Name}
+	for i, d := range p.Destructive {
+		if i == maxShownDestructive {
+			shown.Destructive = append(shown.Destructive, fmt.Sprintf("… and %d more", len(p.Destructive)-i))
+			break
+		}
+		shown.Destructive = append(shown.Destructive, cut(d, maxShownChange))
+	}
 	if start := run.Status.StartTime; start != nil {
 		shown.At = start.Time
 		if end := run.Status.CompletionTime; end != nil && end.After(start.Time) {
@@ -398,4 +417,16 @@ func lastPlanOf(run *v1alpha1.Run, w *executor.Work) kind.LastPlan {
 		}
 	}
 	return shown
+}
+
+// cut is s, shortened to at most n bytes (at a rune boundary) with "…" when it was longer.
+func cut(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	i := n
+	for i > 0 && !utf8.RuneStart(s[i]) {
+		i--
+	}
+	return s[:i] + "…"
 }

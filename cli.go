@@ -29,6 +29,7 @@ import (
 	"github.com/modkind/modkind/kind"
 	"github.com/modkind/modkind/kind/fields"
 	"github.com/modkind/modkind/module"
+	"github.com/modkind/modkind/printable"
 	"github.com/modkind/modkind/terraform"
 )
 
@@ -418,17 +419,21 @@ func plan(args []string, out io.Writer) error {
 	if err := ref.client.Get(ctx, ref.key, inst); err != nil {
 		return err
 	}
+	// The plan Secret lives in the instance's namespace, where its tenants may write it (and in
+	// job mode their runner writes it): its id, counts and text are printed escaped, so that no
+	// control character or escape sequence in them acts on the reader's terminal.
 	if view.ID == "" {
 		fmt.Fprintf(out, "The last plan of %s, made %s, changes nothing.\n\n", ref, view.Time)
 	} else {
-		fmt.Fprintf(out, "Plan %s of %s (%s), made %s.\n", view.ID, ref, view.Summary, view.Time)
+		id := printable.Line(view.ID)
+		fmt.Fprintf(out, "Plan %s of %s (%s), made %s.\n", id, ref, printable.Line(view.Summary), view.Time)
 		if kind.WaitingPlan(inst) == view.ID {
-			fmt.Fprintf(out, "It waits for approval: modkind approve %s -n %s --plan %s\n", pos[0], ref.key.Namespace, view.ID)
+			fmt.Fprintf(out, "It waits for approval: modkind approve %s -n %s --plan %s\n", pos[0], ref.key.Namespace, id)
 		}
 		fmt.Fprintln(out)
 	}
 	// terraform show starts with an empty line; the header above already separates it.
-	_, err = io.WriteString(out, strings.TrimLeft(view.Text, "\n"))
+	_, err = io.WriteString(out, printable.Text(strings.TrimLeft(view.Text, "\n")))
 	return err
 }
 
@@ -455,6 +460,6 @@ func approve(args []string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	_, err = fmt.Fprintf(out, "Approved plan %s (%s) of %s: modkind applies it next.\n", view.ID, view.Summary, ref)
+	_, err = fmt.Fprintf(out, "Approved plan %s (%s) of %s: modkind applies it next.\n", printable.Line(view.ID), printable.Line(view.Summary), ref)
 	return err
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/modkind/modkind/apis/v1alpha1"
 	"github.com/modkind/modkind/crd"
 	"github.com/modkind/modkind/kind/fields"
+	"github.com/modkind/modkind/printable"
 )
 
 // previewPoll is how often `modkind rollout preview --wait` looks again.
@@ -43,7 +44,7 @@ func rolloutPreview(ctx context.Context, c client.Client, name string, wait bool
 		}
 	}
 	r := m.Status.Rollout
-	fmt.Fprintf(out, "Preview of Module %s: %s -> %s (%s)\n", name, r.From, r.To, r.Phase)
+	fmt.Fprintf(out, "Preview of Module %s: %s -> %s (%s)\n", name, printable.Line(r.From), printable.Line(r.To), printable.Line(string(r.Phase)))
 	p := r.Preview
 	if p == nil || p.Revision != r.To {
 		fmt.Fprintln(out, "No instance has been previewed yet.")
@@ -51,7 +52,7 @@ func rolloutPreview(ctx context.Context, c client.Client, name string, wait bool
 	}
 	fmt.Fprintf(out, "\n%-24s %9s %7s %9s %7s %7s %8s %7s %6s\n", "NAMESPACE", "INSTANCES", "PENDING", "NOCHANGES", "UPDATE", "REPLACE", "REFUSED", "DESTROY", "FAILED")
 	row := func(ns string, c v1alpha1.PreviewCounts) {
-		fmt.Fprintf(out, "%-24s %9d %7d %9d %7d %7d %8d %7d %6d\n", ns, c.Instances, c.Pending, c.NoChanges, c.Update, c.Replace, c.ReplaceRefused, c.Destroy, c.Failed)
+		fmt.Fprintf(out, "%-24s %9d %7d %9d %7d %7d %8d %7d %6d\n", printable.Line(ns), c.Instances, c.Pending, c.NoChanges, c.Update, c.Replace, c.ReplaceRefused, c.Destroy, c.Failed)
 	}
 	for _, ns := range p.Namespaces {
 		row(ns.Namespace, ns.PreviewCounts)
@@ -94,7 +95,9 @@ func instancePreviews(ctx context.Context, c client.Client, m *v1alpha1.Module, 
 }
 
 // previewInstanceLine says one instance's preview: outcome, +add ~change -destroy ±replace,
-// whether the guard would refuse it, and why it failed.
+// whether the guard would refuse it, and why it failed. The preview is the instance's status,
+// made of what its plan said (addresses, terraform's messages, which carry the tenant's inputs):
+// its text is printed escaped, on one line, so that nothing in it acts on the reader's terminal.
 func previewInstanceLine(key string, p map[string]any) string {
 	num := func(k string) int64 {
 		switch v := p[k].(type) {
@@ -106,19 +109,19 @@ func previewInstanceLine(key string, p map[string]any) string {
 		return 0
 	}
 	outcome, _ := p["outcome"].(string)
-	s := fmt.Sprintf("%-40s %-9s +%d ~%d -%d ±%d", key, outcome, num("add"), num("change"), num("destroy"), num("replace"))
+	s := fmt.Sprintf("%-40s %-9s +%d ~%d -%d ±%d", printable.Line(key), printable.Line(outcome), num("add"), num("change"), num("destroy"), num("replace"))
 	if refuses, _ := p["guardRefuses"].(bool); refuses {
 		s += "  guard would refuse"
 	}
 	if d, ok := p["destructive"].([]any); ok && len(d) > 0 {
 		parts := make([]string, 0, len(d))
 		for _, e := range d {
-			parts = append(parts, fmt.Sprint(e))
+			parts = append(parts, printable.Line(fmt.Sprint(e)))
 		}
 		s += "  (" + strings.Join(parts, "; ") + ")"
 	}
 	if msg, _ := p["message"].(string); msg != "" {
-		s += "  " + strings.ReplaceAll(msg, "\n", " ")
+		s += "  " + printable.Line(strings.ReplaceAll(msg, "\n", " "))
 	}
 	return s
 }

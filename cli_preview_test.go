@@ -42,6 +42,9 @@ func TestRolloutPreview(t *testing.T) {
 		inst("team-a", "db", map[string]any{"revision": "m-2", "outcome": "Replace", "add": int64(1), "change": int64(0), "destroy": int64(1), "replace": int64(1),
 			"guardRefuses": true, "destructive": []any{"terraform_data.disk (replace)"}}),
 		inst("team-b", "old", map[string]any{"revision": "m-0", "outcome": "Failed", "message": "an old preview"}),
+		// A preview made of what the tenant's plan said: its inputs in terraform's messages.
+		inst("team-b", "tricky", map[string]any{"revision": "m-2", "outcome": "Failed\x1b[8m", "add": int64(0), "change": int64(0), "destroy": int64(1), "replace": int64(0),
+			"destructive": []any{"terraform_data.x\u202e (delete)"}, "message": "Invalid value \"a\"\rall clear\x1b[2K\u009b1A\ttab"}),
 	}
 	cases := map[string]struct {
 		reason  string
@@ -60,6 +63,10 @@ func TestRolloutPreview(t *testing.T) {
 				"team-a/db", "Replace   +1 ~0 -1 ±1  guard would refuse  (terraform_data.disk (replace))",
 				"team-a/web", "Update    +0 ~1 -0 ±0"},
 			notWant: []string{"team-b/old"}},
+		"Escaped": {reason: "What a preview says is printed escaped, on its line: no control character, escape sequence or bidi override reaches the terminal.",
+			status:  &v1alpha1.RolloutStatus{From: "m-1", To: "m-2", Phase: v1alpha1.RolloutWaiting, Preview: preview},
+			want:    []string{`team-b/tricky                            Failed\x1b[8m +0 ~0 -1 ±0  (terraform_data.x\u202e (delete))  Invalid value "a"\rall clear\x1b[2K\u009b1A\ttab`},
+			notWant: []string{"\x1b", "\r", "\u202e", "\u009b", "\t"}},
 		"NotYet": {reason: "A rollout whose preview has not started says so.",
 			status: &v1alpha1.RolloutStatus{From: "m-1", To: "m-2", Phase: v1alpha1.RolloutWaiting},
 			want:   []string{"No instance has been previewed yet."}},

@@ -16,6 +16,7 @@ import (
 	"github.com/modkind/modkind/apis"
 	"github.com/modkind/modkind/apis/v1alpha1"
 	"github.com/modkind/modkind/crd"
+	"github.com/modkind/modkind/printable"
 )
 
 // rolloutActions are the subcommands of modkind rollout. Each writes only what a GitOps commit
@@ -81,7 +82,9 @@ func rolloutCommand(args []string, out io.Writer) error {
 	return action(ctx, c, pos[1], out)
 }
 
-// rolloutStatus prints where a Module's rollout stands and its revisions.
+// rolloutStatus prints where a Module's rollout stands and its revisions. Its status holds
+// messages made of what instances said (the tenants' inputs in terraform's errors, instance
+// names): every string of it is printed escaped, on its line.
 func rolloutStatus(ctx context.Context, c client.Client, name string, out io.Writer) error {
 	m := &v1alpha1.Module{}
 	if err := c.Get(ctx, types.NamespacedName{Name: name}, m); err != nil {
@@ -91,21 +94,21 @@ func rolloutStatus(ctx context.Context, c client.Client, name string, out io.Wri
 	if m.Spec.Rollout != nil && m.Spec.Rollout.Policy != "" {
 		policy = m.Spec.Rollout.Policy
 	}
-	fmt.Fprintf(out, "Module %s: policy %s, newest revision %s\n", name, policy, orNone(m.Status.Revision))
+	fmt.Fprintf(out, "Module %s: policy %s, newest revision %s\n", name, printable.Line(string(policy)), printable.Line(orNone(m.Status.Revision)))
 	if r := m.Status.Rollout; r != nil {
-		fmt.Fprintf(out, "Rollout %s -> %s: %s", r.From, r.To, r.Phase)
+		fmt.Fprintf(out, "Rollout %s -> %s: %s", printable.Line(r.From), printable.Line(r.To), printable.Line(string(r.Phase)))
 		if policy == v1alpha1.RolloutStaged && m.Spec.Rollout != nil {
 			fmt.Fprintf(out, ", step %d of %d", min(int(r.Step)+1, len(m.Spec.Rollout.Steps)+1), len(m.Spec.Rollout.Steps)+1)
 		}
 		fmt.Fprintf(out, ", %d instances moved\n", len(r.Moved))
 		if r.Message != "" {
-			fmt.Fprintf(out, "  %s\n", r.Message)
+			fmt.Fprintf(out, "  %s\n", printable.Line(r.Message))
 		}
 		for _, f := range r.Failed {
-			fmt.Fprintf(out, "  failed: %s\n", f)
+			fmt.Fprintf(out, "  failed: %s\n", printable.Line(f))
 		}
 		for _, g := range r.Stay {
-			fmt.Fprintf(out, "  %d instances stay on %s, where a superseded rollout moved them, until this one moves them\n", len(g.Instances), g.Revision)
+			fmt.Fprintf(out, "  %d instances stay on %s, where a superseded rollout moved them, until this one moves them\n", len(g.Instances), printable.Line(g.Revision))
 		}
 	} else {
 		fmt.Fprintln(out, "No rollout: every instance not pinned follows the newest revision.")
@@ -127,7 +130,7 @@ func rolloutStatus(ctx context.Context, c client.Client, name string, out io.Wri
 				src = s.Commit[:12]
 			}
 		}
-		fmt.Fprintf(out, "%-8d %-40s %-12s %d\n", r.Spec.Revision, r.Name, src, r.Status.Instances)
+		fmt.Fprintf(out, "%-8d %-40s %-12s %d\n", r.Spec.Revision, r.Name, printable.Line(src), r.Status.Instances)
 	}
 	return nil
 }

@@ -58,6 +58,19 @@ func TestRolloutActions(t *testing.T) {
 					}
 				}
 			}},
+		"StatusEscaped": {reason: "status prints the rollout's messages and instance names escaped, each on its line.", action: "status", rollout: staged,
+			status: &v1alpha1.RolloutStatus{From: "m-1", To: "m-2", Phase: v1alpha1.RolloutStopped, Failed: []string{"b/y\r\x1b[2K"},
+				Message: "stopped: b/y failed: Invalid value\n\x1b]0;title\x07\u2066hidden\u2069"},
+			check: func(t *testing.T, _ *v1alpha1.Module, out string) {
+				for _, want := range []string{`  failed: b/y\r\x1b[2K` + "\n", `  stopped: b/y failed: Invalid value\n\x1b]0;title\x07\u2066hidden\u2069` + "\n"} {
+					if !strings.Contains(out, want) {
+						t.Errorf("status output lacks %q:\n%s", want, out)
+					}
+				}
+				if i := strings.IndexAny(out, "\r\x1b\x07\u2066\u2069"); i >= 0 {
+					t.Errorf("status output holds a control or format character at %d:\n%q", i, out)
+				}
+			}},
 		"StatusStay": {reason: "status says which instances stay where a superseded rollout moved them.", action: "status", rollout: staged, status: superseding,
 			check: func(t *testing.T, _ *v1alpha1.Module, out string) {
 				if want := "2 instances stay on m-2, where a superseded rollout moved them"; !strings.Contains(out, want) {

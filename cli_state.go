@@ -1,7 +1,9 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -14,12 +16,15 @@ import (
 
 	"github.com/modkind/modkind/apis"
 	"github.com/modkind/modkind/kind"
+	"github.com/modkind/modkind/printable"
 	"github.com/modkind/modkind/state"
 )
 
 // stateUsage is the synopsis of modkind state.
-const stateUsage = `modkind state show <kind>/<name> [-n namespace]     print the state an instance's Secret holds
-modkind state accept <kind>/<name> [-n namespace]   sign that state, once reviewed: the controller runs with it again
+const stateUsage = `modkind state show <kind>/<name> [-n namespace]     print the state an instance's Secret holds, and its digest
+modkind state accept <kind>/<name> [-n namespace] --digest <digest>
+                                                    sign that state, once reviewed, if it is still the one
+                                                    shown with that digest: the controller runs with it again
 modkind state rotate-key                            add a new key to the state signing keys
 
 Flags of every subcommand: --kubeconfig file, --keys namespace/name (the key ring's Secret,
@@ -41,6 +46,7 @@ func stateCommand(args []string, out io.Writer) error {
 	fs = newCommandFlags("state", stateUsage)
 	var cf clusterFlags
 	cf.register(fs)
+	digest := fs.String("digest", "", "accept: the digest modkind state show printed for the state reviewed; any other state is refused")
 	keysAt := fs.String("keys", apis.DefaultNamespace+"/"+state.DefaultKeysSecret, "namespace/name of the Secret holding the state signing keys (the controller's --state-keys-secret)")
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
@@ -77,6 +83,16 @@ func stateCommand(args []string, out io.Writer) error {
 	if len(pos) != 1 {
 		return fs.fail("want one instance as <kind>/<name>, got %d arguments", len(pos))
 	}
+	switch {
+	case sub == "accept" && *digest == "":
+		show := "modkind state show " + pos[0]
+		if cf.namespace != "" {
+			show += " -n " + cf.namespace
+		}
+		return fs.fail("want --digest: run %s first, review the state it prints, and pass the digest it prints: only the state shown with it is signed", show)
+	case sub == "show" && *digest != "":
+		return fs.fail("--digest is for accept: show prints the digest of the state it shows")
+	}
 	ref, err := cf.resolve(fs, pos[0])
 	if err != nil {
 		return err
@@ -91,20 +107,19 @@ func stateCommand(args []string, out io.Writer) error {
 		if st == nil {
 			return fmt.Errorf("%s has no state Secret %s", ref, sref.Name)
 		}
-		_, err = out.Write(st.Raw)
-		return err
+		return showState(out, st, ref, pos[0], sref.Name)
 	}
 	ring, err := state.LoadKeys(ctx, ref.client, keys, false)
 	if err != nil {
 		return err
 	}
 	store.Keys = state.StaticKeys{KeyRing: ring}
-	st, err := store.Accept(ctx, sref)
+	st, err := store.Accept(ctx, sref, *digest)
 	if err != nil {
 		return err
 	}
 	_, err = fmt.Fprintf(out, "Accepted state Secret %s of %s: lineage %s, serial %d, %s. Signed with key %s; modkind runs with it from its next poll.\n",
-		sref.Name, ref, st.Lineage, st.Serial, describeState(st.State), ring.Current())
+		sref.Name, ref, printable.Line(st.Lineage), st.Serial, describeState(st.State), ring.Current())
 	return err
 }
 
@@ -132,7 +147,47 @@ func describeState(st *state.State) string {
 		}
 		addrs = append(addrs, a)
 	}
-	return fmt.Sprintf("%d resources (%s)", len(addrs), strings.Join(addrs, ", "))
+	return fmt.Sprintf("%d resources (%s)", len(addrs), printable.Line(strings.Join(addrs, ", ")))
+}
+
+// showState prints a state for review: its bytes as stored, with the characters a terminal would
+// act on or hide shown escaped, then what identifies exactly those bytes, its review digest, and
+// the command that signs them. The bytes are printed as stored, not parsed and printed again: the
+// admin signs the stored bytes and reads those, and a trick played with them (a carriage return
+// in JSON whitespace that would blank a line on the screen) shows as what it is, escaped, instead
+// of vanishing from view. Valid JSON holds control characters only as whitespace, and other
+// characters that need escaping only inside strings, where the escape shown (\u202e) is the JSON
+// escape of the very character stored: what is shown means the same as what is signed.
+func showState(out io.Writer, st *state.Stored, ref *instanceRef, arg, secret string) error {
+	raw := string(st.Raw)
+	shown := printable.Text(raw)
+	escaped := shown != raw
+	if !strings.HasSuffix(shown, "\n") {
+		shown += "\n"
+	}
+	if _, err := io.WriteString(out, shown); err != nil {
+		return err
+	}
+	sum := sha256.Sum256(st.Raw)
+	fmt.Fprintf(out, "---\nState Secret %s of %s: resourceVersion %s, %d bytes, SHA-256 %x.\n", secret, ref, st.Version, len(st.Raw), sum)
+	if escaped {
+		fmt.Fprintln(out, `It holds characters a terminal would act on or not show (such as \r, \x1b, \u202e): they are shown escaped above; the digest is of the bytes as stored.`)
+	}
+	if !terraformLayout(st.Raw) {
+		fmt.Fprintln(out, "It is not laid out as terraform writes a state (JSON indented by two spaces): whitespace was edited, and may push text out of view.")
+	}
+	_, err := fmt.Fprintf(out, "Once reviewed, sign exactly this state with:\n  modkind state accept %s -n %s --digest %s\n", arg, ref.key.Namespace, st.ReviewDigest())
+	return err
+}
+
+// terraformLayout reports whether raw is JSON laid out as terraform writes a state file:
+// indented by two spaces, with no other whitespace than that between its tokens.
+func terraformLayout(raw []byte) bool {
+	var b bytes.Buffer
+	if err := json.Indent(&b, raw, "", "  "); err != nil {
+		return false
+	}
+	return bytes.Equal(bytes.TrimRight(b.Bytes(), "\n"), bytes.TrimRight(raw, "\n"))
 }
 
 // client connects to the cluster the flags name, for commands that name no instance.

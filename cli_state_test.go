@@ -79,13 +79,17 @@ func TestStateCLI(t *testing.T) {
 	})
 
 	code, out, stderr := cli("state", "show", "traces.statecli.example.org/x", "-n", "default", "--kubeconfig", kubeconfig)
+	digest := shownDigest(t, code, out, stderr)
 	var shown struct {
 		Lineage string `json:"lineage"`
 	}
-	if code != 0 || json.Unmarshal([]byte(out), &shown) != nil || shown.Lineage == "" {
-		t.Fatalf("modkind state show must print the state: exit %d\n%s%s", code, out, stderr)
+	if stored, _, _ := strings.Cut(out, "\n---\n"); json.Unmarshal([]byte(stored), &shown) != nil || shown.Lineage == "" {
+		t.Fatalf("modkind state show must print the state as stored:\n%s", out)
 	}
-	code, out, stderr = cli("state", "accept", "traces.statecli.example.org/x", "-n", "default", "--kubeconfig", kubeconfig)
+	if strings.Contains(out, "It holds characters") || strings.Contains(out, "It is not laid out") {
+		t.Errorf("a state terraform wrote must be shown without escapes or layout warnings:\n%s", out)
+	}
+	code, out, stderr = cli("state", "accept", "traces.statecli.example.org/x", "-n", "default", "--digest", digest, "--kubeconfig", kubeconfig)
 	if code != 0 || !strings.Contains(out, "Accepted state Secret "+ref.Name) || !strings.Contains(out, "lineage "+shown.Lineage) ||
 		!strings.Contains(out, `terraform_data.file`) {
 		t.Fatalf("modkind state accept: exit %d\n%s%s", code, out, stderr)
@@ -120,8 +124,11 @@ func TestStateCLI(t *testing.T) {
 		"NoSubcommand": {[]string{"state"}, 2, "want a subcommand"},
 		"Unknown":      {[]string{"state", "sign", "traces.statecli.example.org/x"}, 2, `unknown subcommand "sign"`},
 		"NoInstance":   {[]string{"state", "accept"}, 2, "want one instance"},
+		"NoDigest":     {[]string{"state", "accept", "traces.statecli.example.org/x", "-n", "default"}, 2, "want --digest: run modkind state show traces.statecli.example.org/x -n default first"},
+		"ShowDigest":   {[]string{"state", "show", "traces.statecli.example.org/x", "--digest", "x"}, 2, "--digest is for accept"},
+		"BadDigest":    {[]string{"state", "accept", "traces.statecli.example.org/x", "-n", "default", "--digest", "abc", "--kubeconfig", kubeconfig}, 1, "not a digest modkind state show prints"},
 		"BadKeys":      {[]string{"state", "rotate-key", "--keys", "nokeys"}, 2, "want namespace/name"},
-		"NoState":      {[]string{"state", "accept", "traces.statecli.example.org/nobody", "-n", "default", "--kubeconfig", kubeconfig}, 1, "no state Secret"},
+		"NoState":      {[]string{"state", "accept", "traces.statecli.example.org/nobody", "-n", "default", "--digest", digest, "--kubeconfig", kubeconfig}, 1, "no state Secret"},
 	} {
 		if code, _, stderr := cli(tc.args...); code != tc.code || !strings.Contains(stderr, tc.want) {
 			t.Errorf("%s: modkind %q: want exit %d saying %q, got %d:\n%s", name, tc.args, tc.code, tc.want, code, stderr)

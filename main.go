@@ -30,6 +30,7 @@ import (
 	"github.com/modkind/modkind/apis/v1alpha1"
 	"github.com/modkind/modkind/crd"
 	"github.com/modkind/modkind/executor/job"
+	"github.com/modkind/modkind/printable"
 	"github.com/modkind/modkind/reconcile"
 	"github.com/modkind/modkind/slots"
 	"github.com/modkind/modkind/state"
@@ -88,14 +89,16 @@ func report(err error, stdout, stderr io.Writer) int {
 	}
 	ue := &usageError{}
 	if !errors.As(err, &ue) {
-		fmt.Fprintln(stderr, "modkind:", err)
+		// A command's error may quote what a tenant wrote (a plan id, a state's bytes): printed
+		// escaped, as the commands print such text.
+		fmt.Fprintln(stderr, "modkind:", printable.Text(err.Error()))
 		return 1
 	}
 	if errors.Is(ue.err, flag.ErrHelp) {
 		ue.usage(stdout)
 		return 0
 	}
-	fmt.Fprintf(stderr, "modkind: %v\n\n", ue.err)
+	fmt.Fprintf(stderr, "modkind: %s\n\n", printable.Text(ue.err.Error()))
 	ue.usage(stderr)
 	return 2
 }

@@ -33,7 +33,7 @@ func ring(t *testing.T, ids ...string) *KeyRing {
 	return k
 }
 
-// edit changes the state Secret of ref as a tenant with write access to the namespace's
+// edit changes the Secret name in ref's namespace as a tenant with write access to the namespace's
 // Secrets would.
 func edit(t *testing.T, c client.Client, name string, change func(sec *corev1.Secret)) {
 	t.Helper()
@@ -182,7 +182,11 @@ func TestAccept(t *testing.T) {
 	if _, err := s.Get(ctx, ref); !IsUnauthenticated(err) {
 		t.Fatalf("an unsigned state must be refused before it is accepted, got %v", err)
 	}
-	accepted, err := s.Accept(ctx, ref)
+	shown, err := unsigned.Get(ctx, ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	accepted, err := s.Accept(ctx, ref, shown.ReviewDigest())
 	if err != nil || accepted.Serial != 5 || accepted.AppliedInputs != "in-5" {
 		t.Fatalf("Accept: %+v, %v", accepted, err)
 	}
@@ -190,7 +194,7 @@ func TestAccept(t *testing.T) {
 	if err != nil || got.Serial != 5 || got.AppliedInputs != "in-5" {
 		t.Errorf("an accepted state must read as it was: %+v, %v", got, err)
 	}
-	if _, err := s.Accept(ctx, Ref{NamespacedName: types.NamespacedName{Namespace: ref.Namespace, Name: "none"}}); err == nil {
+	if _, err := s.Accept(ctx, Ref{NamespacedName: types.NamespacedName{Namespace: ref.Namespace, Name: "none"}}, shown.ReviewDigest()); err == nil {
 		t.Errorf("accepting a state that does not exist must fail")
 	}
 }

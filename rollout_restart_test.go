@@ -109,7 +109,7 @@ func TestStagedRolloutResumesAfterRestart(t *testing.T) {
 	createAll(t, c, []*unstructured.Unstructured{late})
 	said(late, "v1 late")
 	after := rollout(v1alpha1.RolloutWaiting)
-	if after.Step != before.Step || len(after.Moved) != 1 || after.From != before.From || after.To != before.To {
+	if after.Step != before.Step || after.Counts.Moved != 1 || after.From != before.From || after.To != before.To {
 		t.Fatalf("after a restart the rollout must resume where it was: before %+v, after %+v", before, after)
 	}
 	for _, u := range insts[1:] {

@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"crypto/sha256"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -202,4 +204,192 @@ func testRevisionPreview(t *testing.T, g *rbacGround) {
 		t.Errorf("the API server refused modkind requests it made:\n%s", r)
 	}
 	forget(ctx, t, g, mod, own, other)
+}
+
+// Rollouts no tenant can hold or steer, each checked as a namespace editor with a real token.
+func TestRolloutTenants(t *testing.T) {
+	g := startRBACGround(t)
+	t.Run("BlockedInstanceHoldsNoOne", func(t *testing.T) { testRolloutBlocked(t, g) })
+	t.Run("NamesDoNotSteerSteps", func(t *testing.T) { testRolloutNames(t, g) })
+}
+
+// moduleRevision is the revision u was last applied with, as an admin reads it.
+func moduleRevision(ctx context.Context, g *rbacGround, u *unstructured.Unstructured) string {
+	got := u.DeepCopy()
+	if err := g.admin.Get(ctx, client.ObjectKeyFromObject(u), got); err != nil {
+		return ""
+	}
+	cur, _, _ := unstructured.NestedString(got.Object, "status", "moduleRevision")
+	return cur
+}
+
+// newRevision changes the Module's source and waits for the rollout to the revision it makes.
+func newRevision(ctx context.Context, t *testing.T, g *rbacGround, refused *refusals, mod *v1alpha1.Module, source string) *v1alpha1.RolloutStatus {
+	t.Helper()
+	if err := os.WriteFile(filepath.Join(mod.Spec.Source.Path, "main.tf"), []byte(source), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var ro *v1alpha1.RolloutStatus
+	rbacWaitFor(ctx, t, "a rollout of Module "+mod.Name, refused, func(ctx context.Context) (bool, any) {
+		got := &v1alpha1.Module{}
+		if err := g.admin.Get(ctx, types.NamespacedName{Name: mod.Name}, got); err != nil {
+			return false, err
+		}
+		ro = got.Status.Rollout
+		return ro != nil && ro.To == got.Status.Revision, got.Status
+	})
+	return ro
+}
+
+// rolloutOf waits until the Module's rollout satisfies cond and returns it.
+func rolloutOf(ctx context.Context, t *testing.T, g *rbacGround, refused *refusals, name, what string, cond func(*v1alpha1.RolloutStatus) bool) *v1alpha1.RolloutStatus {
+	t.Helper()
+	var ro *v1alpha1.RolloutStatus
+	rbacWaitFor(ctx, t, what, refused, func(ctx context.Context) (bool, any) {
+		got := &v1alpha1.Module{}
+		if err := g.admin.Get(ctx, types.NamespacedName{Name: name}, got); err != nil {
+			return false, err
+		}
+		ro = got.Status.Rollout
+		return ro != nil && cond(ro), ro
+	})
+	return ro
+}
+
+// A tenant labels its instance as the canary a Staged rollout's first step selects, and pauses
+// it: the step no longer waits for it for ever. Past the progress deadline the step completes
+// with the instance counted blocked and named, in the status and in a Warning event, and the
+// other namespace's instance moves to the new revision; the paused one stays where it was.
+func testRolloutBlocked(t *testing.T, g *rbacGround) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	refused, _ := startControllerAs(ctx, t, g, func(c *reconcile.Config) { c.Namespaces = []string{rbacTenant, rbacThird} })
+	tenant := rbacClient(t, tenantToken(ctx, t, g, rbacTenant, "edit"))
+	mod := applyModule(ctx, t, g, refused, "rollout-blocked", "RolloutBlocked", pinModule)
+	if err := mergePatch(ctx, g.admin, mod, `{"spec":{"rollout":{"policy":"Staged","progressDeadline":"15s",`+
+		`"steps":[{"selector":{"matchLabels":{"canary":"true"}}}]}}}`); err != nil {
+		t.Fatal(err)
+	}
+	own := instance("RolloutBlocked", rbacTenant, "hold", map[string]any{"name": "hold"})
+	own.SetLabels(map[string]string{"canary": "true"})
+	other := instance("RolloutBlocked", rbacThird, "other", map[string]any{"name": "other"})
+	if err := tenant.Create(ctx, own); err != nil {
+		t.Fatal(err)
+	}
+	if err := g.admin.Create(ctx, other); err != nil {
+		t.Fatal(err)
+	}
+	var rev1 string
+	for _, u := range []*unstructured.Unstructured{own, other} {
+		rbacWaitFor(ctx, t, u.GetName()+" applied", refused, func(ctx context.Context) (bool, any) {
+			rev1 = moduleRevision(ctx, g, u)
+			return rev1 != "", rev1
+		})
+	}
+	// The tenant pauses its own instance: nothing of it is applied any more.
+	if err := mergePatch(ctx, tenant, own.DeepCopy(), `{"metadata":{"annotations":{"crossplane.io/paused":"true"}}}`); err != nil {
+		t.Fatal(err)
+	}
+	rbacWaitFor(ctx, t, "hold seen paused", refused, func(ctx context.Context) (bool, any) {
+		s := condition(ctx, t, g.admin, own, "Synced")
+		return s != nil && s["reason"] == "ReconcilePaused", s
+	})
+
+	ro := newRevision(ctx, t, g, refused, mod, pinModule+"\n# v2\n")
+	rev2 := ro.To
+	// Within the deadline and then some: before the fix, the step waited for the paused canary
+	// for ever.
+	moveCtx, moveCancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer moveCancel()
+	rbacWaitFor(moveCtx, t, "the other namespace's instance on the new revision", refused, func(ctx context.Context) (bool, any) {
+		cur := moduleRevision(ctx, g, other)
+		return cur == rev2, cur
+	})
+	key := rbacTenant + "/" + own.GetName()
+	ro = rolloutOf(ctx, t, g, refused, mod.Name, "the rollout complete", func(ro *v1alpha1.RolloutStatus) bool { return ro.Phase == v1alpha1.RolloutComplete })
+	if ro.Counts.Blocked != 1 || len(ro.Blocked) != 1 || ro.Blocked[0] != key || ro.Counts.Applied != 1 {
+		t.Errorf("the complete rollout: want %s counted blocked and named, and the other instance applied, got %+v", key, ro)
+	}
+	if cur := moduleRevision(ctx, g, own); cur != rev1 {
+		t.Errorf("the paused instance: want it left on %s, got %s", rev1, cur)
+	}
+	// Events on a cluster-scoped Module are written to the default namespace.
+	rbacWaitFor(ctx, t, "a Warning event naming the blocked instance", refused, func(ctx context.Context) (bool, any) {
+		list := &corev1.EventList{}
+		if err := g.admin.List(ctx, list, client.InNamespace("default")); err != nil {
+			return false, err
+		}
+		for _, e := range list.Items {
+			if e.InvolvedObject.Name == mod.Name && e.Type == corev1.EventTypeWarning && e.Reason == "RolloutBlocked" && strings.Contains(e.Message, key) {
+				return true, e.Message
+			}
+		}
+		return false, len(list.Items)
+	})
+	forget(ctx, t, g, mod, own, other)
+}
+
+// A tenant names its instances so that their plain hash sorts first (as a step's choice once
+// did): a Staged rollout's 10% step still takes instances by a keyed hash of their UIDs, not
+// those names, so the tenant's three do not make up the step.
+func testRolloutNames(t *testing.T, g *rbacGround) {
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+	defer cancel()
+	refused, _ := startControllerAs(ctx, t, g, func(c *reconcile.Config) { c.Namespaces = []string{rbacTenant, rbacThird} })
+	tenant := rbacClient(t, tenantToken(ctx, t, g, rbacTenant, "edit"))
+	mod := applyModule(ctx, t, g, refused, "rollout-names", "RolloutNames", pinModule)
+	if err := mergePatch(ctx, g.admin, mod, `{"spec":{"rollout":{"policy":"Staged","steps":[{"percent":10,"pause":{"untilPromoted":true}}]}}}`); err != nil {
+		t.Fatal(err)
+	}
+	// Names whose SHA-256 of namespace/name begins with two zero bytes: first in any plain hash
+	// order, ahead of the other namespace's twenty.
+	var mine, all []*unstructured.Unstructured
+	for i := 0; len(mine) < 3; i++ {
+		name := fmt.Sprintf("first-%d", i)
+		if sum := sha256.Sum256([]byte(rbacTenant + "/" + name)); sum[0] == 0 && sum[1] == 0 {
+			u := instance("RolloutNames", rbacTenant, name, map[string]any{"name": name})
+			if err := tenant.Create(ctx, u); err != nil {
+				t.Fatal(err)
+			}
+			mine = append(mine, u)
+		}
+	}
+	all = append(all, mine...)
+	for i := 0; i < 20; i++ {
+		u := instance("RolloutNames", rbacThird, fmt.Sprintf("c-%02d", i), map[string]any{"name": fmt.Sprintf("c-%02d", i)})
+		if err := g.admin.Create(ctx, u); err != nil {
+			t.Fatal(err)
+		}
+		all = append(all, u)
+	}
+	for _, u := range all {
+		rbacWaitFor(ctx, t, u.GetName()+" applied", refused, func(ctx context.Context) (bool, any) {
+			cur := moduleRevision(ctx, g, u)
+			return cur != "", cur
+		})
+	}
+
+	ro := newRevision(ctx, t, g, refused, mod, pinModule+"\n# v2\n")
+	rev2 := ro.To
+	ro = rolloutOf(ctx, t, g, refused, mod.Name, "the 10% step complete", func(ro *v1alpha1.RolloutStatus) bool { return ro.Phase == v1alpha1.RolloutWaiting })
+	moved, ofMine := 0, 0
+	for _, u := range all {
+		if moduleRevision(ctx, g, u) == rev2 {
+			moved++
+			if u.GetNamespace() == rbacTenant {
+				ofMine++
+			}
+		}
+	}
+	if moved != 3 || ro.Counts.Moved != 3 {
+		t.Errorf("10%% of 23 instances, rounded up: want 3 moved, got %d on %s (status counts %+v)", moved, rev2, ro.Counts)
+	}
+	if ofMine == len(mine) {
+		t.Errorf("the first step took all %d of the instances the tenant named to sort first", ofMine)
+	}
+	objs := make([]client.Object, 0, len(all))
+	for _, u := range all {
+		objs = append(objs, u)
+	}
+	forget(ctx, t, g, mod, objs...)
 }

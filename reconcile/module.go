@@ -25,7 +25,6 @@ import (
 	"github.com/modkind/modkind/apis/v1alpha1"
 	"github.com/modkind/modkind/crd"
 	"github.com/modkind/modkind/module"
-	"github.com/modkind/modkind/rollout"
 )
 
 const (
@@ -263,7 +262,9 @@ func (r *ModuleReconciler) serveLastGood(ctx context.Context, m *v1alpha1.Module
 	if err == nil && m.Status.Revision != "" {
 		// Instances stay where the recorded rollout put them.
 		snap.Revision = m.Status.Revision
-		snap.Fleet = &rollout.Fleet{Latest: m.Status.Revision, Rollout: m.Status.Rollout.DeepCopy()}
+		// The namespaces held are known from the instances only once the Module is read again:
+		// until then, those the status names.
+		snap.Fleet = fleetOf(m.Status.Revision, rolloutSpec(m), m.Status.Rollout, heldNamed(m.Status.Rollout))
 	}
 	if err == nil {
 		err = r.engine.Run(ctx, gvk, snap)

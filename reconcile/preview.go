@@ -104,12 +104,12 @@ func readPreview(u *unstructured.Unstructured) (shownPreview, bool) {
 	return p, true
 }
 
-// previewTarget returns the revision the kind's rollout will move the instance key to, which its
+// previewTarget returns the revision the kind's rollout will move the instance m to, which its
 // preview plans; "" when there is none to preview: no rollout under way (none, or one that is
 // complete, stopped or undone), an instance pinned by name or selector (rollouts pass it by), or
 // one the rollout moved already. An Automatic rollout has no status.rollout: its instances move
 // at once, and nothing previews them.
-func previewTarget(key string, pin rollout.Pin, f *rollout.Fleet) string {
+func previewTarget(m rollout.Member, pin rollout.Pin, f *rollout.Fleet) string {
 	if f == nil || f.Rollout == nil || pin.Pinned() {
 		return ""
 	}
@@ -119,7 +119,7 @@ func previewTarget(key string, pin rollout.Pin, f *rollout.Fleet) string {
 	default:
 		return ""
 	}
-	if r.To == "" || r.From == r.To || rollout.Choose(key, pin, nil, *f) == r.To {
+	if r.To == "" || r.From == r.To || rollout.Choose(m, pin, nil, *f) == r.To {
 		return ""
 	}
 	return r.To
@@ -172,7 +172,7 @@ func (e *external) preview(ctx context.Context) {
 	if base == nil {
 		return
 	}
-	target := previewTarget(rolloutKey(e.inst), instancePin(&e.inst.Unstructured), base.Fleet)
+	target := previewTarget(member(&e.inst.Unstructured), instancePin(&e.inst.Unstructured), base.Fleet)
 	if target == "" {
 		return
 	}
@@ -269,7 +269,7 @@ func fleetPreview(to string, fleet rollout.Fleet, list []unstructured.Unstructur
 		}
 		shown, ok := readPreview(inst)
 		if !ok || shown.Revision != to {
-			if previewTarget(rolloutKey(inst), pin, &fleet) != to {
+			if previewTarget(member(inst), pin, &fleet) != to {
 				// No preview of to comes: the rollout moved it (or is over) before one was made.
 				continue
 			}
@@ -325,7 +325,9 @@ func (r *ModuleReconciler) showPreview(ctx context.Context, m *v1alpha1.Module, 
 	if err != nil {
 		return 0, err
 	}
-	p := fleetPreview(ro.To, rollout.Fleet{Latest: m.Status.Revision, Rollout: ro}, list)
+	fleet, _ := members(list)
+	spec := rolloutSpec(m)
+	p := fleetPreview(ro.To, *fleetOf(m.Status.Revision, spec, ro, rollout.Held(spec, *ro, fleet)), list)
 	before := ro.Preview
 	ro.Preview = p
 	if p.Instances > 0 && p.Pending == 0 && (before == nil || before.Pending > 0 || before.Revision != p.Revision) {

@@ -21,30 +21,33 @@ import (
 
 // Which instances a rollout previews, and with which revision.
 func TestPreviewTarget(t *testing.T) {
-	waiting := &v1alpha1.RolloutStatus{From: "m-1", To: "m-2", Phase: v1alpha1.RolloutWaiting, Moved: []string{"a/moved"}}
+	waiting := &v1alpha1.RolloutStatus{From: "m-1", To: "m-2", Phase: v1alpha1.RolloutWaiting}
 	with := func(phase v1alpha1.RolloutPhase) *rollout.Fleet {
 		r := waiting.DeepCopy()
 		r.Phase = phase
 		return &rollout.Fleet{Latest: "m-2", Rollout: r}
 	}
+	x := rollout.Member{Key: "a/x", Namespace: "a", UID: "u-x", Current: "m-1"}
+	// The rollout moved it: it is applied with To.
+	moved := rollout.Member{Key: "a/moved", Namespace: "a", UID: "u-moved", Current: "m-2"}
 	cases := map[string]struct {
 		reason string
-		key    string
+		key    rollout.Member
 		pin    rollout.Pin
 		fleet  *rollout.Fleet
 		want   string
 	}{
-		"Manual":      {reason: "A Manual rollout waiting for promotion previews To for every instance not moved.", key: "a/x", fleet: with(v1alpha1.RolloutWaiting), want: "m-2"},
-		"Progressing": {reason: "A Staged rollout previews the instances its later steps will move.", key: "a/x", fleet: with(v1alpha1.RolloutProgressing), want: "m-2"},
-		"Paused":      {reason: "A paused rollout still previews what it will move.", key: "a/x", fleet: with(v1alpha1.RolloutPausedPhase), want: "m-2"},
-		"Moved":       {reason: "An instance the rollout moved is applied with To, not previewed.", key: "a/moved", fleet: with(v1alpha1.RolloutWaiting)},
-		"Pinned":      {reason: "A pinned instance does not move: nothing to preview.", key: "a/x", pin: rollout.Pin{Ref: "m-1"}, fleet: with(v1alpha1.RolloutWaiting)},
-		"Selector":    {reason: "An instance following a selector does not move with the rollout.", key: "a/x", pin: rollout.Pin{Selector: map[string]string{"channel": "stable"}}, fleet: with(v1alpha1.RolloutWaiting)},
-		"Automatic":   {reason: "Without status.rollout (Automatic) every instance moves at once: no preview.", key: "a/x", fleet: &rollout.Fleet{Latest: "m-2"}},
-		"NoFleet":     {reason: "A kind without revisions has nothing to preview.", key: "a/x"},
-		"Complete":    {reason: "A complete rollout moved everything.", key: "a/x", fleet: with(v1alpha1.RolloutComplete)},
-		"Stopped":     {reason: "A stopped rollout moves nothing further.", key: "a/x", fleet: with(v1alpha1.RolloutStopped)},
-		"Undone":      {reason: "An undone rollout moves nothing to To.", key: "a/x", fleet: with(v1alpha1.RolloutUndone)},
+		"Manual":      {reason: "A Manual rollout waiting for promotion previews To for every instance not moved.", key: x, fleet: with(v1alpha1.RolloutWaiting), want: "m-2"},
+		"Progressing": {reason: "A Staged rollout previews the instances its later steps will move.", key: x, fleet: with(v1alpha1.RolloutProgressing), want: "m-2"},
+		"Paused":      {reason: "A paused rollout still previews what it will move.", key: x, fleet: with(v1alpha1.RolloutPausedPhase), want: "m-2"},
+		"Moved":       {reason: "An instance the rollout moved is applied with To, not previewed.", key: moved, fleet: with(v1alpha1.RolloutWaiting)},
+		"Pinned":      {reason: "A pinned instance does not move: nothing to preview.", key: x, pin: rollout.Pin{Ref: "m-1"}, fleet: with(v1alpha1.RolloutWaiting)},
+		"Selector":    {reason: "An instance following a selector does not move with the rollout.", key: x, pin: rollout.Pin{Selector: map[string]string{"channel": "stable"}}, fleet: with(v1alpha1.RolloutWaiting)},
+		"Automatic":   {reason: "Without status.rollout (Automatic) every instance moves at once: no preview.", key: x, fleet: &rollout.Fleet{Latest: "m-2"}},
+		"NoFleet":     {reason: "A kind without revisions has nothing to preview.", key: x},
+		"Complete":    {reason: "A complete rollout moved everything.", key: x, fleet: with(v1alpha1.RolloutComplete)},
+		"Stopped":     {reason: "A stopped rollout moves nothing further.", key: x, fleet: with(v1alpha1.RolloutStopped)},
+		"Undone":      {reason: "An undone rollout moves nothing to To.", key: x, fleet: with(v1alpha1.RolloutUndone)},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -172,10 +175,8 @@ func TestFleetPreview(t *testing.T) {
 	// came is no longer pending: none will come.
 	promoted := ro.DeepCopy()
 	promoted.Phase = v1alpha1.RolloutProgressing
-	for _, u := range list {
-		promoted.Moved = append(promoted.Moved, u.GetNamespace()+"/"+u.GetName())
-	}
-	got := fleetPreview("m-2", rollout.Fleet{Latest: "m-2", Rollout: promoted}, list)
+	promoted.StepStarted = &metav1.Time{Time: time.Now()}
+	got := fleetPreview("m-2", rollout.Fleet{Latest: "m-2", Rollout: promoted, Spec: v1alpha1.Rollout{Policy: v1alpha1.RolloutManual}}, list)
 	if got.Pending != 0 || got.Instances != 6 || got.Replace != 2 {
 		t.Errorf("after promotion: want 6 instances counted with their previews and none pending, got %+v", got.PreviewCounts)
 	}

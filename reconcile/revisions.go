@@ -185,7 +185,7 @@ func (c *connector) snapshotFor(ctx context.Context, inst *kind.Instance) (*Snap
 		}
 		revs = asRevisions(list)
 	}
-	name := rollout.Choose(rolloutKey(inst), pin, revs, *base.Fleet)
+	name := rollout.Choose(member(&inst.Unstructured), pin, revs, *base.Fleet)
 	if name == "" {
 		return nil, nil, errors.Errorf(errNoRevisionMatch, base.ModuleName)
 	}
@@ -284,16 +284,22 @@ func members(list []unstructured.Unstructured) ([]rollout.Member, map[string]int
 	out := make([]rollout.Member, 0, len(list))
 	count := map[string]int64{}
 	for i := range list {
-		inst := &list[i]
-		cur, _, _ := unstructured.NestedString(inst.Object, "status", fields.ModuleRevision)
-		failed, _, _ := unstructured.NestedString(inst.Object, "status", fields.FailedModuleRevision)
-		if cur != "" {
-			count[cur]++
+		m := member(&list[i])
+		if m.Current != "" {
+			count[m.Current]++
 		}
-		out = append(out, rollout.Member{Key: rolloutKey(inst), Labels: inst.GetLabels(), Pinned: instancePin(inst).Pinned(), Current: cur, Failed: failed})
+		out = append(out, m)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Key < out[j].Key })
 	return out, count
+}
+
+// member is an instance as a rollout sees it.
+func member(inst *unstructured.Unstructured) rollout.Member {
+	cur, _, _ := unstructured.NestedString(inst.Object, "status", fields.ModuleRevision)
+	failed, _, _ := unstructured.NestedString(inst.Object, "status", fields.FailedModuleRevision)
+	return rollout.Member{Key: rolloutKey(inst), Namespace: inst.GetNamespace(), UID: string(inst.GetUID()), Labels: inst.GetLabels(),
+		Pinned: instancePin(inst).Pinned(), Current: cur, Failed: failed}
 }
 
 // revisionInputs are what the revision adds to an instance's inputs: the snapshot's digest, so

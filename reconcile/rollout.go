@@ -2,10 +2,13 @@ package reconcile
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"time"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/event"
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -19,8 +22,8 @@ const (
 	errListInstances                = "cannot list the instances of"
 	errUpdateRevision               = "cannot update the status of ModuleRevision"
 	errDeleteRevision               = "cannot delete ModuleRevision"
+	errSeed                         = "cannot choose a rollout's random seed"
 	reasonRevision     event.Reason = "CannotRecordRevision"
-	reasonRolloutStep  event.Reason = "RolloutStep"
 	reasonNewRevision  event.Reason = "NewRevision"
 	defaultHistory                  = 10
 	rolloutPollCeiling              = 5 * time.Second
@@ -45,13 +48,18 @@ func (r *ModuleReconciler) revise(ctx context.Context, m *v1alpha1.Module, mod *
 		if previous != "" {
 			r.record.Event(m, event.Normal(reasonNewRevision, "Recorded ModuleRevision "+name+" (the newest was "+previous+")"))
 		}
-		m.Status.Rollout = rollout.Start(spec.Policy, m.Status.Rollout, previous, name, sig)
+		seed, err := newSeed()
+		if err != nil {
+			return 0, err
+		}
+		m.Status.Rollout = rollout.Start(spec.Policy, m.Status.Rollout, previous, name, seed, sig)
 		m.Status.Revision = name
 	}
 	if spec.Policy == v1alpha1.RolloutAutomatic {
 		m.Status.Rollout = nil
 	}
 	var wait time.Duration
+	var held map[string]bool
 	if m.Status.Rollout != nil {
 		list, err := r.instances(ctx, gvk)
 		if err != nil {
@@ -60,8 +68,13 @@ func (r *ModuleReconciler) revise(ctx context.Context, m *v1alpha1.Module, mod *
 		fleet, _ := members(list)
 		st, events, w := rollout.Advance(time.Now(), spec, *m.Status.Rollout, fleet, sig)
 		m.Status.Rollout, wait = &st, w
+		held = rollout.Held(spec, st, fleet)
 		for _, e := range events {
-			r.record.Event(m, event.Normal(reasonRolloutStep, e))
+			if e.Warning {
+				r.record.Event(m, event.Warning(event.Reason(e.Reason), errors.New(e.Message)))
+				continue
+			}
+			r.record.Event(m, event.Normal(event.Reason(e.Reason), e.Message))
 		}
 		if st.Phase == v1alpha1.RolloutProgressing || (w > 0 && w > rolloutPollCeiling) {
 			wait = rolloutPollCeiling
@@ -75,17 +88,42 @@ func (r *ModuleReconciler) revise(ctx context.Context, m *v1alpha1.Module, mod *
 		}
 	}
 	snap.Revision = name
-	snap.Fleet = &rollout.Fleet{Latest: name, Rollout: m.Status.Rollout.DeepCopy()}
+	snap.Fleet = fleetOf(name, spec, m.Status.Rollout, held)
 	return wait, nil
 }
 
+// fleetOf is what the kind's instances are told of the rollout: what decides which revision
+// each is on, without the counts, samples and message, which change as instances move and would
+// have every instance of the kind observed again each time they do.
+func fleetOf(latest string, spec v1alpha1.Rollout, st *v1alpha1.RolloutStatus, held map[string]bool) *rollout.Fleet {
+	f := &rollout.Fleet{Latest: latest, Spec: *spec.DeepCopy(), Held: held}
+	if st != nil {
+		f.Rollout = st.DeepCopy()
+		rollout.Migrate(f.Rollout)
+		f.Rollout.Counts = v1alpha1.RolloutCounts{}
+		f.Rollout.Failed, f.Rollout.Blocked, f.Rollout.Held, f.Rollout.Message = nil, nil, nil, ""
+	}
+	return f
+}
+
+// newSeed is a rollout's random seed (see RolloutStatus.Seed).
+func newSeed() (string, error) {
+	b := make([]byte, 16)
+	if _, err := rand.Read(b); err != nil {
+		return "", errors.Wrap(err, errSeed)
+	}
+	return hex.EncodeToString(b), nil
+}
+
+// equalRollout reports whether a and b are the same status, but for the preview, which its own
+// write keeps (showPreview).
 func equalRollout(a, b *v1alpha1.RolloutStatus) bool {
 	if a == nil || b == nil {
 		return a == b
 	}
-	return a.Phase == b.Phase && a.Step == b.Step && a.From == b.From && a.To == b.To &&
-		len(a.Moved) == len(b.Moved) && len(a.Failed) == len(b.Failed) && len(a.Stay) == len(b.Stay) && a.Promoted == b.Promoted && a.Undone == b.Undone &&
-		a.StepStarted.Equal(b.StepStarted) && a.StepCompleted.Equal(b.StepCompleted)
+	x, y := *a, *b
+	x.Preview, y.Preview = nil, nil
+	return equality.Semantic.DeepEqual(x, y)
 }
 
 // rolloutSpec is the Module's rollout, Automatic when unset.
@@ -163,8 +201,8 @@ func revisionsInUse(m *v1alpha1.Module, list []unstructured.Unstructured, revs [
 	in := map[string]bool{m.Status.Revision: true}
 	if ro := m.Status.Rollout; ro != nil {
 		in[ro.From], in[ro.To] = true, true
-		for _, g := range ro.Stay {
-			in[g.Revision] = true
+		for _, rev := range ro.StayOn {
+			in[rev] = true
 		}
 	}
 	for name := range count {
@@ -180,4 +218,16 @@ func revisionsInUse(m *v1alpha1.Module, list []unstructured.Unstructured, revs [
 		}
 	}
 	return in
+}
+
+// heldNamed are the namespaces st names held: all of them unless more are held than it names.
+func heldNamed(st *v1alpha1.RolloutStatus) map[string]bool {
+	if st == nil || len(st.Held) == 0 {
+		return nil
+	}
+	held := map[string]bool{}
+	for _, ns := range st.Held {
+		held[ns] = true
+	}
+	return held
 }

@@ -33,11 +33,16 @@ type Fleet struct {
 	Latest string
 	// Rollout is the Module's status.rollout; nil when every instance follows Latest.
 	Rollout *v1alpha1.RolloutStatus
+	// Spec is the Module's spec.rollout: its steps' selectors say which instances they move.
+	Spec v1alpha1.Rollout
+	// Held are the namespaces the rollout holds (see Held), as the Module's controller last
+	// counted them.
+	Held map[string]bool
 }
 
 // Choose returns the name of the revision an instance is applied with: its pin, else where the
 // rollout put it. It returns "" when a selector matches no revision.
-func Choose(key string, pin Pin, revs []Revision, f Fleet) string {
+func Choose(m Member, pin Pin, revs []Revision, f Fleet) string {
 	if pin.Ref != "" {
 		return pin.Ref
 	}
@@ -48,11 +53,11 @@ func Choose(key string, pin Pin, revs []Revision, f Fleet) string {
 	if r == nil || r.Phase == v1alpha1.RolloutComplete {
 		return f.Latest
 	}
-	if r.Phase != v1alpha1.RolloutUndone && contains(r.Moved, key) {
+	if moves(f.Spec, *r, f.Held, m) {
 		return r.To
 	}
-	if stay := StayOf(r, key); stay != "" {
-		return stay
+	if m.Current != "" && m.Current != r.To && contains(r.StayOn, m.Current) {
+		return m.Current
 	}
 	return r.From
 }

@@ -1,6 +1,10 @@
 // Package rollout decides, as pure functions, how the instances of a generated kind move from
 // one ModuleRevision to another: which revision each instance is applied with, which instances a
-// step of a Staged rollout moves, when a step is complete, when failures stop the rollout, and
-// which unused revisions are pruned. The controllers in reconcile read the cluster, call these
+// step of a Staged rollout moves (by labels, or by a keyed hash of their UIDs under the rollout's
+// random seed), when a step is complete or past its progress deadline (its instances that did not
+// move counted blocked), which namespaces failures hold, when the rollout stops, and which unused
+// revisions are pruned. Which instances a rollout moved is computed from what the controller owns,
+// never listed, so that its status stays bounded: counts, and samples of at most
+// v1alpha1.RolloutSample names. The controllers in reconcile read the cluster, call these
 // functions and write what they return.
 package rollout

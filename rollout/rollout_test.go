@@ -1,6 +1,7 @@
 package rollout
 
 import (
+	"sort"
 	"testing"
 	"time"
 
@@ -18,40 +19,65 @@ func TestChoose(t *testing.T) {
 		{Name: "m-2", Number: 2, Labels: map[string]string{"channel": "stable"}},
 		{Name: "m-3", Number: 3, Labels: map[string]string{"channel": "beta"}},
 	}
-	under := &v1alpha1.RolloutStatus{From: "m-2", To: "m-3", Phase: v1alpha1.RolloutProgressing, Moved: []string{"a/moved"}}
-	// A rollout m-1 -> m-3 that superseded one to m-2, which had moved a/early and a/moved.
-	superseding := &v1alpha1.RolloutStatus{From: "m-1", To: "m-3", Phase: v1alpha1.RolloutProgressing, Moved: []string{"a/moved"},
-		Stay: []v1alpha1.RolloutStay{{Revision: "m-2", Instances: []string{"a/early", "a/moved"}}}}
+	canary := v1alpha1.Rollout{Policy: v1alpha1.RolloutStaged, Steps: []v1alpha1.RolloutStep{
+		{Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"canary": "true"}}}, {Percent: ptr.To[int32](50)}}}
+	started := metav1.NewTime(time.Date(2026, 11, 26, 2, 0, 0, 0, time.UTC))
+	under := &v1alpha1.RolloutStatus{From: "m-2", To: "m-3", Phase: v1alpha1.RolloutProgressing, Seed: "s", StepStarted: &started}
+	// A percent step whose cut is the rank of uid-low: it and any lower move.
+	low := member("a", "x", "uid-low", nil, "m-2")
+	high := member("a", "y", "uid-high", nil, "m-2")
+	if Rank("s", "uid-low") >= Rank("s", "uid-high") {
+		low, high = high, low
+	}
+	cut := *under
+	cut.Step, cut.Cut = 1, Rank("s", low.UID)
+	// A rollout m-1 -> m-3 that superseded one to m-2.
+	superseding := &v1alpha1.RolloutStatus{From: "m-1", To: "m-3", Phase: v1alpha1.RolloutProgressing, StayOn: []string{"m-2"}}
 	cases := map[string]struct {
 		reason string
-		key    string
+		m      Member
 		pin    Pin
 		fleet  Fleet
 		want   string
 	}{
-		"NoRollout":      {reason: "Without a rollout an instance follows the latest revision.", key: "a/x", fleet: Fleet{Latest: "m-3"}, want: "m-3"},
-		"Ref":            {reason: "A pin by name wins over everything.", key: "a/moved", pin: Pin{Ref: "m-1"}, fleet: Fleet{Latest: "m-3", Rollout: under}, want: "m-1"},
-		"Selector":       {reason: "A selector takes the newest matching revision.", key: "a/x", pin: Pin{Selector: map[string]string{"channel": "stable"}}, fleet: Fleet{Latest: "m-3"}, want: "m-2"},
-		"SelectorNone":   {reason: "A selector matching nothing chooses nothing.", key: "a/x", pin: Pin{Selector: map[string]string{"channel": "none"}}, fleet: Fleet{Latest: "m-3"}, want: ""},
-		"NotMovedYet":    {reason: "An instance a rollout has not moved stays on From.", key: "a/x", fleet: Fleet{Latest: "m-3", Rollout: under}, want: "m-2"},
-		"Moved":          {reason: "An instance a rollout moved is applied with To.", key: "a/moved", fleet: Fleet{Latest: "m-3", Rollout: under}, want: "m-3"},
-		"Complete":       {reason: "Once complete, every instance follows the latest.", key: "a/x", fleet: Fleet{Latest: "m-3", Rollout: &v1alpha1.RolloutStatus{From: "m-2", To: "m-3", Phase: v1alpha1.RolloutComplete}}, want: "m-3"},
-		"Undone":         {reason: "An undone rollout sends even moved instances back to From.", key: "a/moved", fleet: Fleet{Latest: "m-3", Rollout: &v1alpha1.RolloutStatus{From: "m-2", To: "m-3", Phase: v1alpha1.RolloutUndone, Moved: []string{"a/moved"}}}, want: "m-2"},
-		"StoppedKeepsTo": {reason: "A stopped rollout leaves moved instances on To and moves no more.", key: "a/moved", fleet: Fleet{Latest: "m-3", Rollout: &v1alpha1.RolloutStatus{From: "m-2", To: "m-3", Phase: v1alpha1.RolloutStopped, Moved: []string{"a/moved"}}}, want: "m-3"},
-		"Stays":          {reason: "An instance a superseded rollout moved stays on that rollout's revision, not From, until this one moves it.", key: "a/early", fleet: Fleet{Latest: "m-3", Rollout: superseding}, want: "m-2"},
-		"StayerMoved":    {reason: "Once this rollout moves an instance that stayed, it is applied with To.", key: "a/moved", fleet: Fleet{Latest: "m-3", Rollout: superseding}, want: "m-3"},
-		"OthersOnFrom":   {reason: "An instance neither rollout moved is on From.", key: "a/x", fleet: Fleet{Latest: "m-3", Rollout: superseding}, want: "m-1"},
-		"UndoneStays": {reason: "An undo sends an instance this rollout moved back to where it stood before it: the revision it stayed on.", key: "a/moved",
-			fleet: Fleet{Latest: "m-3", Rollout: &v1alpha1.RolloutStatus{From: "m-1", To: "m-3", Phase: v1alpha1.RolloutUndone, Moved: []string{"a/moved"},
-				Stay: []v1alpha1.RolloutStay{{Revision: "m-2", Instances: []string{"a/early", "a/moved"}}}}}, want: "m-2"},
+		"NoRollout":    {reason: "Without a rollout an instance follows the latest revision.", m: high, fleet: Fleet{Latest: "m-3"}, want: "m-3"},
+		"Ref":          {reason: "A pin by name wins over everything.", m: high, pin: Pin{Ref: "m-1"}, fleet: Fleet{Latest: "m-3", Rollout: under}, want: "m-1"},
+		"Selector":     {reason: "A selector takes the newest matching revision.", m: high, pin: Pin{Selector: map[string]string{"channel": "stable"}}, fleet: Fleet{Latest: "m-3"}, want: "m-2"},
+		"SelectorNone": {reason: "A selector matching nothing chooses nothing.", m: high, pin: Pin{Selector: map[string]string{"channel": "none"}}, fleet: Fleet{Latest: "m-3"}, want: ""},
+		"NotMovedYet":  {reason: "An instance no step has taken stays on From.", m: high, fleet: Fleet{Latest: "m-3", Rollout: under, Spec: canary}, want: "m-2"},
+		"CanaryLabel":  {reason: "The selector of a step begun moves the instances it matches.", m: member("a", "c", "uid-c", map[string]string{"canary": "true"}, "m-2"), fleet: Fleet{Latest: "m-3", Rollout: under, Spec: canary}, want: "m-3"},
+		"CanaryNotYet": {reason: "A step's selector moves nothing before the step begins (a Staged rollout not advanced yet).", m: member("a", "c", "uid-c", map[string]string{"canary": "true"}, "m-2"),
+			fleet: Fleet{Latest: "m-3", Rollout: &v1alpha1.RolloutStatus{From: "m-2", To: "m-3", Phase: v1alpha1.RolloutProgressing}, Spec: canary}, want: "m-2"},
+		"UnderCut":     {reason: "An instance whose rank is at most the cut moves.", m: low, fleet: Fleet{Latest: "m-3", Rollout: &cut, Spec: canary}, want: "m-3"},
+		"OverCut":      {reason: "An instance whose rank is above the cut stays.", m: high, fleet: Fleet{Latest: "m-3", Rollout: &cut, Spec: canary}, want: "m-2"},
+		"AppliedStays": {reason: "An instance applied with To stays there, whatever its labels or rank now.", m: member("a", "z", "uid-z", nil, "m-3"), fleet: Fleet{Latest: "m-3", Rollout: under, Spec: canary}, want: "m-3"},
+		"FailedStays":  {reason: "An instance whose apply with To failed keeps trying To.", m: failed(member("a", "z", "uid-z", nil, "m-2"), "m-3"), fleet: Fleet{Latest: "m-3", Rollout: under, Spec: canary}, want: "m-3"},
+		"HeldNamespace": {reason: "An instance of a namespace held by failures does not move, though the cut takes it.", m: low,
+			fleet: Fleet{Latest: "m-3", Rollout: &cut, Spec: canary, Held: map[string]bool{"a": true}}, want: "m-2"},
+		"Complete":     {reason: "Once complete, every instance follows the latest.", m: high, fleet: Fleet{Latest: "m-3", Rollout: &v1alpha1.RolloutStatus{From: "m-2", To: "m-3", Phase: v1alpha1.RolloutComplete}}, want: "m-3"},
+		"Undone":       {reason: "An undone rollout sends even applied instances back to From.", m: member("a", "z", "uid-z", nil, "m-3"), fleet: Fleet{Latest: "m-3", Rollout: &v1alpha1.RolloutStatus{From: "m-2", To: "m-3", Phase: v1alpha1.RolloutUndone}}, want: "m-2"},
+		"ManualAll":    {reason: "A promoted Manual rollout moves every unpinned instance.", m: high, fleet: Fleet{Latest: "m-3", Rollout: under, Spec: v1alpha1.Rollout{Policy: v1alpha1.RolloutManual}}, want: "m-3"},
+		"Stays":        {reason: "An instance a superseded rollout moved stays on that rollout's revision, not From, until this one moves it.", m: member("a", "e", "uid-e", nil, "m-2"), fleet: Fleet{Latest: "m-3", Rollout: superseding, Spec: canary}, want: "m-2"},
+		"OthersOnFrom": {reason: "An instance neither rollout moved is on From.", m: member("a", "o", "uid-o", nil, "m-1"), fleet: Fleet{Latest: "m-3", Rollout: superseding, Spec: canary}, want: "m-1"},
+		"UndoneStays": {reason: "An undo leaves an instance that stayed on a superseded rollout's revision there.", m: member("a", "e", "uid-e", nil, "m-2"),
+			fleet: Fleet{Latest: "m-3", Rollout: &v1alpha1.RolloutStatus{From: "m-1", To: "m-3", Phase: v1alpha1.RolloutUndone, StayOn: []string{"m-2"}}}, want: "m-2"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			if diff := cmp.Diff(tc.want, Choose(tc.key, tc.pin, revs, tc.fleet)); diff != "" {
+			if diff := cmp.Diff(tc.want, Choose(tc.m, tc.pin, revs, tc.fleet)); diff != "" {
 				t.Errorf("%s\nChoose(...): -want, +got:\n%s", tc.reason, diff)
 			}
 		})
 	}
+}
+
+func member(ns, name, uid string, l map[string]string, cur string) Member {
+	return Member{Key: ns + "/" + name, Namespace: ns, UID: uid, Labels: l, Current: cur}
+}
+
+func failed(m Member, rev string) Member {
+	m.Failed = rev
+	return m
 }
 
 func TestStart(t *testing.T) {
@@ -64,31 +90,26 @@ func TestStart(t *testing.T) {
 	}{
 		"Automatic":   {reason: "Automatic starts no rollout.", policy: v1alpha1.RolloutAutomatic, previous: "m-1"},
 		"First":       {reason: "The first revision has nothing to move from.", policy: v1alpha1.RolloutManual},
-		"Manual":      {reason: "A new revision under Manual starts a rollout from the previous one.", policy: v1alpha1.RolloutManual, previous: "m-1", want: &v1alpha1.RolloutStatus{From: "m-1", To: "m-3", Phase: v1alpha1.RolloutProgressing, Promoted: "p1"}},
-		"AfterDone":   {reason: "After a complete rollout the fleet is on its To.", policy: v1alpha1.RolloutStaged, previous: "m-2", prev: &v1alpha1.RolloutStatus{From: "m-1", To: "m-2", Phase: v1alpha1.RolloutComplete}, want: &v1alpha1.RolloutStatus{From: "m-2", To: "m-3", Phase: v1alpha1.RolloutProgressing, Promoted: "p1"}},
-		"AfterUndone": {reason: "After an undone rollout the fleet is on its From.", policy: v1alpha1.RolloutStaged, previous: "m-2", prev: &v1alpha1.RolloutStatus{From: "m-1", To: "m-2", Phase: v1alpha1.RolloutUndone}, want: &v1alpha1.RolloutStatus{From: "m-1", To: "m-3", Phase: v1alpha1.RolloutProgressing, Promoted: "p1"}},
+		"Manual":      {reason: "A new revision under Manual starts a rollout from the previous one, with the seed given.", policy: v1alpha1.RolloutManual, previous: "m-1", want: &v1alpha1.RolloutStatus{From: "m-1", To: "m-3", Phase: v1alpha1.RolloutProgressing, Promoted: "p1", Seed: "seed"}},
+		"AfterDone":   {reason: "After a complete rollout the fleet is on its To.", policy: v1alpha1.RolloutStaged, previous: "m-2", prev: &v1alpha1.RolloutStatus{From: "m-1", To: "m-2", Phase: v1alpha1.RolloutComplete}, want: &v1alpha1.RolloutStatus{From: "m-2", To: "m-3", Phase: v1alpha1.RolloutProgressing, Promoted: "p1", Seed: "seed"}},
+		"AfterUndone": {reason: "After an undone rollout the fleet is on its From.", policy: v1alpha1.RolloutStaged, previous: "m-2", prev: &v1alpha1.RolloutStatus{From: "m-1", To: "m-2", Phase: v1alpha1.RolloutUndone}, want: &v1alpha1.RolloutStatus{From: "m-1", To: "m-3", Phase: v1alpha1.RolloutProgressing, Promoted: "p1", Seed: "seed"}},
 		"BackToFrom":  {reason: "A source moved back to where the fleet is needs no rollout.", policy: v1alpha1.RolloutStaged, previous: "m-2", prev: &v1alpha1.RolloutStatus{From: "m-3", To: "m-2", Phase: v1alpha1.RolloutUndone}},
-		"Superseded": {reason: "A new revision while a rollout is under way: the instances it moved stay on its revision (one whose apply failed there does not), the rest on From, until the new rollout moves them.",
+		"Superseded": {reason: "A new revision while a rollout is under way: the instances on its revision stay there until the new rollout moves them.",
 			policy: v1alpha1.RolloutStaged, previous: "m-2",
-			prev: &v1alpha1.RolloutStatus{From: "m-1", To: "m-2", Phase: v1alpha1.RolloutPausedPhase, Moved: []string{"b/y", "a/x", "a/failed"}, Failed: []string{"a/failed"}},
-			want: &v1alpha1.RolloutStatus{From: "m-1", To: "m-3", Phase: v1alpha1.RolloutProgressing, Promoted: "p1",
-				Stay: []v1alpha1.RolloutStay{{Revision: "m-2", Instances: []string{"a/x", "b/y"}}}}},
-		"SupersededTwice": {reason: "Superseded again: those the second rollout moved stay on its revision, those it had not moved stay where the first left them.",
+			prev: &v1alpha1.RolloutStatus{From: "m-1", To: "m-2", Phase: v1alpha1.RolloutPausedPhase, Seed: "old", Cut: "8000000000000000"},
+			want: &v1alpha1.RolloutStatus{From: "m-1", To: "m-3", Phase: v1alpha1.RolloutProgressing, Promoted: "p1", Seed: "seed", StayOn: []string{"m-2"}}},
+		"SupersededTwice": {reason: "Superseded again: instances stay on either rollout's revision.",
 			policy: v1alpha1.RolloutStaged, previous: "m-2",
-			prev: &v1alpha1.RolloutStatus{From: "m-0", To: "m-2", Phase: v1alpha1.RolloutProgressing, Moved: []string{"a/x", "a/new"},
-				Stay: []v1alpha1.RolloutStay{{Revision: "m-1", Instances: []string{"a/x", "a/y"}}}},
-			want: &v1alpha1.RolloutStatus{From: "m-0", To: "m-3", Phase: v1alpha1.RolloutProgressing, Promoted: "p1",
-				Stay: []v1alpha1.RolloutStay{{Revision: "m-1", Instances: []string{"a/y"}}, {Revision: "m-2", Instances: []string{"a/new", "a/x"}}}}},
-		"SupersededUndone": {reason: "An undone rollout moved nobody: only the instances its own Stay kept stay.",
+			prev: &v1alpha1.RolloutStatus{From: "m-0", To: "m-2", Phase: v1alpha1.RolloutProgressing, StayOn: []string{"m-1"}},
+			want: &v1alpha1.RolloutStatus{From: "m-0", To: "m-3", Phase: v1alpha1.RolloutProgressing, Promoted: "p1", Seed: "seed", StayOn: []string{"m-1", "m-2"}}},
+		"SupersededUndone": {reason: "An undone rollout moved nobody: only the revisions its own StayOn kept stay.",
 			policy: v1alpha1.RolloutStaged, previous: "m-2",
-			prev: &v1alpha1.RolloutStatus{From: "m-0", To: "m-2", Phase: v1alpha1.RolloutUndone, Moved: []string{"a/x"},
-				Stay: []v1alpha1.RolloutStay{{Revision: "m-1", Instances: []string{"a/x"}}}},
-			want: &v1alpha1.RolloutStatus{From: "m-0", To: "m-3", Phase: v1alpha1.RolloutProgressing, Promoted: "p1",
-				Stay: []v1alpha1.RolloutStay{{Revision: "m-1", Instances: []string{"a/x"}}}}},
+			prev: &v1alpha1.RolloutStatus{From: "m-0", To: "m-2", Phase: v1alpha1.RolloutUndone, StayOn: []string{"m-1"}},
+			want: &v1alpha1.RolloutStatus{From: "m-0", To: "m-3", Phase: v1alpha1.RolloutProgressing, Promoted: "p1", Seed: "seed", StayOn: []string{"m-1"}}},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			got := Start(tc.policy, tc.prev, tc.previous, "m-3", Signals{Promote: "p1"})
+			got := Start(tc.policy, tc.prev, tc.previous, "m-3", "seed", Signals{Promote: "p1"})
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("%s\nStart(...): -want, +got:\n%s", tc.reason, diff)
 			}
@@ -108,7 +129,8 @@ func fleetOf(cur string) []Member {
 		if i == 0 {
 			l["canary"] = "true"
 		}
-		out = append(out, Member{Key: ns + "/i" + string(rune('0'+i)), Labels: l, Current: cur})
+		n := "i" + string(rune('0'+i))
+		out = append(out, member(ns, n, "uid-"+n, l, cur))
 	}
 	return out
 }
@@ -125,152 +147,42 @@ func applied(fleet []Member, rev string, keys []string) []Member {
 	return out
 }
 
-func TestAdvance(t *testing.T) {
-	now := time.Date(2026, 11, 26, 2, 0, 0, 0, time.UTC)
-	at := metav1.NewTime(now)
-	earlier := metav1.NewTime(now.Add(-time.Hour))
-	staged := v1alpha1.Rollout{Policy: v1alpha1.RolloutStaged, Steps: []v1alpha1.RolloutStep{
-		{Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"canary": "true"}}, Pause: &v1alpha1.RolloutPause{UntilPromoted: true}},
-		{Percent: ptr.To[int32](50), Pause: &v1alpha1.RolloutPause{Duration: &metav1.Duration{Duration: 10 * time.Minute}}},
-	}}
-	begin := v1alpha1.RolloutStatus{From: "m-2", To: "m-3", Phase: v1alpha1.RolloutProgressing}
-	pinned := fleetOf("m-2")
-	pinned[1].Pinned = true
-	failing := applied(fleetOf("m-2"), "m-3", []string{"a/i0"})
-	failing[5].Failed = "m-3"
-
-	type want struct {
-		st     v1alpha1.RolloutStatus
-		events int
-		wait   time.Duration
+// lowest returns the keys of the n members of fleet (in namespaces ns, all when none) whose
+// rank under seed is lowest, sorted, and the rank of the last.
+func lowest(seed string, fleet []Member, n int, skip ...string) ([]string, string) {
+	var ms []Member
+	for _, m := range fleet {
+		if !contains(skip, m.Key) {
+			ms = append(ms, m)
+		}
 	}
-	cases := map[string]struct {
-		reason string
-		spec   v1alpha1.Rollout
-		st     v1alpha1.RolloutStatus
-		fleet  []Member
-		sig    Signals
-		want   want
-	}{
-		"ManualWaits": {
-			reason: "A Manual rollout moves nothing until promoted.",
-			spec:   v1alpha1.Rollout{Policy: v1alpha1.RolloutManual}, st: begin, fleet: fleetOf("m-2"),
-			want: want{st: v1alpha1.RolloutStatus{From: "m-2", To: "m-3", Phase: v1alpha1.RolloutWaiting,
-				Message: "m-3 is recorded; no instance moves from m-2 until the rollout is promoted"}},
-		},
-		"ManualPromoted": {
-			reason: "Promoting a Manual rollout moves every unpinned instance.",
-			spec:   v1alpha1.Rollout{Policy: v1alpha1.RolloutManual}, st: begin, fleet: pinned, sig: Signals{Promote: "1"},
-			want: want{events: 1, st: v1alpha1.RolloutStatus{From: "m-2", To: "m-3", Phase: v1alpha1.RolloutProgressing, Promoted: "1", StepStarted: &at,
-				Moved: []string{"a/i0", "a/i2", "a/i3", "a/i4", "b/i5", "b/i6", "b/i7", "b/i8", "b/i9"}, Message: "promoted: 9 instances move to m-3"}},
-		},
-		"CanaryFirst": {
-			reason: "The first step moves the canaries only.",
-			spec:   staged, st: begin, fleet: fleetOf("m-2"),
-			want: want{events: 1, st: v1alpha1.RolloutStatus{From: "m-2", To: "m-3", Phase: v1alpha1.RolloutProgressing, StepStarted: &at,
-				Moved: []string{"a/i0"}, Message: "step 1 of 3: 1 instances move to m-3"}},
-		},
-		"CanaryDoneWaitsForPromotion": {
-			reason: "A step paused until promoted waits once its instances are applied with To.",
-			spec:   staged, st: v1alpha1.RolloutStatus{From: "m-2", To: "m-3", Phase: v1alpha1.RolloutProgressing, StepStarted: &earlier, Moved: []string{"a/i0"}},
-			fleet: applied(fleetOf("m-2"), "m-3", []string{"a/i0"}),
-			want: want{events: 1, st: v1alpha1.RolloutStatus{From: "m-2", To: "m-3", Phase: v1alpha1.RolloutWaiting, StepStarted: &earlier, StepCompleted: &at,
-				Moved: []string{"a/i0"}, Message: "step 1 of 3 is complete; waiting to be promoted"}},
-		},
-		"HalfOfTheRest": {
-			reason: "Promoted, the 50% step moves half of the remaining nine, rounded up, and the step's pause is timed from its completion.",
-			spec:   staged, st: v1alpha1.RolloutStatus{From: "m-2", To: "m-3", Phase: v1alpha1.RolloutWaiting, StepStarted: &earlier, StepCompleted: &earlier, Moved: []string{"a/i0"}},
-			fleet: applied(fleetOf("m-2"), "m-3", []string{"a/i0"}), sig: Signals{Promote: "go"},
-			want: want{events: 1, st: v1alpha1.RolloutStatus{From: "m-2", To: "m-3", Phase: v1alpha1.RolloutProgressing, Step: 1, StepStarted: &at, Promoted: "go",
-				Moved: append([]string{"a/i0"}, Select(v1alpha1.RolloutStep{Percent: ptr.To[int32](50)}, applied(fleetOf("m-2"), "m-3", nil)[1:])...), Message: "step 2 of 3: 5 instances move to m-3"}},
-		},
-		"DurationPause": {
-			reason: "A step with a duration pause waits that long after it completed.",
-			spec:   staged, st: v1alpha1.RolloutStatus{From: "m-2", To: "m-3", Phase: v1alpha1.RolloutProgressing, Step: 1, StepStarted: &earlier, StepCompleted: &at, Moved: []string{"a/i0"}},
-			fleet: applied(fleetOf("m-2"), "m-3", []string{"a/i0"}),
-			want: want{wait: 10 * time.Minute, st: v1alpha1.RolloutStatus{From: "m-2", To: "m-3", Phase: v1alpha1.RolloutPausedPhase, Step: 1, StepStarted: &earlier, StepCompleted: &at,
-				Moved: []string{"a/i0"}, Message: "step 2 of 3 is complete; pausing until 2026-11-26T02:10:00Z"}},
-		},
-		"LastStepTakesTheRest": {
-			reason: "After the configured steps every remaining unpinned instance moves; the pinned one never does.",
-			spec:   staged, st: v1alpha1.RolloutStatus{From: "m-2", To: "m-3", Phase: v1alpha1.RolloutProgressing, Step: 2, Moved: []string{"a/i0"}},
-			fleet: applied(pinned, "m-3", []string{"a/i0"}),
-			want: want{events: 1, st: v1alpha1.RolloutStatus{From: "m-2", To: "m-3", Phase: v1alpha1.RolloutProgressing, Step: 2, StepStarted: &at,
-				Moved: []string{"a/i0", "a/i2", "a/i3", "a/i4", "b/i5", "b/i6", "b/i7", "b/i8", "b/i9"}, Message: "step 3 of 3: 8 instances move to m-3"}},
-		},
-		"Complete": {
-			reason: "Once every moved instance is applied with To the rollout is complete.",
-			spec:   staged, st: v1alpha1.RolloutStatus{From: "m-2", To: "m-3", Phase: v1alpha1.RolloutProgressing, Step: 2, StepStarted: &earlier, Moved: []string{"a/i0", "a/i2"}},
-			fleet: applied(pinned[:3], "m-3", []string{"a/i0", "a/i2"}),
-			want: want{events: 1, st: v1alpha1.RolloutStatus{From: "m-2", To: "m-3", Phase: v1alpha1.RolloutComplete, Step: 2, StepStarted: &earlier, StepCompleted: &at,
-				Moved: []string{"a/i0", "a/i2"}, Message: "complete: 2 instances are applied with m-3"}},
-		},
-		"StopOnFailure": {
-			reason: "A moved instance that failed with To, over maxFailures 0, stops the rollout and is named.",
-			spec:   staged, st: v1alpha1.RolloutStatus{From: "m-2", To: "m-3", Phase: v1alpha1.RolloutProgressing, Step: 1, StepStarted: &earlier, Moved: []string{"a/i0", "b/i5"}},
-			fleet: failing,
-			want: want{events: 1, st: v1alpha1.RolloutStatus{From: "m-2", To: "m-3", Phase: v1alpha1.RolloutStopped, Step: 1, StepStarted: &earlier,
-				Moved: []string{"a/i0", "b/i5"}, Failed: []string{"b/i5"}, Message: "stopped: 1 instances failed with m-3, more than the 0 allowed: b/i5"}},
-		},
-		"StoppedStays": {
-			reason: "A stopped rollout moves nothing further, promoted or not.",
-			spec:   staged, st: v1alpha1.RolloutStatus{From: "m-2", To: "m-3", Phase: v1alpha1.RolloutStopped, Step: 1, Moved: []string{"a/i0"}},
-			fleet: fleetOf("m-2"), sig: Signals{Promote: "again"},
-			want: want{st: v1alpha1.RolloutStatus{From: "m-2", To: "m-3", Phase: v1alpha1.RolloutStopped, Step: 1, Moved: []string{"a/i0"}}},
-		},
-		"Undo": {
-			reason: "A new undo value sends the moved instances back, even from a stopped rollout.",
-			spec:   staged, st: v1alpha1.RolloutStatus{From: "m-2", To: "m-3", Phase: v1alpha1.RolloutStopped, Step: 1, Moved: []string{"a/i0", "b/i5"}},
-			fleet: failing, sig: Signals{Undo: "u1"},
-			want: want{events: 1, st: v1alpha1.RolloutStatus{From: "m-2", To: "m-3", Phase: v1alpha1.RolloutUndone, Step: 1, Undone: "u1",
-				Moved: []string{"a/i0", "b/i5"}, Message: "undone: the 2 instances moved to m-3 go back to m-2"}},
-		},
-		"PromotedWhilePaused": {
-			reason: "A promotion asked for while paused is not used up: it acts once the rollout resumes.",
-			spec:   v1alpha1.Rollout{Policy: v1alpha1.RolloutManual, Paused: true}, st: begin, fleet: fleetOf("m-2"), sig: Signals{Promote: "1"},
-			want: want{st: v1alpha1.RolloutStatus{From: "m-2", To: "m-3", Phase: v1alpha1.RolloutPausedPhase, Message: "paused by spec.rollout.paused"}},
-		},
-		"Paused": {
-			reason: "spec.rollout.paused holds the rollout where it is.",
-			spec:   v1alpha1.Rollout{Policy: v1alpha1.RolloutStaged, Steps: staged.Steps, Paused: true}, st: begin, fleet: fleetOf("m-2"),
-			want: want{st: v1alpha1.RolloutStatus{From: "m-2", To: "m-3", Phase: v1alpha1.RolloutPausedPhase, Message: "paused by spec.rollout.paused"}},
-		},
+	sort.Slice(ms, func(i, j int) bool { return Rank(seed, ms[i].UID) < Rank(seed, ms[j].UID) })
+	var keys []string
+	for _, m := range ms[:n] {
+		keys = append(keys, m.Key)
 	}
-	for name, tc := range cases {
-		t.Run(name, func(t *testing.T) {
-			st, events, wait := Advance(now, tc.spec, tc.st, tc.fleet, tc.sig)
-			if diff := cmp.Diff(tc.want.st, st, cmpopts.EquateEmpty()); diff != "" {
-				t.Errorf("%s\nAdvance(...) status: -want, +got:\n%s", tc.reason, diff)
-			}
-			if len(events) != tc.want.events {
-				t.Errorf("%s\nAdvance(...) events: want %d, got %q", tc.reason, tc.want.events, events)
-			}
-			if wait != tc.want.wait {
-				t.Errorf("%s\nAdvance(...) wait: want %s, got %s", tc.reason, tc.want.wait, wait)
-			}
-		})
-	}
+	sort.Strings(keys)
+	return keys, Rank(seed, ms[n-1].UID)
 }
 
-func TestSelectPercent(t *testing.T) {
-	members := fleetOf("m-1")
+func TestMigrate(t *testing.T) {
 	cases := map[string]struct {
-		reason  string
-		percent int32
-		want    int
+		reason string
+		in     v1alpha1.RolloutStatus
+		want   v1alpha1.RolloutStatus
 	}{
-		"Half":    {reason: "50% of ten is five.", percent: 50, want: 5},
-		"RoundUp": {reason: "A share is rounded up, so that 1% of a small fleet moves one instance.", percent: 1, want: 1},
-		"All":     {reason: "100% moves every one.", percent: 100, want: 10},
+		"Legacy": {reason: "A status written before rollouts were bounded keeps its Stay revisions in StayOn and loses its lists.",
+			in:   v1alpha1.RolloutStatus{From: "m-1", To: "m-3", Moved: []string{"a/x"}, Stay: []v1alpha1.RolloutStay{{Revision: "m-2", Instances: []string{"a/y"}}}},
+			want: v1alpha1.RolloutStatus{From: "m-1", To: "m-3", StayOn: []string{"m-2"}}},
+		"Current": {reason: "A status of today is left as it is.",
+			in: v1alpha1.RolloutStatus{From: "m-1", To: "m-3", StayOn: []string{"m-2"}}, want: v1alpha1.RolloutStatus{From: "m-1", To: "m-3", StayOn: []string{"m-2"}}},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			got := Select(v1alpha1.RolloutStep{Percent: &tc.percent}, members)
-			if len(got) != tc.want {
-				t.Errorf("%s\nSelect(%d%%): want %d instances, got %q", tc.reason, tc.percent, tc.want, got)
-			}
-			if again := Select(v1alpha1.RolloutStep{Percent: &tc.percent}, members); !cmp.Equal(got, again) {
-				t.Errorf("%s\nSelect is not stable: %q then %q", tc.reason, got, again)
+			got := *tc.in.DeepCopy()
+			Migrate(&got)
+			if diff := cmp.Diff(tc.want, got, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("%s\nMigrate(...): -want, +got:\n%s", tc.reason, diff)
 			}
 		})
 	}

@@ -1,6 +1,8 @@
 package v1alpha1
 
 import (
+	"time"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -45,7 +47,25 @@ type Rollout struct {
 	// Paused holds a rollout where it is: no further instance moves until it is false again.
 	// +optional
 	Paused bool `json:"paused,omitempty"`
+	// ProgressDeadline is how long a step (and a promoted Manual rollout) waits for the
+	// instances it moved to be applied with the new revision or fail there. One that has done
+	// neither by then (it is paused, waits for approval or for its inputs, or its apply is slow)
+	// is counted blocked, named in status.rollout.blocked and a Warning event, and holds the
+	// rollout no longer: it still moves when it can. 10m when unset, as a Deployment's
+	// progressDeadlineSeconds: long enough for a module's apply, short enough that one tenant's
+	// held instance delays the others' rollout by minutes, not for ever.
+	// +optional
+	ProgressDeadline *metav1.Duration `json:"progressDeadline,omitempty"`
 }
+
+// DefaultProgressDeadline is a rollout step's progress deadline when spec.rollout.progressDeadline
+// is unset.
+const DefaultProgressDeadline = 10 * time.Minute
+
+// RolloutSample is how many instances (or namespaces) status.rollout names at most in each of its
+// lists, whatever the size of the fleet: the counts give the whole number, each instance's own
+// status the whole truth.
+const RolloutSample = 20
 
 // A RolloutStep moves some of the instances still on the old revision.
 // +kubebuilder:validation:XValidation:rule="has(self.selector) != has(self.percent)",message="set exactly one of selector and percent"
@@ -58,8 +78,13 @@ type RolloutStep struct {
 	// +kubebuilder:validation:Maximum=100
 	// +optional
 	Percent *int32 `json:"percent,omitempty"`
-	// MaxFailures is how many instances of the rollout may fail (their apply failed, or the
-	// destroy/replace guard refused their plan) before it stops; 0 when unset.
+	// MaxFailures is how many instances of one namespace may fail with the new revision (their
+	// apply failed, or the destroy/replace guard refused their plan) before the rollout holds
+	// that namespace: none of its instances moves further while more than this many of them fail
+	// there. Other namespaces go on, so that one tenant's failing instances never stop another's;
+	// the rollout stops once only held namespaces have instances left to move. It counts per
+	// namespace, not over the fleet, for that reason; 0 when unset. The step under way sets the
+	// limit; the remaining instances after the last step take the last step's.
 	// +kubebuilder:validation:Minimum=0
 	// +optional
 	MaxFailures int32 `json:"maxFailures,omitempty"`
@@ -90,7 +115,8 @@ const (
 	RolloutProgressing RolloutPhase = "Progressing"
 	// RolloutPausedPhase is held by spec.rollout.paused, or waits out a step's pause.
 	RolloutPausedPhase RolloutPhase = "Paused"
-	// RolloutStopped stopped because more instances failed than allowed.
+	// RolloutStopped has no instance left to move but those of namespaces it holds: namespaces
+	// where more instances failed than maxFailures allows. It goes on if their failures clear.
 	RolloutStopped RolloutPhase = "Stopped"
 	// RolloutComplete has moved every instance.
 	RolloutComplete RolloutPhase = "Complete"
@@ -117,17 +143,53 @@ type RolloutStatus struct {
 	// if any, runs from then.
 	// +optional
 	StepCompleted *metav1.Time `json:"stepCompleted,omitempty"`
-	// Moved are the instances (namespace/name) the rollout moved to To.
+	// Seed keys the hash that orders instances (by UID) for percent steps: random, chosen by the
+	// controller when the rollout starts, so that no one can choose names or labels that put an
+	// instance early or late in a percent step.
 	// +optional
-	Moved []string `json:"moved,omitempty"`
-	// Stay are the instances that an earlier rollout, superseded by this one before it was
-	// complete, had moved to its revision: each stays there, rather than going back to From,
-	// until this rollout moves it to To (an undo sends it back there too).
+	Seed string `json:"seed,omitempty"`
+	// Cut is the highest rank (16 hex digits of the keyed hash of an instance's UID) that the
+	// percent steps so far moved: every unpinned instance whose rank is at most Cut moves, as do
+	// those the selectors of the steps begun so far match. Which instances a rollout moved is
+	// thus computed, not listed, and stays the same across controller restarts.
 	// +optional
-	Stay []RolloutStay `json:"stay,omitempty"`
-	// Failed are the moved instances whose apply failed or whose plan the guard refused.
+	Cut string `json:"cut,omitempty"`
+	// CutBefore is Cut before the step under way: the instances of earlier steps that still have
+	// not moved are counted blocked at once rather than waited for again.
+	// +optional
+	CutBefore string `json:"cutBefore,omitempty"`
+	// StayOn are revisions that earlier rollouts, superseded by this one before they were
+	// complete, moved instances to. An instance this rollout has not moved and last applied with
+	// one of these stays there rather than going back to From, so that superseding a rollout never
+	// applies an instance with an older revision than it has; an undo sends it back there too.
+	// +optional
+	StayOn []string `json:"stayOn,omitempty"`
+	// Counts are how many instances the rollout moved, and where they stand.
+	// +optional
+	Counts RolloutCounts `json:"counts"`
+	// Failed names at most RolloutSample of the moved instances (namespace/name) whose apply
+	// with To failed or whose plan the guard refused; Counts.Failed counts them all.
 	// +optional
 	Failed []string `json:"failed,omitempty"`
+	// Blocked names at most RolloutSample of the moved instances that were neither applied with
+	// To nor failed there within spec.rollout.progressDeadline; Counts.Blocked counts them all.
+	// +optional
+	Blocked []string `json:"blocked,omitempty"`
+	// Held names at most RolloutSample of the namespaces held by failures (more than maxFailures
+	// of their instances failed with To); Counts.HeldNamespaces counts them all.
+	// +optional
+	Held []string `json:"held,omitempty"`
+	// Moved is no longer written: it listed every moved instance and outgrew etcd's limit on a
+	// large fleet. Counts.Moved counts them instead.
+	//
+	// Deprecated: read Counts; kept only until `modkind rollout status` reads Counts.
+	// +optional
+	Moved []string `json:"moved,omitempty"`
+	// Stay is no longer written: StayOn replaces it.
+	//
+	// Deprecated: read StayOn; kept only until `modkind rollout status` reads StayOn.
+	// +optional
+	Stay []RolloutStay `json:"stay,omitempty"`
 	// Promoted is the last modkind.io/promote value acted on.
 	// +optional
 	Promoted string `json:"promoted,omitempty"`
@@ -143,7 +205,23 @@ type RolloutStatus struct {
 	Preview *FleetPreview `json:"preview,omitempty"`
 }
 
+// RolloutCounts count the instances a rollout moved to its To revision.
+type RolloutCounts struct {
+	// Moved are the unpinned instances the rollout moved to To so far.
+	Moved int64 `json:"moved"`
+	// Applied of them are applied with To.
+	Applied int64 `json:"applied"`
+	// Failed of them failed with To (their apply, or the guard refused their plan).
+	Failed int64 `json:"failed"`
+	// Blocked of them were neither applied with To nor failed there within the progress deadline.
+	Blocked int64 `json:"blocked"`
+	// HeldNamespaces are the namespaces held by more failures than maxFailures allows.
+	HeldNamespaces int64 `json:"heldNamespaces"`
+}
+
 // RolloutStay is a revision and the instances (namespace/name) that stay on it.
+//
+// Deprecated: status.rollout.stay is no longer written; see StayOn.
 type RolloutStay struct {
 	Revision  string   `json:"revision"`
 	Instances []string `json:"instances"`

@@ -7,7 +7,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -404,8 +406,9 @@ func waitRollout(t *testing.T, name string, phase v1alpha1.RolloutPhase) *v1alph
 
 // A fleet of ten instances in two namespaces moves from v1 to v2 only once a Manual rollout is
 // promoted; then a Staged rollout to v3 moves the canary first, waits to be promoted, moves half
-// of the rest, and stops, naming the zone-b instance v3 fails for, without moving more; undo brings
-// the moved instances back to v2. An instance pinned to v1 stays on v1 throughout.
+// of the rest; v3 fails for zone b, which holds the second namespace (named with the instances
+// that failed) while the first moves on, and the rollout stops with only the held namespace left
+// to move; undo brings the moved instances back to v2. An instance pinned to v1 stays on v1 throughout.
 func TestStagedRollout(t *testing.T) {
 	ctx := context.Background()
 	repo := greeterRepo(t)
@@ -462,7 +465,7 @@ func TestStagedRollout(t *testing.T) {
 	rev2 := waitRevision(t, name, commit("v2"))
 	ro := waitRollout(t, name, v1alpha1.RolloutWaiting)
 	assertModuleHealth(t, name, "Suspended")
-	if ro.From != rev1.Name || ro.To != rev2.Name || len(ro.Moved) != 0 {
+	if ro.From != rev1.Name || ro.To != rev2.Name || ro.Counts.Moved != 0 {
 		t.Fatalf("Manual rollout before promotion: want %s -> %s moving nothing, got %+v", rev1.Name, rev2.Name, ro)
 	}
 	for _, u := range all {
@@ -488,7 +491,7 @@ func TestStagedRollout(t *testing.T) {
 	rev3 := waitRevision(t, name, commit("v3"))
 	waitOnRevision(t, canary, rev3.Name, message("v3", canary))
 	ro = waitRollout(t, name, v1alpha1.RolloutWaiting)
-	if ro.Step != 0 || len(ro.Moved) != 1 || ro.Moved[0] != canary.GetNamespace()+"/"+canary.GetName() {
+	if ro.Step != 0 || ro.Counts != (v1alpha1.RolloutCounts{Moved: 1, Applied: 1}) {
 		t.Fatalf("after the canary step: want only the canary moved, got %+v", ro)
 	}
 	for _, u := range unpinned {
@@ -508,29 +511,23 @@ func TestStagedRollout(t *testing.T) {
 	})
 	ro = waitRollout(t, name, v1alpha1.RolloutStopped)
 	assertModuleHealth(t, name, "Degraded")
-	if len(ro.Moved) != 1+4 {
-		t.Errorf("50%% of the 8 remaining: want 5 moved in all, got %q", ro.Moved)
-	}
-	if len(ro.Failed) == 0 {
-		t.Fatalf("a stopped rollout must name the instances that failed: %+v", ro)
+	// v3 fails for zone b, in the second namespace: that namespace is held, while the first goes
+	// on to the last step. Only the held namespace has instances left to move: the rollout stops.
+	if ro.Counts.Failed == 0 || ro.Counts.HeldNamespaces != 1 || len(ro.Held) != 1 || ro.Held[0] != unpinned[len(unpinned)-1].GetNamespace() {
+		t.Fatalf("a stopped rollout must count and name the instances that failed and the namespace held: %+v", ro)
 	}
 	for _, f := range ro.Failed {
 		if zone[f] != "b" || !strings.Contains(ro.Message, f) {
 			t.Errorf("failed instance %s: want a zone-b instance named in the message, got zone %q and %q", f, zone[f], ro.Message)
 		}
 	}
-	moved := map[string]bool{}
-	for _, k := range ro.Moved {
-		moved[k] = true
-	}
 	for _, u := range unpinned {
 		k := u.GetNamespace() + "/" + u.GetName()
-		cur, _ := revisionOf(t, u)
-		switch {
-		case !moved[k] && cur != rev2.Name:
-			t.Errorf("%s was not moved by the stopped rollout but is on %s", k, cur)
-		case moved[k] && zone[k] == "a":
+		switch cur, _ := revisionOf(t, u); {
+		case zone[k] == "a":
 			waitOnRevision(t, u, rev3.Name, message("v3", u))
+		case cur != rev2.Name:
+			t.Errorf("%s, of the held namespace, is on %s, not %s", k, cur, rev2.Name)
 		}
 	}
 
@@ -631,9 +628,8 @@ func TestRolloutSupersededKeepsMovedInstances(t *testing.T) {
 	if ro.From != rev1.Name || ro.To != rev3.Name {
 		t.Fatalf("the rollout after v3: want %s -> %s, got %+v", rev1.Name, rev3.Name, ro)
 	}
-	want := []v1alpha1.RolloutStay{{Revision: rev2.Name, Instances: []string{ns + "/" + canary.GetName()}}}
-	if diff := cmp.Diff(want, ro.Stay); diff != "" {
-		t.Errorf("status.rollout.stay: -want +got:\n%s", diff)
+	if diff := cmp.Diff([]string{rev2.Name}, ro.StayOn); diff != "" {
+		t.Errorf("status.rollout.stayOn: -want +got:\n%s", diff)
 	}
 	// Every instance the rollout will move previews v3 once it needs nothing else: an apply,
 	// had the canary been sent back to v1, would have come first.
@@ -658,4 +654,93 @@ func TestRolloutSupersededKeepsMovedInstances(t *testing.T) {
 		waitOnRevision(t, u, rev3.Name, message("v3", u))
 	}
 	waitRollout(t, name, v1alpha1.RolloutComplete)
+}
+
+// A Manual rollout of a fleet of 10,000 instances with names of the longest length the API server
+// allows (253 characters), all paused (the reproduction of issue 38: a tenant's paused instances
+// used to push the Module's status past etcd's request limit, and no instance moved): promoted,
+// it still moves the other namespace's instance, and its status stays small, counting the
+// paused ones blocked past the progress deadline and naming a sample of them.
+func TestRolloutStatusBoundedAtFleetSize(t *testing.T) {
+	ctx := context.Background()
+	repo := greeterRepo(t)
+	const name = "fleet-size"
+	rev1 := createGitModule(t, name, repo, v1alpha1.CRDNames{Group: "fleetsize.example.org", Kind: "Greeter"}, func(m *v1alpha1.Module) {
+		m.Spec.Rollout = &v1alpha1.Rollout{Policy: v1alpha1.RolloutManual, ProgressDeadline: &metav1.Duration{Duration: 30 * time.Second}}
+	})
+	gvk := schema.GroupVersionKind{Group: "fleetsize.example.org", Version: "v1alpha1", Kind: "Greeter"}
+	real := newInstance(gvk, newNamespace(t), "real", map[string]any{"forProvider": map[string]any{"name": "real", "zone": "a"}})
+	if err := ground.client.Create(ctx, real); err != nil {
+		t.Fatal(err)
+	}
+	waitOnRevision(t, real, rev1.Name, greeterMessage("v1", real))
+
+	const fleet = 10000
+	tenant := newNamespace(t)
+	// The fleet goes when the test ends, so that the tests after it share the API server and the
+	// controller with no 10,000 instances to list and resync.
+	t.Cleanup(func() {
+		all := &unstructured.Unstructured{}
+		all.SetGroupVersionKind(gvk)
+		if err := ground.client.DeleteAllOf(context.Background(), all, client.InNamespace(tenant)); err != nil {
+			t.Errorf("deleting the %d paused instances: %v", fleet, err)
+		}
+	})
+	start := time.Now()
+	names := make(chan int)
+	errs := make(chan error, fleet)
+	var wg sync.WaitGroup
+	for w := 0; w < 32; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range names {
+				u := newInstance(gvk, tenant, strings.Repeat("x", 247)+fmt.Sprintf("-%05d", i), map[string]any{"forProvider": map[string]any{"name": "p", "zone": "a"}})
+				u.SetAnnotations(map[string]string{"crossplane.io/paused": "true"})
+				if err := ground.client.Create(ctx, u); err != nil {
+					errs <- err
+				}
+			}
+		}()
+	}
+	for i := 0; i < fleet; i++ {
+		names <- i
+	}
+	close(names)
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatalf("creating %d paused instances: %v", fleet, err)
+	}
+	t.Logf("%d paused instances with 253-character names created in %s", fleet, time.Since(start).Round(time.Second))
+
+	setModuleRef(t, name, repo, "v2", nil)
+	rev2 := waitRevision(t, name, git(t, repo, "rev-list", "-n", "1", "v2"))
+	waitRollout(t, name, v1alpha1.RolloutWaiting)
+	patchModule(t, name, func(m *v1alpha1.Module) { m.Annotations = map[string]string{v1alpha1.AnnotationPromote: "1"} })
+	waitOnRevision(t, real, rev2.Name, greeterMessage("v2", real))
+	ro := waitRollout(t, name, v1alpha1.RolloutComplete)
+	// The real instance is applied or, if its turn came after the deadline among the 10,000 the
+	// controller had to look at, counted blocked too.
+	if c := ro.Counts; c.Moved != fleet+1 || c.Applied+c.Blocked != fleet+1 || c.Blocked < fleet || c.Failed != 0 {
+		t.Errorf("status.rollout.counts: want %d moved, the %d paused blocked and the other applied (or blocked), got %+v", fleet+1, fleet, c)
+	}
+	if len(ro.Blocked) != v1alpha1.RolloutSample || !strings.HasPrefix(ro.Blocked[len(ro.Blocked)-1], tenant+"/xxx") {
+		t.Errorf("status.rollout.blocked: want a sample of %d of the paused instances, got %d: %.300q", v1alpha1.RolloutSample, len(ro.Blocked), ro.Blocked)
+	}
+	m := &v1alpha1.Module{}
+	if err := ground.client.Get(ctx, types.NamespacedName{Name: name}, m); err != nil {
+		t.Fatal(err)
+	}
+	status, err := json.Marshal(m.Status)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 20 names of 253 characters in each sample, its message and the rest: far below etcd's
+	// 1.5 MiB, however large the fleet.
+	const bound = 32 << 10
+	t.Logf("Module status with %d instances in the rollout: %d bytes (status.rollout: counts %+v)", fleet+1, len(status), ro.Counts)
+	if len(status) > bound {
+		t.Errorf("the Module's status: want at most %d bytes, got %d", bound, len(status))
+	}
 }

@@ -82,6 +82,18 @@ func rolloutCommand(args []string, out io.Writer) error {
 	return action(ctx, c, pos[1], out)
 }
 
+// printSample prints the names a rollout's status keeps of count instances (or namespaces) in
+// one state, each on its line, and how many more there are: the status names at most
+// v1alpha1.RolloutSample of each.
+func printSample(out io.Writer, what string, names []string, count int64) {
+	for _, n := range names {
+		fmt.Fprintf(out, "  %s: %s\n", what, printable.Line(n))
+	}
+	if more := count - int64(len(names)); more > 0 && len(names) > 0 {
+		fmt.Fprintf(out, "  … and %d more %s\n", more, what)
+	}
+}
+
 // rolloutStatus prints where a Module's rollout stands and its revisions. Its status holds
 // messages made of what instances said (the tenants' inputs in terraform's errors, instance
 // names): every string of it is printed escaped, on its line.
@@ -100,15 +112,16 @@ func rolloutStatus(ctx context.Context, c client.Client, name string, out io.Wri
 		if policy == v1alpha1.RolloutStaged && m.Spec.Rollout != nil {
 			fmt.Fprintf(out, ", step %d of %d", min(int(r.Step)+1, len(m.Spec.Rollout.Steps)+1), len(m.Spec.Rollout.Steps)+1)
 		}
-		fmt.Fprintf(out, ", %d instances moved\n", len(r.Moved))
+		c := r.Counts
+		fmt.Fprintf(out, ", %d instances moved: %d applied, %d failed, %d blocked\n", c.Moved, c.Applied, c.Failed, c.Blocked)
 		if r.Message != "" {
 			fmt.Fprintf(out, "  %s\n", printable.Line(r.Message))
 		}
-		for _, f := range r.Failed {
-			fmt.Fprintf(out, "  failed: %s\n", printable.Line(f))
-		}
-		for _, g := range r.Stay {
-			fmt.Fprintf(out, "  %d instances stay on %s, where a superseded rollout moved them, until this one moves them\n", len(g.Instances), printable.Line(g.Revision))
+		printSample(out, "failed", r.Failed, c.Failed)
+		printSample(out, "blocked", r.Blocked, c.Blocked)
+		printSample(out, "held namespace", r.Held, c.HeldNamespaces)
+		for _, rev := range r.StayOn {
+			fmt.Fprintf(out, "  instances last applied with %s stay there until this rollout moves them\n", printable.Line(rev))
 		}
 	} else {
 		fmt.Fprintln(out, "No rollout: every instance not pinned follows the newest revision.")

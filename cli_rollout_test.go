@@ -18,10 +18,11 @@ import (
 // The rollout commands write only what a GitOps commit could: an annotation or spec.rollout.paused.
 func TestRolloutActions(t *testing.T) {
 	staged := &v1alpha1.Rollout{Policy: v1alpha1.RolloutStaged, Steps: []v1alpha1.RolloutStep{{Percent: new(int32)}}}
-	under := &v1alpha1.RolloutStatus{From: "m-1", To: "m-2", Phase: v1alpha1.RolloutStopped, Step: 0, Moved: []string{"a/x", "b/y"},
-		Failed: []string{"b/y"}, Message: "stopped: 1 instances failed with m-2, more than the 0 allowed: b/y"}
+	under := &v1alpha1.RolloutStatus{From: "m-1", To: "m-2", Phase: v1alpha1.RolloutStopped, Step: 0,
+		Counts: v1alpha1.RolloutCounts{Moved: 30, Applied: 1, Failed: 25, Blocked: 4, HeldNamespaces: 1},
+		Failed: []string{"b/y"}, Blocked: []string{"a/z"}, Held: []string{"b"}, Message: "stopped: 1 instances failed with m-2, more than the 0 allowed: b/y"}
 	superseding := &v1alpha1.RolloutStatus{From: "m-1", To: "m-3", Phase: v1alpha1.RolloutWaiting, Step: 0,
-		Stay: []v1alpha1.RolloutStay{{Revision: "m-2", Instances: []string{"a/x", "b/y"}}}}
+		StayOn: []string{"m-2"}}
 	cases := map[string]struct {
 		reason  string
 		action  string
@@ -52,7 +53,8 @@ func TestRolloutActions(t *testing.T) {
 		"PauseAutomatic": {reason: "An Automatic Module has no rollout to pause.", action: "pause", wantErr: "rolls out Automatically"},
 		"Status": {reason: "status names the phase, the step and the failed instances.", action: "status", rollout: staged, status: under,
 			check: func(t *testing.T, _ *v1alpha1.Module, out string) {
-				for _, want := range []string{"Rollout m-1 -> m-2: Stopped, step 1 of 2, 2 instances moved", "failed: b/y", "m-2", "3"} {
+				for _, want := range []string{"Rollout m-1 -> m-2: Stopped, step 1 of 2, 30 instances moved: 1 applied, 25 failed, 4 blocked\n",
+					"  failed: b/y\n  … and 24 more failed\n", "  blocked: a/z\n  … and 3 more blocked\n", "  held namespace: b\n", "m-2", "3"} {
 					if !strings.Contains(out, want) {
 						t.Errorf("status output lacks %q:\n%s", want, out)
 					}
@@ -73,7 +75,7 @@ func TestRolloutActions(t *testing.T) {
 			}},
 		"StatusStay": {reason: "status says which instances stay where a superseded rollout moved them.", action: "status", rollout: staged, status: superseding,
 			check: func(t *testing.T, _ *v1alpha1.Module, out string) {
-				if want := "2 instances stay on m-2, where a superseded rollout moved them"; !strings.Contains(out, want) {
+				if want := "instances last applied with m-2 stay there until this rollout moves them"; !strings.Contains(out, want) {
 					t.Errorf("status output lacks %q:\n%s", want, out)
 				}
 			}},

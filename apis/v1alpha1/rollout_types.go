@@ -182,12 +182,14 @@ type RolloutStatus struct {
 	// Moved is no longer written: it listed every moved instance and outgrew etcd's limit on a
 	// large fleet. Counts.Moved counts them instead.
 	//
-	// Deprecated: read Counts; kept only until `modkind rollout status` reads Counts.
+	// Deprecated: read Counts; kept so that a status an earlier version wrote can be read once
+	// and converted (rollout.Migrate).
 	// +optional
 	Moved []string `json:"moved,omitempty"`
 	// Stay is no longer written: StayOn replaces it.
 	//
-	// Deprecated: read StayOn; kept only until `modkind rollout status` reads StayOn.
+	// Deprecated: read StayOn; kept so that a status an earlier version wrote can be read once
+	// and converted (rollout.Migrate).
 	// +optional
 	Stay []RolloutStay `json:"stay,omitempty"`
 	// Promoted is the last modkind.io/promote value acted on.

@@ -157,7 +157,8 @@ func testRevisionPreview(t *testing.T, g *rbacGround) {
 	statusPatch := func(c client.Client, obj client.Object, patch string) error {
 		return c.Status().Patch(ctx, obj.DeepCopyObject().(client.Object), client.RawPatch(types.MergePatchType, []byte(patch)))
 	}
-	planPod := podClient(ctx, t, g, tenant, rbacTenant, jobexec.DefaultRunnerServiceAccount, plan.Name+"-f0rg3")
+	// A pod of the Run's name under the runner account, as only the Job controller makes them.
+	planPod := podClient(ctx, t, g, g.admin, rbacTenant, jobexec.DefaultRunnerServiceAccount, plan.Name+"-f0rg3")
 	noChanges := `{"status":{"revisionPreview":{"revision":"x","outcome":"NoChanges","add":0,"change":0,"destroy":0,"replace":0,"guardRefuses":false}}}`
 	cases := []struct {
 		name   string

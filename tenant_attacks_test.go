@@ -238,11 +238,12 @@ func testStatusWrites(t *testing.T, g *rbacGround) {
 	other := mk("status-other", v1alpha1.PhasePending, v1alpha1.ExecutorJob)
 	ended := mk("status-ended", v1alpha1.PhaseFailed, v1alpha1.ExecutorJob)
 	process := mk("status-process", v1alpha1.PhaseSucceeded, v1alpha1.ExecutorProcess)
-	// The tenant makes pods named as pods of these Runs' Jobs, and requests their runner's tokens
-	// bound to them: all edit allows.
-	activePod := podClient(ctx, t, g, tenant, rbacTenant, jobexec.DefaultRunnerServiceAccount, active.Name+"-f0rg3")
-	endedPod := podClient(ctx, t, g, tenant, rbacTenant, jobexec.DefaultRunnerServiceAccount, ended.Name+"-f0rg3")
-	processPod := podClient(ctx, t, g, tenant, rbacTenant, jobexec.DefaultRunnerServiceAccount, process.Name+"-f0rg3")
+	// Pods named as pods of these Runs' Jobs, under the runner account, and tokens bound to them,
+	// as a tenant gets by exec into the runner's own pod (only the Job controller makes pods under
+	// the runner account: runner_pods_tenant_test.go).
+	activePod := podClient(ctx, t, g, g.admin, rbacTenant, jobexec.DefaultRunnerServiceAccount, active.Name+"-f0rg3")
+	endedPod := podClient(ctx, t, g, g.admin, rbacTenant, jobexec.DefaultRunnerServiceAccount, ended.Name+"-f0rg3")
+	processPod := podClient(ctx, t, g, g.admin, rbacTenant, jobexec.DefaultRunnerServiceAccount, process.Name+"-f0rg3")
 
 	dials := testCRD("dials", rbacGroup, "Dial", nil)
 	dials.Spec.Versions[0].Subresources = &extv1.CustomResourceSubresources{Status: &extv1.CustomResourceSubresourceStatus{}}

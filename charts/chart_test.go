@@ -62,13 +62,13 @@ func TestChartIsAcceptedByAPIServer(t *testing.T) {
 		want      map[string]int
 	}{
 		"AllNamespaces": {
-			reason:    "Without tenantNamespaces the tenant grant is one ClusterRoleBinding; generatedGroups add three aggregated ClusterRoles and the policy on their status; Runs are read through one more, and their status has a policy; runners get one, bound nowhere; job mode, the default, adds the artifacts Service.",
+			reason:    "Without tenantNamespaces the tenant grant is one ClusterRoleBinding; generatedGroups add three aggregated ClusterRoles and the policy on their status; Runs are read through one more, and their status has a policy; runners get one, bound nowhere; job mode, the default, adds the artifacts Service and the policy on who makes runner pods.",
 			release:   "modkind",
 			namespace: "modkind-system",
 			values:    map[string]any{"generatedGroups": []any{"platform.example.org"}},
 			want: map[string]int{"CustomResourceDefinition": 5, "Deployment": 1, "ServiceAccount": 1, "Service": 2,
 				"ClusterRole": 7, "ClusterRoleBinding": 2, "Role": 1, "RoleBinding": 1,
-				"ValidatingAdmissionPolicy": 3, "ValidatingAdmissionPolicyBinding": 3},
+				"ValidatingAdmissionPolicy": 4, "ValidatingAdmissionPolicyBinding": 4},
 		},
 		"TenantNamespaces": {
 			reason:    "With tenantNamespaces the tenant grant is a RoleBinding per namespace (duplicates once), plus Module events in default; process mode has no artifacts Service.",
@@ -80,13 +80,13 @@ func TestChartIsAcceptedByAPIServer(t *testing.T) {
 				"ValidatingAdmissionPolicy": 2, "ValidatingAdmissionPolicyBinding": 2},
 		},
 		"RunnerNamespaces": {
-			reason:    "runner.namespaces add a runner service account and its RoleBinding per namespace (duplicates once); runner.mode job adds the artifacts Service.",
+			reason:    "runner.namespaces add a runner service account and its RoleBinding per namespace (duplicates once); runner.mode job adds the artifacts Service and the policy on who makes runner pods.",
 			release:   "modkind-runners",
 			namespace: "modkind-runners",
 			values:    map[string]any{"tenantNamespaces": []any{"team-a", "team-b"}, "runner": map[string]any{"mode": "job", "namespaces": []any{"team-a", "team-b", "team-a"}}},
 			want: map[string]int{"CustomResourceDefinition": 5, "Deployment": 1, "ServiceAccount": 3, "Service": 2,
 				"ClusterRole": 4, "ClusterRoleBinding": 1, "Role": 2, "RoleBinding": 6,
-				"ValidatingAdmissionPolicy": 2, "ValidatingAdmissionPolicyBinding": 2},
+				"ValidatingAdmissionPolicy": 3, "ValidatingAdmissionPolicyBinding": 3},
 		},
 	}
 	for name, tc := range cases {

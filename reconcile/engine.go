@@ -45,6 +45,9 @@ type Snapshot struct {
 	// instance is applied with. Fleet is nil for a kind without revisions (a resource kind).
 	Revision string
 	Fleet    *rollout.Fleet
+	// Retired are the revisions the Module's spec.retiredRevisions names: no instance is applied
+	// with one.
+	Retired map[string]bool
 	// Served are the spec.forProvider fields the kind's CRD has; nil when not known (all of an
 	// instance's fields count then).
 	Served map[string]bool

@@ -230,7 +230,7 @@ func (r *ModuleReconciler) reconcile(ctx context.Context, req reconcile.Request)
 
 // snapshot is what the kind's instances are applied with, once mod is installed.
 func (r *ModuleReconciler) snapshot(m *v1alpha1.Module, mod *module.Module) (*Snapshot, error) {
-	snap := &Snapshot{ModuleName: m.Name, Module: mod}
+	snap := &Snapshot{ModuleName: m.Name, Module: mod, Retired: retiredSet(m)}
 	if d := m.Spec.DriftInterval; d != nil {
 		if min := r.engine.drift.min; d.Duration != 0 && d.Duration < min {
 			return nil, errors.Errorf(errDriftInterval, d.Duration, min)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
@@ -212,10 +213,38 @@ func (e *external) preview(ctx context.Context) {
 		e.showPreview(shownPreview{Revision: target, Outcome: PreviewFailed, Message: w.Workspace.Redactor.Redact(res.Err.Error()), Basis: basis}, shown, ok)
 	case res.Preview != nil:
 		p := shownPreview{Revision: target, Basis: basis, Add: res.Preview.Add, Change: res.Preview.Change,
-			Destroy: res.Preview.Destroy, Replace: res.Preview.Replace, Destructive: res.Preview.Destructive}
+			Destroy: res.Preview.Destroy, Replace: res.Preview.Replace, Destructive: shownDestructive(res.Preview.Destructive)}
 		p.Outcome, p.GuardRefuses = classify(res.Preview, e.inst.AllowDestructive())
 		e.showPreview(p, shown, ok)
 	}
+}
+
+// Bounds on the destructive addresses a preview shows: in job mode they come from a Run status
+// the tenant's runner account writes, and must not grow the instance past what the API server
+// stores.
+const (
+	maxPreviewDestructive = 50
+	maxPreviewAddress     = 512
+)
+
+// shownDestructive is the destructive addresses a preview shows: the first maxPreviewDestructive,
+// each cut to maxPreviewAddress bytes, and how many more there are.
+func shownDestructive(all []string) []string {
+	if len(all) == 0 {
+		return nil
+	}
+	out := make([]string, 0, min(len(all), maxPreviewDestructive+1))
+	for i, d := range all {
+		if i == maxPreviewDestructive {
+			out = append(out, fmt.Sprintf("… and %d more", len(all)-i))
+			break
+		}
+		if len(d) > maxPreviewAddress {
+			d = strings.ToValidUTF8(d[:maxPreviewAddress], "") + "…"
+		}
+		out = append(out, d)
+	}
+	return out
 }
 
 // showPreview puts p into status, unless status shows the same preview already (its time aside).

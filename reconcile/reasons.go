@@ -21,6 +21,9 @@ const (
 	ReasonReferenceCycle xpv2.ConditionReason = "ReferenceCycle"
 	// ReasonInUse: the instance is being deleted while others take values from it.
 	ReasonInUse xpv2.ConditionReason = "InUse"
+	// ReasonRevisionRetired: the revision the instance is pinned to, or would be applied with,
+	// is in its Module's spec.retiredRevisions.
+	ReasonRevisionRetired xpv2.ConditionReason = "RevisionRetired"
 )
 
 // errConnectPrefix starts the message crossplane-runtime gives an error of Connect.
@@ -38,6 +41,7 @@ func wiringReason(msg string) (xpv2.ConditionReason, bool) {
 		prefixWaiting: ReasonWaitingForInputs,
 		prefixCycle:   ReasonReferenceCycle,
 		prefixInUse:   ReasonInUse,
+		prefixRetired: ReasonRevisionRetired,
 	} {
 		if strings.HasPrefix(rest, prefix) {
 			return reason, true

@@ -34,7 +34,7 @@ func snapshotMoved(old, new *Snapshot) bool {
 		return old != new
 	case old.Module != new.Module && (old.Module == nil || new.Module == nil || old.Module.Digest != new.Module.Digest):
 		return true
-	case old.Revision != new.Revision || !reflect.DeepEqual(old.Fleet, new.Fleet):
+	case old.Revision != new.Revision || !reflect.DeepEqual(old.Fleet, new.Fleet) || !reflect.DeepEqual(old.Retired, new.Retired):
 		return true
 	}
 	return !reflect.DeepEqual(old.DriftInterval, new.DriftInterval)

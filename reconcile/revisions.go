@@ -34,7 +34,63 @@ const (
 	errRevisionSnapshot = "cannot read the module snapshot of ModuleRevision %s"
 	errNoRevisions      = "spec.moduleRevisionRef and spec.moduleRevisionSelector cannot be honoured: Module %s has recorded no ModuleRevisions (a kind of one resource type has none)"
 	errRevisionFields   = "ModuleRevision %s (revision %d of Module %s) has no variable for spec.forProvider field(s) %s: pin a revision that has them, or remove them"
+
+	// The errors of a retired revision start with prefixRetired: the instance's Synced
+	// condition gets reason RevisionRetired for them (reasons.go).
+	prefixRetired      = "revision retired: "
+	errPinRetired      = prefixRetired + "spec.moduleRevisionRef names ModuleRevision %s, which an admin retired (spec.retiredRevisions of Module %s): this instance is not applied until its pin changes; pin a revision that is not retired, or remove spec.moduleRevisionRef to follow the Module's newest revision %s"
+	errSelectorRetired = prefixRetired + "spec.moduleRevisionSelector matches only ModuleRevisions an admin retired (%s, in spec.retiredRevisions of Module %s): this instance is not applied until its selector changes; select a revision that is not retired, or remove spec.moduleRevisionSelector to follow the Module's newest revision %s"
+	errLatestRetired   = prefixRetired + "ModuleRevision %s, this instance's revision, and %s, the newest revision of Module %s, are both retired (spec.retiredRevisions): this instance is not applied until an admin points the Module at a source that is not retired or takes %s out of spec.retiredRevisions"
 )
+
+// retiredSet is the Module's spec.retiredRevisions as a set; nil when none is retired.
+func retiredSet(m *v1alpha1.Module) map[string]bool {
+	if len(m.Spec.RetiredRevisions) == 0 {
+		return nil
+	}
+	out := make(map[string]bool, len(m.Spec.RetiredRevisions))
+	for _, name := range m.Spec.RetiredRevisions {
+		out[name] = true
+	}
+	return out
+}
+
+// chooseRevision returns the name of the revision an instance is applied with, as rollout.Choose
+// does, but never a retired one: a pin to a retired revision is refused, a selector passes
+// retired revisions by, and an unpinned instance the rollout would keep on (or an undone rollout
+// would take back to) a retired revision is applied with the newest revision instead, the one
+// the admin's fix is in. It returns "" when a selector matches no revision at all.
+func chooseRevision(m rollout.Member, pin rollout.Pin, revs []rollout.Revision, f rollout.Fleet, retired map[string]bool, moduleName string) (string, error) {
+	if pin.Ref != "" {
+		if retired[pin.Ref] {
+			return "", errors.Errorf(errPinRetired, pin.Ref, moduleName, f.Latest)
+		}
+		return pin.Ref, nil
+	}
+	if len(pin.Selector) > 0 {
+		live := make([]rollout.Revision, 0, len(revs))
+		for _, r := range revs {
+			if !retired[r.Name] {
+				live = append(live, r)
+			}
+		}
+		name := rollout.Newest(live, pin.Selector)
+		if name == "" {
+			if all := rollout.Newest(revs, pin.Selector); all != "" {
+				return "", errors.Errorf(errSelectorRetired, all, moduleName, f.Latest)
+			}
+		}
+		return name, nil
+	}
+	name := rollout.Choose(m, pin, revs, f)
+	if !retired[name] {
+		return name, nil
+	}
+	if retired[f.Latest] {
+		return "", errors.Errorf(errLatestRetired, name, f.Latest, moduleName, f.Latest)
+	}
+	return f.Latest, nil
+}
 
 // revisionName is the name of the ModuleRevision of a Module's snapshot: the Module's name and
 // the digest's first n characters, as a ReplicaSet is named after its Deployment and a hash.
@@ -185,7 +241,10 @@ func (c *connector) snapshotFor(ctx context.Context, inst *kind.Instance) (*Snap
 		}
 		revs = asRevisions(list)
 	}
-	name := rollout.Choose(member(&inst.Unstructured), pin, revs, *base.Fleet)
+	name, err := chooseRevision(member(&inst.Unstructured), pin, revs, *base.Fleet, base.Retired, base.ModuleName)
+	if err != nil {
+		return nil, nil, err
+	}
 	if name == "" {
 		return nil, nil, errors.Errorf(errNoRevisionMatch, base.ModuleName)
 	}

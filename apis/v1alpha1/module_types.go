@@ -114,13 +114,26 @@ type ModuleSpec struct {
 	AllowBreakingChanges bool `json:"allowBreakingChanges,omitempty"`
 	// RevisionHistoryLimit is how many ModuleRevisions no instance uses are kept, newest first; 10
 	// when unset. A revision an instance was last applied with, is pinned to, or a rollout moves
-	// from or to is never removed.
+	// from or to is never removed, retired or not.
 	// +kubebuilder:validation:Minimum=0
 	// +optional
 	RevisionHistoryLimit *int32 `json:"revisionHistoryLimit,omitempty"`
 	// Rollout says how instances move to a new revision of the module; Automatic when unset.
 	// +optional
 	Rollout *Rollout `json:"rollout,omitempty"`
+	// RetiredRevisions names ModuleRevisions (kubectl get modulerevisions) no instance is
+	// applied with any more, e.g. one a fixed revision replaced. An instance pinned to one by
+	// spec.moduleRevisionRef is held (Synced=False, reason RevisionRetired) until its pin
+	// changes; a spec.moduleRevisionSelector passes them by; an unpinned instance a rollout
+	// left on one, or that an undone rollout would take back to one, is applied with the
+	// Module's newest revision instead. It lives on the Module, not on the ModuleRevisions the
+	// controller makes, so that it can be kept in git with the Module.
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=256
+	// +kubebuilder:validation:items:MinLength=1
+	// +kubebuilder:validation:items:MaxLength=253
+	// +optional
+	RetiredRevisions []string `json:"retiredRevisions,omitempty"`
 }
 
 // ModuleStatus is the observed state of a Module.

@@ -187,12 +187,17 @@ func previewEnded(l *v1alpha1.Run, w *executor.Work) (executor.Result, bool) {
 		return executor.Result{}, false
 	}
 	if l.Status.Phase != v1alpha1.PhaseSucceeded {
-		return executor.Result{Err: errors.New(w.Workspace.Redactor.Redact(l.Status.Message))}, true
+		return executor.Result{Err: errors.New(cut(w.Workspace.Redactor.Redact(l.Status.Message), maxShownMessage))}, true
 	}
 	p := &v1alpha1.RunPlan{}
 	if l.Status.Plan != nil {
 		p = l.Status.Plan.DeepCopy()
 	}
+	// The tenant's runner account wrote these counts: a count is never negative, so that one
+	// instance's preview adds to its own outcome only (reconcile's classify and fleetPreview).
+	// The destructive addresses stay whole here, to classify the plan; the preview shows a
+	// bounded number of them.
+	p.Add, p.Change, p.Destroy, p.Replace = max(p.Add, 0), max(p.Change, 0), max(p.Destroy, 0), max(p.Replace, 0)
 	return executor.Result{Preview: p}, true
 }
 

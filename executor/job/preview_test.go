@@ -1,6 +1,7 @@
 package job
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -40,6 +41,12 @@ func TestPreviewEnded(t *testing.T) {
 		"OtherModule": {reason: "A preview of another revision is not this one.", latest: run(v1alpha1.OperationPlan, "d1", "in", v1alpha1.PhaseSucceeded, replace, "")},
 		"OtherInputs": {reason: "A preview of other inputs is not this one.", latest: run(v1alpha1.OperationPlan, "d2", "old", v1alpha1.PhaseSucceeded, replace, "")},
 		"Apply":       {reason: "An Apply's plan is never taken for a preview.", latest: run(v1alpha1.OperationApply, "d2", "in", v1alpha1.PhaseSucceeded, replace, "")},
+		"NegativeCounts": {reason: "Counts a runner account wrote below zero count as zero: one instance's preview never subtracts from others'.",
+			latest: run(v1alpha1.OperationPlan, "d2", "in", v1alpha1.PhaseSucceeded, &v1alpha1.RunPlan{Add: -5, Change: 2, Destroy: -1, Replace: -9}, ""),
+			want:   want{res: executor.Result{Preview: &v1alpha1.RunPlan{Change: 2}}, ok: true}},
+		"LongMessage": {reason: "A failed preview's message is bounded: the runner account may write any size.",
+			latest: run(v1alpha1.OperationPlan, "d2", "in", v1alpha1.PhaseFailed, nil, strings.Repeat("x", 5000)),
+			want:   want{ok: true, err: strings.Repeat("x", maxShownMessage) + "…"}},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

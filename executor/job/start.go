@@ -394,6 +394,8 @@ const (
 	maxShownID          = 64
 	maxShownDestructive = 50
 	maxShownChange      = 512
+	// maxShownMessage bounds the message of a failed Plan Run a preview shows.
+	maxShownMessage = 1024
 )
 
 // lastPlanOf is the plan run recorded as status.lastPlan shows it, within the bounds above. A

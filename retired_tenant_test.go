@@ -30,7 +30,7 @@ func TestRetiredRevisions(t *testing.T) {
 	refused, _ := startControllerAs(ctx, t, g, func(c *reconcile.Config) { c.Namespaces = []string{rbacTenant} })
 	tenant := rbacClient(t, tenantToken(ctx, t, g, rbacTenant, "edit"))
 	mod := applyModule(ctx, t, g, refused, "retire", "Retire", retireModuleV1)
-	v1 := moduleRevision(ctx, t, g, refused, mod.Name, "")
+	v1 := newestRevision(ctx, t, g, refused, mod.Name, "")
 
 	pinned := instance("Retire", rbacTenant, "pinned", map[string]any{"name": "p"})
 	_ = unstructured.SetNestedField(pinned.Object, v1, "spec", "moduleRevisionRef", "name")
@@ -52,7 +52,7 @@ func TestRetiredRevisions(t *testing.T) {
 	if err := mergePatch(ctx, g.admin, mod, `{"spec":{"rollout":{"policy":"Manual"},"source":{"path":"`+dir+`"}}}`); err != nil {
 		t.Fatal(err)
 	}
-	v2 := moduleRevision(ctx, t, g, refused, mod.Name, v1)
+	v2 := newestRevision(ctx, t, g, refused, mod.Name, v1)
 	rbacWaitFor(ctx, t, "the Manual rollout to "+v2+" waiting for promotion", refused, func(ctx context.Context) (bool, any) {
 		got := &v1alpha1.Module{}
 		if err := g.admin.Get(ctx, types.NamespacedName{Name: mod.Name}, got); err != nil {
@@ -103,8 +103,8 @@ func TestRetiredRevisions(t *testing.T) {
 	forget(ctx, t, g, mod, pinned, follower, late)
 }
 
-// moduleRevision waits until Module name's newest revision is one other than not, and returns it.
-func moduleRevision(ctx context.Context, t *testing.T, g *rbacGround, refused *refusals, name, not string) string {
+// newestRevision waits until Module name's newest revision is one other than not, and returns it.
+func newestRevision(ctx context.Context, t *testing.T, g *rbacGround, refused *refusals, name, not string) string {
 	t.Helper()
 	var rev string
 	rbacWaitFor(ctx, t, "Module "+name+"'s revision other than "+not, refused, func(ctx context.Context) (bool, any) {

@@ -797,7 +797,11 @@ func (s *Store) Accept(ctx context.Context, ref Ref, reviewed string) (*Stored, 
 	if sec.Annotations == nil {
 		sec.Annotations = map[string]string{}
 	}
-	applied := sec.Annotations[AnnotationApplied]
+	// The inputs recorded beside the state are the tenant's word, and state show does not show
+	// them: they are signed empty, so that the controller plans the accepted state against the
+	// instance's inputs rather than taking it as applied from them.
+	const applied = ""
+	delete(sec.Annotations, AnnotationApplied)
 	if err := s.sign(ctx, sec, secret, applied, gz); err != nil {
 		return nil, err
 	}

@@ -173,6 +173,9 @@ func showState(out io.Writer, st *state.Stored, ref *instanceRef, arg, secret st
 	if escaped {
 		fmt.Fprintln(out, `It holds characters a terminal would act on or not show (such as \r, \x1b, \u202e): they are shown escaped above; the digest is of the bytes as stored.`)
 	}
+	if dup := state.DuplicateKey(st.Raw); dup != "" {
+		fmt.Fprintf(out, "It holds key %q twice in one object (or twice but for case): terraform reads the last one. It cannot be accepted.\n", printable.Line(dup))
+	}
 	if !terraformLayout(st.Raw) {
 		fmt.Fprintln(out, "It is not laid out as terraform writes a state (JSON indented by two spaces): whitespace was edited, and may push text out of view.")
 	}

@@ -125,6 +125,23 @@ func TestStateReviewAsTenant(t *testing.T) {
 		t.Errorf("modkind state show printed a control or format character at byte %d:\n%q", i, out)
 	}
 
+	// (d) A state that holds a key twice (here but for case): the reviewer reads the first, terraform
+	// the last. show says so, and accept refuses it even with the digest show printed.
+	raw = bytes.Replace(raw, []byte(`"version": `), []byte(`"Version": 3,`+"\n"+`  "version": `), 1)
+	writeState(ctx, t, tenant, tricky, raw)
+	code, out, stderr = cli("state", "show", "Reviewed."+rbacGroup+"/tricky", "-n", rbacTenant, "--kubeconfig", kubeconfig)
+	digest = shownDigest(t, code, out, stderr)
+	if want := `It holds key "version" twice in one object (or twice but for case): terraform reads the last one. It cannot be accepted.`; !strings.Contains(out, want) {
+		t.Errorf("modkind state show lacks %q:\n%s", want, out)
+	}
+	code, out, stderr = cli("state", "accept", "Reviewed."+rbacGroup+"/tricky", "-n", rbacTenant, "--digest", digest, keys, "--kubeconfig", kubeconfig)
+	if code != 1 || !strings.Contains(stderr, `not signed: the state holds key "version" twice`) {
+		t.Errorf("accepting a state with a key twice must be refused: exit %d\n%s%s", code, out, stderr)
+	}
+	if mac := stateSecret(ctx, t, g.admin, tricky).Annotations[state.AnnotationMAC]; mac != "" {
+		t.Errorf("a state with a key twice must stay unsigned, it carries %s=%s", state.AnnotationMAC, mac)
+	}
+
 	// (c) The tenant writes the readable plan of its instance: its text and counts reach the
 	// admin's terminal only escaped.
 	pref := kind.PlanRef(planned.GroupVersionKind().GroupKind().String(), rbacTenant, planned.GetName())

@@ -19,6 +19,7 @@ import (
 func TestAcceptReviewed(t *testing.T) {
 	small := Ref{NamespacedName: types.NamespacedName{Namespace: ref.Namespace, Name: "tfstate.small"}}
 	big := Ref{NamespacedName: types.NamespacedName{Namespace: ref.Namespace, Name: "tfstate.big"}}
+	dup := Ref{NamespacedName: types.NamespacedName{Namespace: ref.Namespace, Name: "tfstate.dup"}}
 	cases := map[string]struct {
 		reason string
 		ref    Ref
@@ -101,6 +102,11 @@ func TestAcceptReviewed(t *testing.T) {
 			},
 			wantErr: errDigest,
 		},
+		"DuplicateKey": {
+			reason:  "A state whose resources are listed twice (a clean list first, the one terraform reads last) is never signed, digest or not.",
+			ref:     dup,
+			wantErr: "holds key \"Resources\" twice",
+		},
 		"WrittenWhileSigning": {
 			reason: "The tenant writes the state Secret between the check and the signed update: the update is refused.",
 			ref:    small,
@@ -119,6 +125,14 @@ func TestAcceptReviewed(t *testing.T) {
 				t.Fatal(err)
 			}
 			if err := tenant.Put(ctx, big, bigState(t, 7, 8<<10), "in-7"); err != nil {
+				t.Fatal(err)
+			}
+			twice, err := Parse([]byte(`{"version":4,"serial":3,"lineage":"dup","outputs":{},"resources":[],` +
+				`"check_results":null,"Resources":[{"mode":"managed","type":"terraform_data","name":"x","provider":"provider[\"terraform.io/builtin/terraform\"]","instances":[]}]}`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := tenant.Put(ctx, dup, twice, ""); err != nil {
 				t.Fatal(err)
 			}
 			// modkind state show reads with a store without keys.
@@ -168,6 +182,30 @@ func TestAcceptReviewed(t *testing.T) {
 			if diff := cmp.Diff(string(shown.Raw), string(got.Raw)); diff != "" || got.Serial != tc.want || got.AppliedInputs != "" {
 				t.Errorf("%s\nthe state read after accept must be the one shown (serial %d), with no applied inputs (the tenant recorded %q), got serial %d, inputs %q; -shown +read:\n%s",
 					tc.reason, tc.want, shown.AppliedInputs, got.Serial, got.AppliedInputs, diff)
+			}
+		})
+	}
+}
+
+// A key held twice in one object, or twice but for case, is found wherever it is nested.
+func TestDuplicateKey(t *testing.T) {
+	cases := map[string]struct {
+		reason string
+		raw    string
+		want   string
+	}{
+		"None":    {reason: "Keys once each, the same key in sibling objects included, are no duplicate.", raw: `{"a":{"x":1},"b":{"x":2},"c":[{"x":1},{"x":2}]}`},
+		"Top":     {reason: "A key twice at the top is found.", raw: `{"resources":[],"serial":1,"resources":[1]}`, want: "resources"},
+		"Case":    {reason: "A key twice but for case is found: Go's JSON readers match names without case.", raw: `{"resources":[],"Resources":[1]}`, want: "Resources"},
+		"InList":  {reason: "A key twice in an object inside a list is found.", raw: `{"r":[{"a":1},{"a":1,"b":2,"a":3}]}`, want: "a"},
+		"Deep":    {reason: "A key twice deep down is found.", raw: `{"r":[{"i":[{"attributes":{"input":"a","input":"b"}}]}]}`, want: "input"},
+		"NotJSON": {reason: "What is not JSON has no duplicate to report (Parse refuses it).", raw: `{"a":`},
+		"Scalars": {reason: "A document without objects has none.", raw: `[1,"a",null]`},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if got := DuplicateKey([]byte(tc.raw)); got != tc.want {
+				t.Errorf("%s\nDuplicateKey(%s): want %q, got %q", tc.reason, tc.raw, tc.want, got)
 			}
 		})
 	}

@@ -790,6 +790,9 @@ func (s *Store) Accept(ctx context.Context, ref Ref, reviewed string) (*Stored, 
 	if got := sha(raw); got != wantSum {
 		return nil, &NotReviewedError{Secret: secret, Reason: fmt.Sprintf("its bytes hash to %s, not to the %s shown", got, wantSum)}
 	}
+	if err := checkNoDuplicateKey(raw); err != nil {
+		return nil, err
+	}
 	st, err := Parse(raw)
 	if err != nil {
 		return nil, err

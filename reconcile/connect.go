@@ -106,7 +106,7 @@ func (c *connector) render(ctx context.Context, inst *kind.Instance, snap *Snaps
 		return nil, terraform.Inputs{}, nil, err
 	}
 	secretStrings = append(secretStrings, wired.Redact...)
-	in := terraform.Inputs{ForProvider: wired.ForProvider, SecretValues: secretValues,
+	in := terraform.Inputs{ForProvider: wired.ForProvider, SecretValues: secretValues, FromSecrets: wired.FromSecrets,
 		Providers: setup.Providers, PreventDestroy: guarded}
 	pkg := ""
 	if snap.Module.Resource == nil {
@@ -176,24 +176,23 @@ func resolveSensitive(ctx context.Context, c client.Reader, namespace string, m 
 			// Never wrap err: a JSON error quotes the value.
 			return nil, nil, errors.Errorf("%s %s: Secret %s key %q does not hold JSON", errReadSensitive, field, name, key)
 		}
+		redact = append(redact, terraform.SecretStrings(val, v.Type)...)
+		// Checked here, not by terraform: its type errors name the keys of a map, which are
+		// values; these name the path and the types only.
+		if err := fields.CheckType(val, v.Type); err != nil {
+			return nil, nil, errors.Wrapf(err, "%s %s: Secret %s key %q is not of variable %s's type %s", errReadSensitive, field, name, key, v.Name, v.Type.FriendlyName())
+		}
 		values[v.Name] = val
-		redact = appendStrings(redact, val)
 	}
 	return values, redact, nil
 }
 
-func appendStrings(out []string, v any) []string {
-	switch v := v.(type) {
-	case string:
-		return append(out, v)
-	case map[string]any:
-		for _, e := range v {
-			out = appendStrings(out, e)
-		}
-	case []any:
-		for _, e := range v {
-			out = appendStrings(out, e)
-		}
+// secretStrings are the strings to redact of v, a field value of type ty read from a Secret (see
+// terraform.SecretStrings), read in Terraform's shape so that an object's attribute names are
+// known for names.
+func secretStrings(v any, ty cty.Type) []string {
+	if tv, err := fields.ToTerraform(v, ty); err == nil {
+		return terraform.SecretStrings(tv, ty)
 	}
-	return out
+	return terraform.SecretStrings(v, cty.DynamicPseudoType)
 }

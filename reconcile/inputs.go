@@ -264,6 +264,8 @@ type resolution struct {
 	Digest string
 	// Redact holds the strings read from Secrets.
 	Redact []string
+	// FromSecrets are the fields of ForProvider whose values were read from Secrets.
+	FromSecrets map[string]bool
 }
 
 // Status is the value of status.resolvedInputs, nil without references.
@@ -312,7 +314,11 @@ func (s resolver) resolve(ctx context.Context, fp map[string]any, refs []inputRe
 		}
 		res.Sources = append(res.Sources, src)
 		if r.Source.Kind == kindSecret && r.Source.Group == "" {
-			res.Redact = appendStrings(res.Redact, v)
+			res.Redact = append(res.Redact, secretStrings(v, r.Variable.Type)...)
+			if res.FromSecrets == nil {
+				res.FromSecrets = map[string]bool{}
+			}
+			res.FromSecrets[r.Value] = true
 			continue
 		}
 		digested[r.Field] = v

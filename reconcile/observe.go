@@ -21,6 +21,7 @@ import (
 	"github.com/modkind/modkind/executor"
 	"github.com/modkind/modkind/kind"
 	"github.com/modkind/modkind/kind/fields"
+	"github.com/modkind/modkind/module"
 	"github.com/modkind/modkind/state"
 	"github.com/modkind/modkind/terraform"
 )
@@ -230,6 +231,8 @@ func (e *external) lateInitialize(outputs map[string]state.Output) (bool, error)
 	if r == nil {
 		return false, nil
 	}
+	// The spec and the external name are read as status is: only shown outputs reach them.
+	outputs = shownOutputs(e.snap.Module, outputs)
 	changed := e.setExternalName(outputs)
 	fp := e.inst.ForProvider()
 	types := map[string]cty.Type{}
@@ -280,11 +283,14 @@ func (e *external) setExternalName(outputs map[string]state.Output) bool {
 	return true
 }
 
-// publishOutputs puts the non-sensitive outputs into status.atProvider and returns all of them as
-// connection details: strings as they are, other values as JSON.
+// publishOutputs puts the outputs that may be shown (shownOutputs) into status.atProvider and
+// returns all of them as connection details: strings as they are, other values as JSON.
 func (e *external) publishOutputs(outputs map[string]state.Output) (managed.ConnectionDetails, error) {
 	details := managed.ConnectionDetails{}
 	for name, o := range outputs {
+		if name == terraform.SensitiveOutputs {
+			continue
+		}
 		var s string
 		if json.Unmarshal(o.Value, &s) == nil {
 			details[name] = []byte(s)
@@ -297,9 +303,10 @@ func (e *external) publishOutputs(outputs map[string]state.Output) (managed.Conn
 		details[name] = compact.Bytes()
 	}
 	atProvider := map[string]any{}
+	shown := shownOutputs(e.snap.Module, outputs)
 	for _, o := range e.snap.Module.Outputs {
-		out, ok := outputs[o.Name]
-		if !ok || o.Sensitive || out.Sensitive {
+		out, ok := shown[o.Name]
+		if !ok {
 			continue
 		}
 		var v any
@@ -325,4 +332,31 @@ func (e *external) madeFrom() string {
 	}
 	return terraform.Digest([]byte(strconv.FormatInt(e.inst.GetGeneration(), 10)), []byte(e.work.Workspace.Inputs),
 		[]byte(e.snap.Module.Digest), []byte(lineage), []byte(strconv.FormatInt(serial, 10)))
+}
+
+// shownOutputs are the outputs of m in a state that may be shown to whoever reads the instance:
+// none the module declares sensitive, and none the state holds as sensitive, but those of a root
+// module that declares every output sensitive (it takes values from Secrets) and says in
+// terraform.SensitiveOutputs that their values derive from no sensitive value.
+func shownOutputs(m *module.Module, outputs map[string]state.Output) map[string]state.Output {
+	var public map[string]bool
+	if o, ok := outputs[terraform.SensitiveOutputs]; ok && !o.Sensitive {
+		// A value that is no object of bools, as a state the tenant wrote may hold, shows none.
+		_ = json.Unmarshal(o.Value, &public)
+	}
+	shown := map[string]state.Output{}
+	for _, o := range m.Outputs {
+		out, ok := outputs[o.Name]
+		if !ok || o.Sensitive {
+			continue
+		}
+		if out.Sensitive {
+			derived, known := public[o.Name]
+			if !known || derived {
+				continue
+			}
+		}
+		shown[o.Name] = out
+	}
+	return shown
 }

@@ -51,15 +51,6 @@ func planText(r *Redactor, raw string) string {
 	return text[:cut] + fmt.Sprintf("\n… %d more bytes of the plan are not shown.\n", len(text)-cut)
 }
 
-// redactAll replaces every secret in s, however long s is: a plan is read whole, unlike the
-// messages Redact bounds.
-func (r *Redactor) redactAll(s string) string {
-	for _, v := range r.secrets {
-		s = strings.ReplaceAll(s, v, "(redacted)")
-	}
-	return s
-}
-
 // DeletePlanView deletes the plan Secret of a workspace's state, if it is modkind's.
 func (r *Runner) DeletePlanView(ctx context.Context, ws *Workspace) error {
 	return r.Plans.Delete(ctx, state.PlanRefOf(ws.State))

@@ -45,7 +45,7 @@ func (r *Runner) Preview(ctx context.Context, run *Workspace, stored *state.Stor
 		}
 		tf.done()
 		s.At, s.Took = start, time.Since(start)
-		summary = s
+		summary = run.Redactor.Summary(s)
 		return nil
 	})
 	return summary, err

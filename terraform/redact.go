@@ -1,45 +1,192 @@
 package terraform
 
 import (
+	"bytes"
+	"encoding/json"
+	"fmt"
 	"sort"
+	"strconv"
 	"strings"
+	"unicode"
+
+	"github.com/zclconf/go-cty/cty"
 )
 
 // MaxMessage bounds what a condition or event carries of a terraform error; the rest is in the
 // controller's log-free past on purpose: terraform output can echo values.
 const MaxMessage = 2000
 
-// Redactor removes known secret values from messages before they reach a condition or event.
-type Redactor struct{ secrets []string }
+// Redacted is what stands in a message for a value read from a Secret.
+const Redacted = "(redacted)"
 
-// NewRedactor redacts the given values; values shorter than four characters are ignored, since
-// replacing them would mangle ordinary words.
+// minFree is the length from which a value is redacted wherever it appears. A shorter one would
+// mangle ordinary words and numbers ("+1 ~0 -0"), so it is redacted only where it stands whole as
+// a quoted string (`"ab"`, an instance key `["ab"]`); anywhere else terraform's own sensitive
+// marks hide it, since every value read from a Secret reaches terraform as a sensitive one.
+const minFree = 4
+
+// Redactor removes known secret values from messages before they reach a status, condition,
+// event, Run or plan Secret: each value as it is and as terraform may have quoted it (JSON and
+// HCL string escapes, Go's %q, each line of a value of several lines).
+type Redactor struct {
+	// values are the values given, for a runner that reports for the same run (Values).
+	values []string
+	// replacer replaces every form of every value, longest first.
+	replacer *strings.Replacer
+}
+
+// NewRedactor redacts the given values.
 func NewRedactor(secrets ...string) *Redactor {
 	r := &Redactor{}
+	seen := map[string]bool{}
 	for _, s := range secrets {
-		s = strings.TrimSpace(s)
-		if len(s) >= 4 {
-			r.secrets = append(r.secrets, s)
+		if s == "" || seen[s] {
+			continue
+		}
+		seen[s] = true
+		r.values = append(r.values, s)
+	}
+	r.replacer = newReplacer(r.values)
+	return r
+}
+
+// With returns a Redactor of r's values and more, r itself when there are none.
+func (r *Redactor) With(more ...string) *Redactor {
+	if len(more) == 0 {
+		return r
+	}
+	return NewRedactor(append(append([]string{}, r.Values()...), more...)...)
+}
+
+// newReplacer replaces each form of each value: free ones (minFree or longer) wherever they
+// appear, short ones only quoted whole. strings.Replacer tries its pairs in the order given at
+// each position, so longer patterns go first and a secret that contains another goes whole.
+func newReplacer(values []string) *strings.Replacer {
+	patterns := map[string]string{}
+	for _, v := range values {
+		for _, form := range forms(v) {
+			switch {
+			case len(form) >= minFree:
+				patterns[form] = Redacted
+			case form != "":
+				patterns[`"`+form+`"`] = `"` + Redacted + `"`
+			}
 		}
 	}
-	// Longest first, so that a secret containing another is removed whole.
-	sort.Slice(r.secrets, func(i, j int) bool { return len(r.secrets[i]) > len(r.secrets[j]) })
-	return r
+	olds := make([]string, 0, len(patterns))
+	for o := range patterns {
+		olds = append(olds, o)
+	}
+	sort.Slice(olds, func(i, j int) bool {
+		if len(olds[i]) != len(olds[j]) {
+			return len(olds[i]) > len(olds[j])
+		}
+		return olds[i] < olds[j]
+	})
+	pairs := make([]string, 0, 2*len(olds))
+	for _, o := range olds {
+		pairs = append(pairs, o, patterns[o])
+	}
+	return strings.NewReplacer(pairs...)
+}
+
+// forms are the ways a value may be written in what terraform prints: as is, trimmed, inside a
+// JSON, HCL or Go-quoted string, and, for a value of several lines, each of its lines (a plan
+// shows such a string as a heredoc, line by line).
+func forms(v string) []string {
+	out := []string{v, strings.TrimSpace(v)}
+	for _, s := range []string{v, strings.TrimSpace(v)} {
+		out = append(out, jsonInner(s, true), jsonInner(s, false), goInner(strconv.Quote(s)),
+			goInner(strconv.QuoteToASCII(s)), hclInner(s, false), hclInner(s, true))
+	}
+	if strings.ContainsAny(v, "\r\n") {
+		for _, line := range strings.FieldsFunc(v, func(r rune) bool { return r == '\n' || r == '\r' }) {
+			if line = strings.TrimSpace(line); len(line) >= minFree {
+				out = append(out, forms(line)...)
+			}
+		}
+	}
+	return out
+}
+
+// jsonInner is s as it stands inside a JSON string, with or without HTML escaping (terraform
+// writes both: its -json output escapes <, > and &, its state does not).
+func jsonInner(s string, html bool) string {
+	var b bytes.Buffer
+	e := json.NewEncoder(&b)
+	e.SetEscapeHTML(html)
+	if e.Encode(s) != nil {
+		return s
+	}
+	return goInner(strings.TrimSuffix(b.String(), "\n"))
+}
+
+// goInner strips the quotes of a quoted string.
+func goInner(q string) string {
+	if len(q) >= 2 {
+		return q[1 : len(q)-1]
+	}
+	return q
+}
+
+// hclInner is s as terraform quotes it in an HCL string or an instance key: backslash escapes,
+// template sequences doubled, other unprintable characters as \uXXXX (in upper or lower case
+// hex, as upper says).
+func hclInner(s string, upper bool) string {
+	var b strings.Builder
+	for i, c := range s {
+		switch {
+		case c == '\\':
+			b.WriteString(`\\`)
+		case c == '"':
+			b.WriteString(`\"`)
+		case c == '\n':
+			b.WriteString(`\n`)
+		case c == '\r':
+			b.WriteString(`\r`)
+		case c == '\t':
+			b.WriteString(`\t`)
+		case (c == '$' || c == '%') && strings.HasPrefix(s[i+1:], "{"):
+			b.WriteRune(c)
+			b.WriteRune(c)
+		case !unicode.IsPrint(c):
+			if upper {
+				fmt.Fprintf(&b, `\u%04X`, c)
+			} else {
+				fmt.Fprintf(&b, `\u%04x`, c)
+			}
+		default:
+			b.WriteRune(c)
+		}
+	}
+	return b.String()
 }
 
 // Redact returns msg with every secret replaced and its length bounded.
 func (r *Redactor) Redact(msg string) string {
-	for _, s := range r.secrets {
-		msg = strings.ReplaceAll(msg, s, "(redacted)")
-	}
+	msg = r.redactAll(msg)
 	if len(msg) > MaxMessage {
 		msg = msg[:MaxMessage] + "…"
 	}
 	return msg
 }
 
+// redactAll replaces every secret in s, however long s is: a plan is read whole, unlike the
+// messages Redact bounds.
+func (r *Redactor) redactAll(s string) string {
+	if r == nil || r.replacer == nil {
+		return s
+	}
+	return r.replacer.Replace(s)
+}
+
 // Values are the values r redacts, to hand to a runner that reports for the same run.
-func (r *Redactor) Values() []string { return r.secrets }
+func (r *Redactor) Values() []string {
+	if r == nil {
+		return nil
+	}
+	return r.values
+}
 
 // Error wraps err so that its message is redacted.
 func (r *Redactor) Error(err error) error {
@@ -52,3 +199,209 @@ func (r *Redactor) Error(err error) error {
 type redactedError struct{ msg string }
 
 func (e redactedError) Error() string { return e.msg }
+
+// Changes returns cs with every value redacted from their addresses and attribute paths: an
+// instance key is a value (for_each over a Secret's keys) wherever a plan names the object.
+func (r *Redactor) Changes(cs []DestructiveChange) []DestructiveChange {
+	if len(cs) == 0 {
+		return cs
+	}
+	out := make([]DestructiveChange, len(cs))
+	for i, c := range cs {
+		out[i] = DestructiveChange{Address: r.redactAll(c.Address), Action: c.Action}
+		for _, p := range c.ForcedBy {
+			out[i].ForcedBy = append(out[i].ForcedBy, r.redactAll(p))
+		}
+	}
+	return out
+}
+
+// Summary returns s with its destructive changes redacted (Changes); nil for nil.
+func (r *Redactor) Summary(s *PlanSummary) *PlanSummary {
+	if s == nil {
+		return nil
+	}
+	c := *s
+	c.Destructive = r.Changes(s.Destructive)
+	return &c
+}
+
+// SecretStrings are the strings to redact of v, a value of type ty read from a Secret, in
+// Terraform's shape: every string and number in it and every key of a map in it, since each may
+// be printed alone (a key as an instance key, a number in a diagnostic). An object's attribute
+// names are its type's, no values.
+func SecretStrings(v any, ty cty.Type) []string {
+	var out []string
+	var walk func(v any, ty cty.Type)
+	walk = func(v any, ty cty.Type) {
+		switch v := v.(type) {
+		case string:
+			out = append(out, v)
+		case json.Number:
+			out = append(out, v.String())
+		case float64:
+			out = append(out, strconv.FormatFloat(v, 'f', -1, 64))
+		case map[string]any:
+			for k, e := range v {
+				et := cty.DynamicPseudoType
+				switch {
+				case ty.IsObjectType():
+					if ty.HasAttribute(k) {
+						et = ty.AttributeType(k)
+						break
+					}
+					out = append(out, k)
+				case ty.IsMapType():
+					et = ty.ElementType()
+					out = append(out, k)
+				default:
+					out = append(out, k)
+				}
+				walk(e, et)
+			}
+		case []any:
+			for i, e := range v {
+				et := cty.DynamicPseudoType
+				switch {
+				case ty.IsListType(), ty.IsSetType():
+					et = ty.ElementType()
+				case ty.IsTupleType() && i < len(ty.TupleElementTypes()):
+					et = ty.TupleElementTypes()[i]
+				}
+				walk(e, et)
+			}
+		}
+	}
+	walk(v, ty)
+	return out
+}
+
+// maxStateSecrets bounds how many values a state gives a Redactor: the state Secret is the
+// tenant's to write, and a state of millions of sensitive attributes must not cost every message
+// the controller redacts.
+const maxStateSecrets = 1000
+
+// StateSecrets are the values a state holds that terraform marks sensitive: its sensitive outputs
+// (but those SensitiveOutputs says derive from no sensitive value) and its resources' sensitive
+// attributes. They are the values last applied from Secrets, which a run may still print after
+// the Secret changed (a plan's old value, a destroy's diagnostic); nil for a state that is not
+// terraform's JSON.
+func StateSecrets(raw []byte) []string {
+	var body struct {
+		Outputs map[string]struct {
+			Value     any  `json:"value"`
+			Sensitive bool `json:"sensitive"`
+		} `json:"outputs"`
+		Resources []struct {
+			Instances []struct {
+				Attributes          map[string]any    `json:"attributes"`
+				SensitiveAttributes []json.RawMessage `json:"sensitive_attributes"`
+			} `json:"instances"`
+		} `json:"resources"`
+	}
+	if len(raw) == 0 || json.Unmarshal(raw, &body) != nil {
+		return nil
+	}
+	var out []string
+	public := map[string]bool{}
+	if m, ok := body.Outputs[SensitiveOutputs].Value.(map[string]any); ok {
+		for name, derived := range m {
+			public[name] = derived == false
+		}
+	}
+	for name, o := range body.Outputs {
+		if o.Sensitive && !public[name] {
+			out = appendLeaves(out, o.Value)
+		}
+	}
+	for _, r := range body.Resources {
+		for _, in := range r.Instances {
+			for _, p := range in.SensitiveAttributes {
+				if v, ok := atPath(in.Attributes, p); ok {
+					out = appendLeaves(out, v)
+				}
+			}
+			if len(out) > maxStateSecrets {
+				return out[:maxStateSecrets]
+			}
+		}
+	}
+	if len(out) > maxStateSecrets {
+		return out[:maxStateSecrets]
+	}
+	return out
+}
+
+// atPath follows one of a state's sensitive attribute paths (steps of get_attr and index) into
+// attrs.
+func atPath(attrs map[string]any, raw json.RawMessage) (any, bool) {
+	var steps []struct {
+		Type  string          `json:"type"`
+		Value json.RawMessage `json:"value"`
+	}
+	if json.Unmarshal(raw, &steps) != nil || len(steps) == 0 {
+		return nil, false
+	}
+	var cur any = attrs
+	for _, s := range steps {
+		switch s.Type {
+		case "get_attr":
+			var name string
+			m, ok := cur.(map[string]any)
+			if !ok || json.Unmarshal(s.Value, &name) != nil {
+				return nil, false
+			}
+			if cur, ok = m[name]; !ok {
+				return nil, false
+			}
+		case "index":
+			var key struct {
+				Value any `json:"value"`
+			}
+			if json.Unmarshal(s.Value, &key) != nil {
+				return nil, false
+			}
+			switch c := cur.(type) {
+			case map[string]any:
+				k, ok := key.Value.(string)
+				if !ok {
+					return nil, false
+				}
+				if cur, ok = c[k]; !ok {
+					return nil, false
+				}
+			case []any:
+				i, ok := key.Value.(float64)
+				if !ok || i < 0 || int(i) >= len(c) {
+					return nil, false
+				}
+				cur = c[int(i)]
+			default:
+				return nil, false
+			}
+		default:
+			return nil, false
+		}
+	}
+	return cur, true
+}
+
+// appendLeaves appends the strings and numbers in v, not its keys: in a state an object's
+// attribute names and a map's keys look alike, and attribute names are no values.
+func appendLeaves(out []string, v any) []string {
+	switch v := v.(type) {
+	case string:
+		return append(out, v)
+	case float64:
+		return append(out, strconv.FormatFloat(v, 'f', -1, 64))
+	case map[string]any:
+		for _, e := range v {
+			out = appendLeaves(out, e)
+		}
+	case []any:
+		for _, e := range v {
+			out = appendLeaves(out, e)
+		}
+	}
+	return out
+}

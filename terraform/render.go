@@ -36,6 +36,12 @@ const (
 	errUnknownVariable  = "spec.forProvider sets unknown variable"
 	errConvertVariable  = "cannot convert spec.forProvider value"
 	errUnresolvedSecret = "no value was read for sensitive variable field"
+	errReservedOutput   = "the module has an output of the name modkind keeps for itself"
+
+	// SensitiveOutputs is the root output that says, for each output of a root module whose
+	// outputs are all declared sensitive (it takes values from Secrets), whether its value derives
+	// from a sensitive one: only those that do not are shown in status.
+	SensitiveOutputs = "modkind_sensitive_outputs"
 )
 
 // RootModule is what one Terraform run of an instance needs besides its state.
@@ -58,6 +64,10 @@ type Inputs struct {
 	// SecretValues holds the values of the sensitive variables the instance sets through
 	// <field>SecretRef, by variable name, already resolved.
 	SecretValues map[string]any
+	// FromSecrets are the fields of ForProvider whose values were read from Secrets (a
+	// <field>From secretKeyRef): their variables are declared sensitive in the root module, so
+	// that terraform hides them and every value derived from them, whatever the module declares.
+	FromSecrets map[string]bool
 	// Providers is the "provider" block of the instance's ProviderConfig, nil when it has none.
 	Providers json.RawMessage
 	// PreventDestroy sets lifecycle.prevent_destroy on a kind's single resource.
@@ -96,6 +106,7 @@ func render(m *module.Module, in Inputs) (*RootModule, error) {
 
 	vars := map[string]any{}
 	rootVars := map[string]any{}
+	secret := false
 	for _, field := range slices.Sorted(maps.Keys(in.ForProvider)) {
 		v, ok := byField[field]
 		if !ok {
@@ -117,8 +128,9 @@ func render(m *module.Module, in Inputs) (*RootModule, error) {
 		if v.TypeExpr != "" {
 			decl["type"] = v.TypeExpr
 		}
-		if v.Sensitive {
+		if v.Sensitive || in.FromSecrets[field] {
 			decl["sensitive"] = true
+			secret = true
 		}
 		if !v.Nullable {
 			decl["nullable"] = false
@@ -126,17 +138,20 @@ func render(m *module.Module, in Inputs) (*RootModule, error) {
 		rootVars[v.Name] = decl
 	}
 
+	for _, o := range m.Outputs {
+		if o.Name == SensitiveOutputs {
+			return nil, errors.Errorf("%s: %s", errReservedOutput, o.Name)
+		}
+	}
 	root := map[string]any{}
-	outputs := map[string]any{}
+	var outputs map[string]any
 	if r := m.Resource; r != nil {
 		root["terraform"] = map[string]any{"required_providers": map[string]any{r.LocalName: providerRequirement(r)}}
 		root["resource"] = map[string]any{r.Type: map[string]any{ResourceName: resourceBody(r, rootVars, in.PreventDestroy)}}
 		if in.ImportID != "" {
 			root["import"] = []any{map[string]any{"to": r.Type + "." + ResourceName, "id": Literal(in.ImportID)}}
 		}
-		for _, o := range m.Outputs {
-			outputs[o.Name] = output("${"+r.Type+"."+ResourceName+"."+o.Name+"}", o.Sensitive)
-		}
+		outputs = rootOutputs(m, func(name string) string { return r.Type + "." + ResourceName + "." + name }, secret)
 	} else {
 		call := map[string]any{"source": ModuleSource(in.ModulePath)}
 		// Only variables the instance sets are passed: passing null for the others would
@@ -145,9 +160,7 @@ func render(m *module.Module, in Inputs) (*RootModule, error) {
 			call[name] = "${var." + name + "}"
 		}
 		root["module"] = map[string]any{ModuleCallName: call}
-		for _, o := range m.Outputs {
-			outputs[o.Name] = output("${module."+ModuleCallName+"."+o.Name+"}", o.Sensitive)
-		}
+		outputs = rootOutputs(m, func(name string) string { return "module." + ModuleCallName + "." + name }, secret)
 	}
 	if len(rootVars) > 0 {
 		root["variable"] = rootVars
@@ -188,6 +201,28 @@ func requiredProviders(m *module.Module, providers json.RawMessage) map[string]a
 		}
 	}
 	return req
+}
+
+// rootOutputs are the root module's outputs, each of the module's (or resource's) output of that
+// name (expr gives its expression). When the root module takes values from Secrets (secret), an
+// output derived from one carries terraform's sensitive mark, which a root output must declare:
+// every output is then declared sensitive, and SensitiveOutputs says of each whether its value is
+// marked (issensitive of its JSON, which carries the marks of every part), so that modkind shows
+// in status only those that are not.
+func rootOutputs(m *module.Module, expr func(name string) string, secret bool) map[string]any {
+	outputs := map[string]any{}
+	marked := map[string]any{}
+	for _, o := range m.Outputs {
+		e := expr(o.Name)
+		outputs[o.Name] = output("${"+e+"}", o.Sensitive || secret)
+		if secret && !o.Sensitive {
+			marked[o.Name] = "${issensitive(jsonencode(" + e + "))}"
+		}
+	}
+	if len(marked) > 0 {
+		outputs[SensitiveOutputs] = map[string]any{"value": marked}
+	}
+	return outputs
 }
 
 func output(value string, sensitive bool) map[string]any {

@@ -31,6 +31,7 @@ func TestRender(t *testing.T) {
 		reason      string
 		forProvider map[string]any
 		secrets     map[string]any
+		fromSecrets map[string]bool
 		providers   json.RawMessage
 		wantMain    map[string]any
 		wantVars    map[string]any
@@ -77,12 +78,28 @@ func TestRender(t *testing.T) {
 					"rules":       map[string]any{"type": "list(object({from_port=number}))", "nullable": false},
 				},
 				"output": map[string]any{
-					"arn":   map[string]any{"value": "${module.this.arn}"},
-					"token": map[string]any{"value": "${module.this.token}", "sensitive": true},
+					"arn":                       map[string]any{"value": "${module.this.arn}", "sensitive": true},
+					"token":                     map[string]any{"value": "${module.this.token}", "sensitive": true},
+					"modkind_sensitive_outputs": map[string]any{"value": map[string]any{"arn": "${issensitive(jsonencode(module.this.arn))}"}},
 				},
 				"provider": map[string]any{"aws": map[string]any{"region": "eu-west-1"}},
 			},
 			wantVars: map[string]any{"bucket_name": "b", "password": "p", "rules": []any{map[string]any{"from_port": float64(80)}}},
+		},
+		"FromSecretSensitive": {
+			reason:      "A value read from a Secret into a variable the module does not declare sensitive is declared sensitive in the root module, and every output says whether it derives from it.",
+			forProvider: map[string]any{"bucketName": "from-a-secret"},
+			fromSecrets: map[string]bool{"bucketName": true},
+			wantMain: map[string]any{
+				"module":   map[string]any{"this": map[string]any{"source": "./module/m", "bucket_name": "${var.bucket_name}"}},
+				"variable": map[string]any{"bucket_name": map[string]any{"type": "string", "sensitive": true}},
+				"output": map[string]any{
+					"arn":                       map[string]any{"value": "${module.this.arn}", "sensitive": true},
+					"token":                     map[string]any{"value": "${module.this.token}", "sensitive": true},
+					"modkind_sensitive_outputs": map[string]any{"value": map[string]any{"arn": "${issensitive(jsonencode(module.this.arn))}"}},
+				},
+			},
+			wantVars: map[string]any{"bucket_name": "from-a-secret"},
 		},
 		"SensitiveInline": {
 			reason:      "A sensitive variable is set only through its SecretRef field, never inline.",
@@ -97,7 +114,7 @@ func TestRender(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			got, err := Render(testModule(), Inputs{ModulePath: "m", ForProvider: tc.forProvider, SecretValues: tc.secrets, Providers: tc.providers})
+			got, err := Render(testModule(), Inputs{ModulePath: "m", ForProvider: tc.forProvider, SecretValues: tc.secrets, FromSecrets: tc.fromSecrets, Providers: tc.providers})
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("%s\nwant error containing %q, got %v", tc.reason, tc.wantErr, err)

@@ -181,7 +181,8 @@ func (r *Runner) Apply(ctx context.Context, run *Workspace, stored *state.Stored
 		saved, summary, err = r.apply(ctx, tf, run, stored)
 		return err
 	})
-	return saved, summary, err
+	// An address is no value, but an instance key may be one (for_each over a Secret's keys).
+	return saved, run.Redactor.Summary(summary), err
 }
 
 func (r *Runner) apply(ctx context.Context, tf *session, run *Workspace, stored *state.Stored) (*state.Stored, *PlanSummary, error) {
@@ -239,7 +240,7 @@ func (r *Runner) apply(ctx context.Context, tf *session, run *Workspace, stored 
 	if len(summary.Destructive) > 0 && !run.AllowDestructive {
 		metricRefusedPlans.Inc()
 		// Addresses and attribute paths are no values; the error stays typed for callers.
-		return stored, summary, &RefusedPlanError{Changes: summary.Destructive}
+		return stored, summary, &RefusedPlanError{Changes: run.Redactor.Changes(summary.Destructive)}
 	}
 	if run.ApprovalRequired && run.ApprovedPlan != summary.ID {
 		return stored, summary, &AwaitingApprovalError{Plan: *summary}
@@ -469,6 +470,11 @@ func (r *Runner) withTerraform(ctx context.Context, op string, run *Workspace, s
 	}
 	if stored != nil && fresh == nil {
 		return errors.Errorf(errStateVanished, run.State.Name)
+	}
+	if fresh != nil && fresh.State != nil {
+		// What the last apply took from Secrets that have changed since is still in the state,
+		// and terraform may print it (a plan's old value, a destroy's diagnostic).
+		run.Redactor = run.Redactor.With(StateSecrets(fresh.Raw)...)
 	}
 	tfs, fresh, err := r.prepare(ctx, run, fresh)
 	if err != nil {

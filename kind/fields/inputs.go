@@ -73,6 +73,9 @@ const (
 	errFmtWantObj    = "%s: want an object, got %s"
 	errFmtWantMapOf  = "%s: want a map, got %s"
 	errFmtWantListOf = "%s: want a list, got %s"
+	// An object read from a Secret may have keys that are values: the one its type lacks is not
+	// named.
+	errFmtUndeclared = "%s: has an attribute its type does not declare"
 )
 
 // CheckType checks that v, a value in Terraform's shape (as JSON decodes it), is of type ty, as
@@ -107,7 +110,7 @@ func checkType(path string, v any, ty cty.Type) error {
 		}
 		for _, k := range slices.Sorted(maps.Keys(in)) {
 			if !ty.HasAttribute(k) {
-				return errors.Errorf(errFmtUnknownAttribute, Where(path), k)
+				return errors.Errorf(errFmtUndeclared, Where(path))
 			}
 			if err := checkType(path+"."+k, in[k], ty.AttributeType(k)); err != nil {
 				return err
@@ -123,8 +126,9 @@ func checkType(path string, v any, ty cty.Type) error {
 		if !ok {
 			return errors.Errorf(errFmtWantMapOf, Where(path), jsonKind(v))
 		}
-		for _, k := range slices.Sorted(maps.Keys(in)) {
-			if err := checkType(path+"["+k+"]", in[k], ty.ElementType()); err != nil {
+		keys := slices.Sorted(maps.Keys(in))
+		for i, k := range keys {
+			if err := checkType(KeyPath(path, i, len(keys)), in[k], ty.ElementType()); err != nil {
 				return err
 			}
 		}

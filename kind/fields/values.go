@@ -14,11 +14,19 @@ import (
 )
 
 const (
-	errFmtWantObject       = "%s: want an object, got %T"
-	errFmtWantMap          = "%s: want a map, got %T"
-	errFmtWantList         = "%s: want a list, got %T"
+	errFmtWantObject = "%s: want an object, got %T"
+	errFmtWantMap    = "%s: want a map, got %T"
+	errFmtWantList   = "%s: want a list, got %T"
+	// A value written in the spec names the attribute its type lacks; CheckType, which checks
+	// values read from Secrets, never does (errFmtUndeclared).
 	errFmtUnknownAttribute = "%s: unknown attribute %q"
 )
+
+// KeyPath is the path of the i-th (in sorted order) of n keys of the map at path, as errors name
+// it: never by the key, which is a value and may have been read from a Secret.
+func KeyPath(path string, i, n int) string {
+	return fmt.Sprintf("%s[<key %d of %d>]", path, i+1, n)
+}
 
 // ToTerraform converts a field value of the generated kind into the value Terraform expects for
 // type ty: object attributes get their Terraform names back; map keys, which are data, do not.
@@ -89,8 +97,9 @@ func convert(path string, v any, ty cty.Type, dir direction) (any, error) {
 			return nil, errors.Errorf(errFmtWantMap, Where(path), v)
 		}
 		out := make(map[string]any, len(in))
-		for _, k := range slices.Sorted(maps.Keys(in)) {
-			c, err := convert(path+"["+k+"]", in[k], ty.ElementType(), dir)
+		keys := slices.Sorted(maps.Keys(in))
+		for i, k := range keys {
+			c, err := convert(KeyPath(path, i, len(keys)), in[k], ty.ElementType(), dir)
 			if err != nil {
 				return nil, err
 			}

@@ -1,0 +1,86 @@
+package terraform
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/zclconf/go-cty/cty"
+)
+
+func TestRedactorForms(t *testing.T) {
+	r := NewRedactor(`Tok"3n-sk`, `a\b<&>`, "ab", "line-one\nline-two", "${x}-tmpl")
+	cases := map[string]struct {
+		reason, in, want string
+	}{
+		"HCLEscaped":   {reason: "terraform's diagnostics escape a quote in a value.", in: `value "Tok\"3n-sk" is bad`, want: `value "(redacted)" is bad`},
+		"JSONEscaped":  {reason: "JSON escapes a backslash and, in terraform's -json output, <, > and &.", in: `"a\\b\u003c\u0026\u003e" and "a\\b<&>"`, want: `"(redacted)" and "(redacted)"`},
+		"InstanceKey":  {reason: "An instance key from a Secret is quoted in an address.", in: `module.this.terraform_data.k["Tok\"3n-sk"] (delete)`, want: `module.this.terraform_data.k["(redacted)"] (delete)`},
+		"ShortQuoted":  {reason: "A short value is redacted where it stands whole and quoted.", in: `k["ab"] = "ab"`, want: `k["(redacted)"] = "(redacted)"`},
+		"ShortWord":    {reason: "A short value inside ordinary words is left alone: terraform's sensitive marks hide it there.", in: "about absent", want: "about absent"},
+		"Lines":        {reason: "Each line of a value of several lines is redacted, as a plan shows them one by one.", in: "  line-one\n  line-two", want: "  (redacted)\n  (redacted)"},
+		"NewlineQuote": {reason: "A value of several lines quoted on one.", in: `"line-one\nline-two"`, want: `"(redacted)"`},
+		"Template":     {reason: "HCL doubles a template sequence in a quoted string.", in: `"$${x}-tmpl"`, want: `"(redacted)"`},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, r.Redact(tc.in)); diff != "" {
+				t.Errorf("\n%s\nRedact: -want, +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}
+
+func TestRedactorSummary(t *testing.T) {
+	r := NewRedactor("sk-live-key")
+	s := &PlanSummary{ID: "abc", Destructive: []DestructiveChange{{Address: `a.b["sk-live-key"]`, Action: "replace", ForcedBy: []string{"input"}}}}
+	want := &PlanSummary{ID: "abc", Destructive: []DestructiveChange{{Address: `a.b["(redacted)"]`, Action: "replace", ForcedBy: []string{"input"}}}}
+	if diff := cmp.Diff(want, r.Summary(s)); diff != "" {
+		t.Errorf("An address holding a Secret's value is redacted in a plan's summary: -want, +got:\n%s", diff)
+	}
+	err := &RefusedPlanError{Changes: r.Changes(s.Destructive)}
+	if diff := cmp.Diff(`refused to apply a plan that would destroy or replace 1 object(s): a.b["(redacted)"] (replace, forced by input); set spec.allowDestructivePlans: true to allow it`, err.Error()); diff != "" {
+		t.Errorf("A refusal names no Secret's value: -want, +got:\n%s", diff)
+	}
+}
+
+func TestRedactorWith(t *testing.T) {
+	r := NewRedactor("current-value").With("previous-value")
+	if diff := cmp.Diff("(redacted) -> (redacted)", r.Redact("previous-value -> current-value")); diff != "" {
+		t.Errorf("A Redactor with a state's previous values redacts both: -want, +got:\n%s", diff)
+	}
+}
+
+func TestSecretStrings(t *testing.T) {
+	cases := map[string]struct {
+		reason string
+		v      any
+		ty     cty.Type
+		want   []string
+	}{
+		"MapKeys":     {reason: "A map's keys are values.", v: map[string]any{"sk-key": "v1"}, ty: cty.Map(cty.String), want: []string{"sk-key", "v1"}},
+		"ObjectNames": {reason: "An object's attribute names are its type's.", v: map[string]any{"password": "pw-1"}, ty: cty.Object(map[string]cty.Type{"password": cty.String}), want: []string{"pw-1"}},
+		"Numbers":     {reason: "A number may be printed alone.", v: []any{12345.0}, ty: cty.List(cty.Number), want: []string{"12345"}},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, SecretStrings(tc.v, tc.ty)); diff != "" {
+				t.Errorf("\n%s\nSecretStrings: -want, +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}
+
+func TestStateSecrets(t *testing.T) {
+	raw := []byte(`{"version":4,"outputs":{
+ "conn":{"value":"u:old-pw@h","sensitive":true},
+ "plain":{"value":"hello","sensitive":true},
+ "modkind_sensitive_outputs":{"value":{"conn":true,"plain":false}}},
+ "resources":[{"instances":[{"attributes":{"input":{"a":"v","b":"old-pw"},"id":"x"},
+ "sensitive_attributes":[[{"type":"get_attr","value":"input"},{"type":"index","value":{"value":"b","type":"string"}}]]}]}]}`)
+	if diff := cmp.Diff([]string{"u:old-pw@h", "old-pw"}, StateSecrets(raw)); diff != "" {
+		t.Errorf("A state's sensitive outputs (not those derived from no secret) and sensitive attributes are its previous secret values: -want, +got:\n%s", diff)
+	}
+	if got := StateSecrets([]byte("not json")); got != nil {
+		t.Errorf("A state that is no JSON gives nothing, got %q", got)
+	}
+}

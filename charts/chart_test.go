@@ -62,13 +62,13 @@ func TestChartIsAcceptedByAPIServer(t *testing.T) {
 		want      map[string]int
 	}{
 		"AllNamespaces": {
-			reason:    "Without tenantNamespaces the tenant grant is one ClusterRoleBinding; generatedGroups add three aggregated ClusterRoles and the policy on their status; Runs are read through one more, and their status has a policy; runners get one, bound nowhere; job mode, the default, adds the artifacts Service and the policy on who makes runner pods.",
+			reason:    "Without tenantNamespaces the tenant grant is one ClusterRoleBinding; generatedGroups add three aggregated ClusterRoles, the policy on their status and the one on pins to retired revisions; Runs are read through one more, and their status has a policy; runners get one, bound nowhere; job mode, the default, adds the artifacts Service and the policy on who makes runner pods.",
 			release:   "modkind",
 			namespace: "modkind-system",
 			values:    map[string]any{"generatedGroups": []any{"platform.example.org"}},
 			want: map[string]int{"CustomResourceDefinition": 5, "Deployment": 1, "ServiceAccount": 1, "Service": 2,
 				"ClusterRole": 7, "ClusterRoleBinding": 2, "Role": 1, "RoleBinding": 1,
-				"ValidatingAdmissionPolicy": 4, "ValidatingAdmissionPolicyBinding": 4},
+				"ValidatingAdmissionPolicy": 5, "ValidatingAdmissionPolicyBinding": 5},
 		},
 		"TenantNamespaces": {
 			reason:    "With tenantNamespaces the tenant grant is a RoleBinding per namespace (duplicates once), plus Module events in default; process mode has no artifacts Service.",

@@ -53,8 +53,8 @@ func fleetPreview(to string, fleet rollout.Fleet, list []unstructured.Unstructur
 			c = &v1alpha1.PreviewCounts{}
 			byNS[inst.GetNamespace()] = c
 		}
-		count(c, shown)
-		count(&out.PreviewCounts, shown)
+		addPreview(c, shown)
+		addPreview(&out.PreviewCounts, shown)
 	}
 	for ns, c := range byNS {
 		out.Namespaces = append(out.Namespaces, v1alpha1.NamespacePreview{Namespace: ns, PreviewCounts: *c})
@@ -63,8 +63,8 @@ func fleetPreview(to string, fleet rollout.Fleet, list []unstructured.Unstructur
 	return out
 }
 
-// count adds an instance's preview to c; a zero preview is one still to come.
-func count(c *v1alpha1.PreviewCounts, p kinds.ShownPreview) {
+// addPreview adds an instance's preview to c; a zero preview is one still to come.
+func addPreview(c *v1alpha1.PreviewCounts, p kinds.ShownPreview) {
 	c.Instances++
 	switch p.Outcome {
 	case kinds.PreviewNoChanges:

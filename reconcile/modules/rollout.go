@@ -11,7 +11,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/modkind/modkind/apis/v1alpha1"
 	"github.com/modkind/modkind/module"
@@ -20,7 +19,6 @@ import (
 )
 
 const (
-	errListInstances                = "cannot list the instances of"
 	errUpdateRevision               = "cannot update the status of ModuleRevision"
 	errDeleteRevision               = "cannot delete ModuleRevision"
 	errSeed                         = "cannot choose a rollout's random seed"
@@ -137,20 +135,6 @@ func rolloutSpec(m *v1alpha1.Module) v1alpha1.Rollout {
 		s.Policy = v1alpha1.RolloutAutomatic
 	}
 	return s
-}
-
-// instances lists the kind's instances in every namespace the controller watches, from the
-// informer the kind's controller reads them from. The objects are the cache's own, not copies:
-// callers only read them. Listing them from the API server instead decoded a copy of every
-// instance at each Module reconcile (every minute; every few seconds during a rollout). The cache
-// may be a moment behind, which only delays a rollout's next look.
-func (r *ModuleReconciler) instances(ctx context.Context, gvk schema.GroupVersionKind) ([]unstructured.Unstructured, error) {
-	list := &unstructured.UnstructuredList{}
-	list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
-	if err := r.client.List(ctx, list, client.UnsafeDisableDeepCopy); err != nil {
-		return nil, errors.Wrapf(err, "%s %s", errListInstances, gvk.Kind)
-	}
-	return list.Items, nil
 }
 
 // tidyRevisions counts the instances of each of the Module's revisions and removes the unused

@@ -1,12 +1,10 @@
 package modules
 
 import (
-	"context"
 	"sync"
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
-	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/modkind/modkind/apis/v1alpha1"
 	"github.com/modkind/modkind/module"
@@ -53,19 +51,4 @@ func (l *lastReads) forget(name string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	delete(l.reads, name)
-}
-
-// readAtMostEvery returns the module m's source reads to, reading it again (read) only when the
-// last read is older than the recheck interval or was of another spec.
-func (r *ModuleReconciler) readAtMostEvery(ctx context.Context, m *v1alpha1.Module) (*module.Module, reconcile.Result, error) {
-	now := time.Now()
-	if mod, src, ok := r.lastReads.get(m, now, r.recheck); ok {
-		m.Status.Source = src
-		return mod, reconcile.Result{}, nil
-	}
-	mod, res, err := r.read(ctx, m)
-	if mod != nil {
-		r.lastReads.put(m, now, mod)
-	}
-	return mod, res, err
 }

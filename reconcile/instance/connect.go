@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"time"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
@@ -14,14 +15,17 @@ import (
 	"github.com/zclconf/go-cty/cty"
 	corev1 "k8s.io/api/core/v1"
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/modkind/modkind/apis/v1alpha1"
 	"github.com/modkind/modkind/executor"
 	"github.com/modkind/modkind/kind"
 	"github.com/modkind/modkind/kind/fields"
 	"github.com/modkind/modkind/module"
 	"github.com/modkind/modkind/reconcile/kinds"
+	"github.com/modkind/modkind/rollout"
 	"github.com/modkind/modkind/slots"
 	"github.com/modkind/modkind/state"
 	"github.com/modkind/modkind/terraform"
@@ -66,6 +70,22 @@ type connector struct {
 	wiring *wiring
 	// revisions loads the snapshots of the revisions instances are pinned or held to.
 	revisions *revisionLoader
+}
+
+// external is one reconcile's view of an instance's Terraform-managed objects: the instance
+// client. It decides what the instance needs; the executor runs it.
+type external struct {
+	*connector
+	inst   *kind.Instance
+	snap   *kinds.Snapshot
+	work   *executor.Work
+	inputs terraform.Inputs
+	// busy says a run of the instance is still under way: nothing is started for it.
+	busy bool
+	// wired is what the instance's references gave; shown in status once applied.
+	wired *resolution
+	// setup is the instance's provider configuration, for a preview of another revision.
+	setup *terraform.ProviderSetup
 }
 
 func (c *connector) Connect(ctx context.Context, mg resource.Managed) (managed.ExternalClient, error) {
@@ -188,12 +208,121 @@ func resolveSensitive(ctx context.Context, c client.Reader, namespace string, m 
 	return values, redact, nil
 }
 
-// secretStrings are the strings to redact of v, a field value of type ty read from a Secret (see
-// terraform.SecretStrings), read in Terraform's shape so that an object's attribute names are
-// known for names.
-func secretStrings(v any, ty cty.Type) []string {
-	if tv, err := fields.ToTerraform(v, ty); err == nil {
-		return terraform.SecretStrings(tv, ty)
+// wire reads inst's references and replaces them in its forProvider by their values. The
+// references are noted first, so that a source that is missing now reconciles inst once it
+// appears; so are the instance's state Secret (stateSecret) and connection Secret, so that one
+// someone else changed or deleted is seen at once. An instance being deleted that others use
+// waits for them first, unless annotated.
+func (c *connector) wire(ctx context.Context, inst *kind.Instance, m *module.Module, forProvider map[string]any, stateSecret string) (*resolution, error) {
+	self := instanceKey(c.kind.gvk, inst.GetNamespace(), inst.GetName())
+	refs, err := parseRefs(m, inst.GetNamespace(), forProvider)
+	if err != nil {
+		return nil, err
 	}
-	return terraform.SecretStrings(v, cty.DynamicPseudoType)
+	snapshot := func(schema.GroupKind) *kinds.Snapshot { return nil }
+	if w := c.wiring; w != nil {
+		srcs := make([]objKey, len(refs), len(refs)+2)
+		for i, r := range refs {
+			srcs[i] = r.Source
+		}
+		srcs = append(srcs, objKey{Kind: kindSecret, Namespace: inst.GetNamespace(), Name: stateSecret})
+		if ref := inst.GetWriteConnectionSecretToReference(); ref != nil && ref.Name != "" {
+			srcs = append(srcs, objKey{Kind: kindSecret, Namespace: inst.GetNamespace(), Name: ref.Name})
+		}
+		w.record(self, srcs)
+		snapshot = w.snapshot
+		if meta.WasDeleted(inst) && inst.GetAnnotations()[kind.AnnotationDeleteWhileUsed] != "true" {
+			conn := ""
+			if ref := inst.GetWriteConnectionSecretToReference(); ref != nil {
+				conn = ref.Name
+			}
+			users, err := w.usersOf(ctx, self, conn)
+			if err != nil {
+				return nil, err
+			}
+			if len(users) > 0 {
+				return nil, &InUseError{Users: users}
+			}
+		}
+		if cyc := w.cycle(ctx, self, refs); cyc != nil {
+			return c.unresolved(ctx, inst, forProvider, refs, &CycleError{Cycle: cyc})
+		}
+	}
+	res, err := resolver{r: c.client, snapshot: snapshot}.resolve(ctx, forProvider, refs)
+	if err != nil {
+		return c.unresolved(ctx, inst, forProvider, refs, err)
+	}
+	return res, nil
+}
+
+// unresolved returns err, unless inst is being deleted and has no state: it destroys nothing, so
+// needs no values, and must not wait for sources that may never come (a cycle, a source deleted).
+func (c *connector) unresolved(ctx context.Context, inst *kind.Instance, forProvider map[string]any, refs []inputRef, err error) (*resolution, error) {
+	if !meta.WasDeleted(inst) {
+		return nil, err
+	}
+	stored, serr := c.states.Get(ctx, kind.StateRef(c.kind.gvk.GroupKind().String(), inst.GetNamespace(), inst.GetName()))
+	if serr != nil || stored != nil {
+		return nil, err
+	}
+	fp := maps.Clone(forProvider)
+	for _, r := range refs {
+		if !r.Variable.Sensitive {
+			delete(fp, r.Field)
+		}
+	}
+	return &resolution{ForProvider: fp}, nil
+}
+
+// snapshotFor returns the snapshot an instance is applied with: that of its pinned revision, or
+// of the revision the kind's rollout puts it on; and the forProvider values to render with it.
+func (c *connector) snapshotFor(ctx context.Context, inst *kind.Instance) (*kinds.Snapshot, map[string]any, error) {
+	base := c.kind.Snapshot()
+	if base == nil {
+		return nil, nil, errors.New(errModuleNotRead)
+	}
+	pin := kinds.InstancePin(&inst.Unstructured)
+	if base.Fleet == nil {
+		// A resource kind, or a Module not read since revisions exist: its one snapshot.
+		if pin.Pinned() {
+			return nil, nil, errors.Errorf(errNoRevisions, base.ModuleName)
+		}
+		return base, servedForProvider(base, inst), nil
+	}
+	var revs []rollout.Revision
+	if len(pin.Selector) > 0 && pin.Ref == "" {
+		list, err := kinds.RevisionsOf(ctx, c.client, base.ModuleName)
+		if err != nil {
+			return nil, nil, err
+		}
+		revs = kinds.AsRevisions(list)
+	}
+	name, err := chooseRevision(kinds.Member(&inst.Unstructured), pin, revs, *base.Fleet, base.Retired, base.ModuleName)
+	if err != nil {
+		return nil, nil, err
+	}
+	if name == "" {
+		return nil, nil, errors.Errorf(errNoRevisionMatch, base.ModuleName)
+	}
+	if name == base.Revision {
+		return base, servedForProvider(base, inst), nil
+	}
+	rev := &v1alpha1.ModuleRevision{}
+	if err := c.client.Get(ctx, types.NamespacedName{Name: name}, rev); err != nil {
+		return nil, nil, errors.Wrapf(err, errGetRevision, name)
+	}
+	if rev.Spec.ModuleName != base.ModuleName {
+		return nil, nil, errors.Errorf(errForeignRevision, name, rev.Spec.ModuleName, base.ModuleName)
+	}
+	mod, err := c.revisions.load(rev)
+	if err != nil {
+		return nil, nil, err
+	}
+	forProvider, err := fitsRevision(servedForProvider(base, inst), rev, mod, base.Module)
+	if err != nil {
+		return nil, nil, err
+	}
+	snap := *base
+	snap.Module, snap.Revision = mod, name
+	return &snap, forProvider, nil
 }

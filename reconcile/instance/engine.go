@@ -4,7 +4,6 @@ import (
 	"context"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
@@ -30,17 +29,6 @@ import (
 )
 
 const errStartController = "cannot start controller for generated kind"
-
-// generatedKind is a generated kind with a running controller.
-type generatedKind struct {
-	gvk      schema.GroupVersionKind
-	snapshot atomic.Pointer[kinds.Snapshot]
-	stop     context.CancelFunc
-	done     chan struct{}
-}
-
-// Snapshot returns the module the kind's instances are applied with now.
-func (k *generatedKind) Snapshot() *kinds.Snapshot { return k.snapshot.Load() }
 
 // Options tune the instance controllers.
 type Options struct {

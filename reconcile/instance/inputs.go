@@ -12,7 +12,6 @@ import (
 	"strings"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
-	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
 	"github.com/zclconf/go-cty/cty"
 	corev1 "k8s.io/api/core/v1"
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
@@ -25,6 +24,7 @@ import (
 	"github.com/modkind/modkind/kind/fields"
 	"github.com/modkind/modkind/module"
 	"github.com/modkind/modkind/reconcile/kinds"
+	"github.com/modkind/modkind/terraform"
 )
 
 const (
@@ -407,77 +407,12 @@ func (s resolver) keyOf(ctx context.Context, r inputRef, nn types.NamespacedName
 	return string(raw), rv, nil
 }
 
-// wire reads inst's references and replaces them in its forProvider by their values. The
-// references are noted first, so that a source that is missing now reconciles inst once it
-// appears; so are the instance's state Secret (stateSecret) and connection Secret, so that one
-// someone else changed or deleted is seen at once. An instance being deleted that others use
-// waits for them first, unless annotated.
-func (c *connector) wire(ctx context.Context, inst *kind.Instance, m *module.Module, forProvider map[string]any, stateSecret string) (*resolution, error) {
-	self := instanceKey(c.kind.gvk, inst.GetNamespace(), inst.GetName())
-	refs, err := parseRefs(m, inst.GetNamespace(), forProvider)
-	if err != nil {
-		return nil, err
+// secretStrings are the strings to redact of v, a field value of type ty read from a Secret (see
+// terraform.SecretStrings), read in Terraform's shape so that an object's attribute names are
+// known for names.
+func secretStrings(v any, ty cty.Type) []string {
+	if tv, err := fields.ToTerraform(v, ty); err == nil {
+		return terraform.SecretStrings(tv, ty)
 	}
-	snapshot := func(schema.GroupKind) *kinds.Snapshot { return nil }
-	if w := c.wiring; w != nil {
-		srcs := make([]objKey, len(refs), len(refs)+2)
-		for i, r := range refs {
-			srcs[i] = r.Source
-		}
-		srcs = append(srcs, objKey{Kind: kindSecret, Namespace: inst.GetNamespace(), Name: stateSecret})
-		if ref := inst.GetWriteConnectionSecretToReference(); ref != nil && ref.Name != "" {
-			srcs = append(srcs, objKey{Kind: kindSecret, Namespace: inst.GetNamespace(), Name: ref.Name})
-		}
-		w.record(self, srcs)
-		snapshot = w.snapshot
-		if meta.WasDeleted(inst) && inst.GetAnnotations()[kind.AnnotationDeleteWhileUsed] != "true" {
-			conn := ""
-			if ref := inst.GetWriteConnectionSecretToReference(); ref != nil {
-				conn = ref.Name
-			}
-			users, err := w.usersOf(ctx, self, conn)
-			if err != nil {
-				return nil, err
-			}
-			if len(users) > 0 {
-				return nil, &InUseError{Users: users}
-			}
-		}
-		if cyc := w.cycle(ctx, self, refs); cyc != nil {
-			return c.unresolved(ctx, inst, forProvider, refs, &CycleError{Cycle: cyc})
-		}
-	}
-	res, err := resolver{r: c.client, snapshot: snapshot}.resolve(ctx, forProvider, refs)
-	if err != nil {
-		return c.unresolved(ctx, inst, forProvider, refs, err)
-	}
-	return res, nil
-}
-
-// unresolved returns err, unless inst is being deleted and has no state: it destroys nothing, so
-// needs no values, and must not wait for sources that may never come (a cycle, a source deleted).
-func (c *connector) unresolved(ctx context.Context, inst *kind.Instance, forProvider map[string]any, refs []inputRef, err error) (*resolution, error) {
-	if !meta.WasDeleted(inst) {
-		return nil, err
-	}
-	stored, serr := c.states.Get(ctx, kind.StateRef(c.kind.gvk.GroupKind().String(), inst.GetNamespace(), inst.GetName()))
-	if serr != nil || stored != nil {
-		return nil, err
-	}
-	fp := maps.Clone(forProvider)
-	for _, r := range refs {
-		if !r.Variable.Sensitive {
-			delete(fp, r.Field)
-		}
-	}
-	return &resolution{ForProvider: fp}, nil
-}
-
-// showResolved shows in status the sources of the values the instance is applied with.
-func (e *external) showResolved() {
-	if st := e.wired.Status(); st != nil {
-		e.inst.SetStatusField(fields.ResolvedInputs, st)
-		return
-	}
-	e.inst.ClearStatusField(fields.ResolvedInputs)
+	return terraform.SecretStrings(v, cty.DynamicPseudoType)
 }

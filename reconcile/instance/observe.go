@@ -18,11 +18,10 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/modkind/modkind/apis/v1alpha1"
-	"github.com/modkind/modkind/executor"
 	"github.com/modkind/modkind/kind"
 	"github.com/modkind/modkind/kind/fields"
 	"github.com/modkind/modkind/module"
-	"github.com/modkind/modkind/reconcile/kinds"
+	"github.com/modkind/modkind/slots"
 	"github.com/modkind/modkind/state"
 	"github.com/modkind/modkind/terraform"
 )
@@ -33,22 +32,6 @@ const (
 
 	reasonStateLost event.Reason = "StateLost"
 )
-
-// external is one reconcile's view of an instance's Terraform-managed objects: the instance
-// client. It decides what the instance needs; the executor runs it.
-type external struct {
-	*connector
-	inst   *kind.Instance
-	snap   *kinds.Snapshot
-	work   *executor.Work
-	inputs terraform.Inputs
-	// busy says a run of the instance is still under way: nothing is started for it.
-	busy bool
-	// wired is what the instance's references gave; shown in status once applied.
-	wired *resolution
-	// setup is the instance's provider configuration, for a preview of another revision.
-	setup *terraform.ProviderSetup
-}
 
 // Observe decides from the stored state whether the instance is applied and up to date; it runs
 // terraform (through the executor) only to read an Observe-only instance's objects and when a
@@ -360,4 +343,30 @@ func shownOutputs(m *module.Module, outputs map[string]state.Output) map[string]
 		shown[o.Name] = out
 	}
 	return shown
+}
+
+// showResolved shows in status the sources of the values the instance is applied with.
+func (e *external) showResolved() {
+	if st := e.wired.Status(); st != nil {
+		e.inst.SetStatusField(fields.ResolvedInputs, st)
+		return
+	}
+	e.inst.ClearStatusField(fields.ResolvedInputs)
+}
+
+// noteRevision records on the instance the revision it was applied with, or whose apply failed.
+// A run waiting for a slot or a plan waiting for approval is neither.
+func (e *external) noteRevision(err error) {
+	if e.snap.Revision == "" {
+		return
+	}
+	var waiting *terraform.AwaitingApprovalError
+	switch {
+	case err == nil:
+		e.inst.SetStatusString(fields.ModuleRevision, e.snap.Revision)
+		e.inst.ClearStatusField(fields.FailedModuleRevision)
+	case slots.IsWaiting(err), errors.As(err, &waiting):
+	default:
+		e.inst.SetStatusString(fields.FailedModuleRevision, e.snap.Revision)
+	}
 }

@@ -1,7 +1,6 @@
 package instance
 
 import (
-	"context"
 	"fmt"
 	"maps"
 	"reflect"
@@ -9,7 +8,6 @@ import (
 	"sync"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
-	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/modkind/modkind/apis/v1alpha1"
 	"github.com/modkind/modkind/kind"
@@ -17,8 +15,6 @@ import (
 	"github.com/modkind/modkind/module"
 	"github.com/modkind/modkind/reconcile/kinds"
 	"github.com/modkind/modkind/rollout"
-	"github.com/modkind/modkind/slots"
-	"github.com/modkind/modkind/terraform"
 )
 
 const (
@@ -98,59 +94,6 @@ func (l *revisionLoader) load(rev *v1alpha1.ModuleRevision) (*module.Module, err
 	return m, nil
 }
 
-// snapshotFor returns the snapshot an instance is applied with: that of its pinned revision, or
-// of the revision the kind's rollout puts it on; and the forProvider values to render with it.
-func (c *connector) snapshotFor(ctx context.Context, inst *kind.Instance) (*kinds.Snapshot, map[string]any, error) {
-	base := c.kind.Snapshot()
-	if base == nil {
-		return nil, nil, errors.New(errModuleNotRead)
-	}
-	pin := kinds.InstancePin(&inst.Unstructured)
-	if base.Fleet == nil {
-		// A resource kind, or a Module not read since revisions exist: its one snapshot.
-		if pin.Pinned() {
-			return nil, nil, errors.Errorf(errNoRevisions, base.ModuleName)
-		}
-		return base, servedForProvider(base, inst), nil
-	}
-	var revs []rollout.Revision
-	if len(pin.Selector) > 0 && pin.Ref == "" {
-		list, err := kinds.RevisionsOf(ctx, c.client, base.ModuleName)
-		if err != nil {
-			return nil, nil, err
-		}
-		revs = kinds.AsRevisions(list)
-	}
-	name, err := chooseRevision(kinds.Member(&inst.Unstructured), pin, revs, *base.Fleet, base.Retired, base.ModuleName)
-	if err != nil {
-		return nil, nil, err
-	}
-	if name == "" {
-		return nil, nil, errors.Errorf(errNoRevisionMatch, base.ModuleName)
-	}
-	if name == base.Revision {
-		return base, servedForProvider(base, inst), nil
-	}
-	rev := &v1alpha1.ModuleRevision{}
-	if err := c.client.Get(ctx, types.NamespacedName{Name: name}, rev); err != nil {
-		return nil, nil, errors.Wrapf(err, errGetRevision, name)
-	}
-	if rev.Spec.ModuleName != base.ModuleName {
-		return nil, nil, errors.Errorf(errForeignRevision, name, rev.Spec.ModuleName, base.ModuleName)
-	}
-	mod, err := c.revisions.load(rev)
-	if err != nil {
-		return nil, nil, err
-	}
-	forProvider, err := fitsRevision(servedForProvider(base, inst), rev, mod, base.Module)
-	if err != nil {
-		return nil, nil, err
-	}
-	snap := *base
-	snap.Module, snap.Revision = mod, name
-	return &snap, forProvider, nil
-}
-
 // fitsRevision returns the forProvider values an instance is applied with under a revision, or
 // refuses a field its revision's module has no variable for. A field the API server defaulted from
 // the kind's newest schema (a variable a later revision added, with a default) is left out: the
@@ -199,23 +142,6 @@ func isDefault(m *module.Module, field string, value any) bool {
 // normalize makes numbers comparable whether they came from JSON (float64, int64) or Terraform.
 func normalize(v any) any {
 	return fmt.Sprintf("%v", v)
-}
-
-// noteRevision records on the instance the revision it was applied with, or whose apply failed.
-// A run waiting for a slot or a plan waiting for approval is neither.
-func (e *external) noteRevision(err error) {
-	if e.snap.Revision == "" {
-		return
-	}
-	var waiting *terraform.AwaitingApprovalError
-	switch {
-	case err == nil:
-		e.inst.SetStatusString(fields.ModuleRevision, e.snap.Revision)
-		e.inst.ClearStatusField(fields.FailedModuleRevision)
-	case slots.IsWaiting(err), errors.As(err, &waiting):
-	default:
-		e.inst.SetStatusString(fields.FailedModuleRevision, e.snap.Revision)
-	}
 }
 
 // revisionInputs are what the revision adds to an instance's inputs: the snapshot's digest, so

@@ -29,7 +29,7 @@ type ShownPreview struct {
 	GuardRefuses                  bool
 	Destructive                   []string
 	PlannedAt                     time.Time
-	// Basis identifies what the preview was made from (previewBasis).
+	// Basis identifies what the preview was made from (package instance's previewBasis).
 	Basis string
 }
 

@@ -1,8 +1,3 @@
-// Package kinds holds what the Module controller and the instance controllers share about a
-// generated kind: the Snapshot a Module serves its kind's instances with, how an instance stands
-// in its Module's rollout (its pin, its revision, the preview it shows), and the ModuleRevisions
-// both read. The Module controller (package modules) writes these; the instance controllers
-// (package instance) read them. It imports neither.
 package kinds
 
 import (

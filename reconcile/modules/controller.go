@@ -1,9 +1,3 @@
-// Package modules holds the Module controller, the definition side of modkind: it fetches and
-// inspects each Module's source (or reads its resource's provider schema), installs or evolves the
-// generated CRD, records each snapshot it resolves to as a ModuleRevision, moves the Module's
-// rollout on (the decisions are package rollout's), counts the instances' previews of the
-// rollout's new revision, and tells the instance controllers (a KindServer, package instance's
-// Engine) which snapshot each kind is served with. It never runs terraform and knows no executor.
 package modules
 
 import (

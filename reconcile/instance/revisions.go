@@ -154,9 +154,9 @@ func revisionInputs(snap *kinds.Snapshot) [][]byte {
 	return [][]byte{[]byte(snap.Module.Digest)}
 }
 
-// servedForProvider is inst's spec.forProvider as the API server serves it: without a field the kind's
-// CRD no longer has. The API server drops such a field from an instance it reads, but a cached
-// copy read before the CRD changed still holds it until the instance is written again.
+// servedForProvider is inst's spec.forProvider as the API server serves it under s: without a
+// field the kind's CRD no longer has. The API server drops such a field from an instance it reads,
+// but a cached copy read before the CRD changed still holds it until the instance is written again.
 func servedForProvider(s *kinds.Snapshot, inst *kind.Instance) map[string]any {
 	fp := inst.ForProvider()
 	if s.Served == nil {

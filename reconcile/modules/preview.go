@@ -29,8 +29,8 @@ const (
 
 // fleetPreview counts what the instances a rollout to revision to moves would see, from their
 // status.revisionPreview: in all, and per namespace. An instance pinned by name or selector is
-// not counted; one that shows no preview of to is pending while one is to come (kinds.PreviewTarget),
-// and not counted once none will (the rollout moved it first, or is over).
+// not counted; one that shows no preview of to is pending while one is to come
+// (kinds.PreviewTarget), and not counted once none will (the rollout moved it first, or is over).
 func fleetPreview(to string, fleet rollout.Fleet, list []unstructured.Unstructured) *v1alpha1.FleetPreview {
 	out := &v1alpha1.FleetPreview{Revision: to}
 	byNS := map[string]*v1alpha1.PreviewCounts{}

@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/modkind/modkind/apis/v1alpha1"
+	"github.com/modkind/modkind/reconcile/instance"
 	"github.com/modkind/modkind/terraform"
 )
 
@@ -37,7 +38,7 @@ type Collector struct {
 	// WorkRoot holds the instances' work directories.
 	WorkRoot string
 	Modules  Pruner
-	Engine   *Engine
+	Engine   *instance.Engine
 	// Artifacts is the job executor's artifact store (--runner job), nil in process mode.
 	Artifacts ArtifactPruner
 	// Interval is how often it collects; the first collection waits one interval, so that every

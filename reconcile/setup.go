@@ -30,6 +30,8 @@ import (
 	"github.com/modkind/modkind/executor/job"
 	"github.com/modkind/modkind/executor/process"
 	"github.com/modkind/modkind/module"
+	"github.com/modkind/modkind/reconcile/instance"
+	"github.com/modkind/modkind/reconcile/modules"
 	"github.com/modkind/modkind/runs"
 	"github.com/modkind/modkind/slots"
 	"github.com/modkind/modkind/state"
@@ -140,7 +142,7 @@ func DefaultConfig() Config {
 		MaxReconciles:     8, // Twice MaxConcurrentRuns: as many wait ready for a slot as run.
 		PollInterval:      time.Minute,
 		DriftInterval:     30 * time.Minute,
-		MinDriftInterval:  DefaultMinDriftInterval,
+		MinDriftInterval:  instance.DefaultMinDriftInterval,
 		CollectInterval:   10 * time.Minute,
 		ModuleRecheck:     time.Minute,
 		RunTimeout:        20 * time.Minute,
@@ -220,7 +222,7 @@ func ManagerOptions(s *runtime.Scheme, cfg Config) manager.Options {
 
 // Setup registers the Module controller, the Engine that runs instance controllers with the
 // executor cfg.Runner names, and the collector of what nothing needs any more.
-func Setup(mgr manager.Manager, cfg Config) (*Engine, error) {
+func Setup(mgr manager.Manager, cfg Config) (*instance.Engine, error) {
 	bin, err := terraform.Binary(cfg.Terraform)
 	if err != nil {
 		return nil, err
@@ -251,13 +253,13 @@ func Setup(mgr manager.Manager, cfg Config) (*Engine, error) {
 		return nil, err
 	}
 	// Polls decide from a state's summary while its Secret is unchanged; runs read it in full.
-	var observed States = runner.States
+	var observed instance.States = runner.States
 	if store, ok := runner.States.(*state.Store); ok {
 		// The Secrets' metadata from the informer the wiring of instances keeps anyway
 		// (Engine.Start): a poll then asks the API server nothing about an unchanged state.
 		observed = &state.Recent{Store: store, Reader: mgr.GetCache()}
 	}
-	engine := NewEngine(mgr, observed, Options{
+	engine := instance.NewEngine(mgr, observed, instance.Options{
 		Dir:            cfg.Dir,
 		PollInterval:   cfg.PollInterval,
 		ResyncInterval: cfg.resyncInterval(),
@@ -290,7 +292,7 @@ func Setup(mgr manager.Manager, cfg Config) (*Engine, error) {
 		return nil, err
 	}
 	providers := &module.ProviderInstaller{Binary: bin, Dir: filepath.Join(cfg.Dir, "providers"), Env: terraform.Environ()}
-	if err := SetupModuleController(mgr, fetcher, providers, engine, cfg.ModuleRecheck, cfg.CredentialsNamespaces); err != nil {
+	if err := modules.SetupModuleController(mgr, fetcher, providers, engine, cfg.ModuleRecheck, cfg.CredentialsNamespaces); err != nil {
 		return nil, err
 	}
 	return engine, nil
@@ -444,3 +446,7 @@ func keepIdentity(in any) (any, error) {
 		DeletionTimestamp: m.DeletionTimestamp,
 	}}, nil
 }
+
+// ReasonRevisionRetired is the reason of the Synced condition of an instance whose revision an
+// admin retired; the system tests look for it here, beside the rest of what they configure.
+const ReasonRevisionRetired = instance.ReasonRevisionRetired

@@ -10,7 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/modkind/modkind/reconcile"
+	"github.com/modkind/modkind/reconcile/instance"
 )
 
 // Instances carry modkind's own, domain-qualified finalizer. One created by an older modkind,
@@ -26,8 +26,8 @@ func TestFinalizerMigration(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := waitInstance(t, inst, 1)
-	if f := got.GetFinalizers(); !slices.Equal(f, []string{reconcile.Finalizer}) {
-		t.Errorf("finalizers: want only %s, got %v", reconcile.Finalizer, f)
+	if f := got.GetFinalizers(); !slices.Equal(f, []string{instance.Finalizer}) {
+		t.Errorf("finalizers: want only %s, got %v", instance.Finalizer, f)
 	}
 
 	// As an older modkind left it.
@@ -40,7 +40,7 @@ func TestFinalizerMigration(t *testing.T) {
 		if err := ground.client.Get(ctx, client.ObjectKeyFromObject(inst), u); err != nil {
 			return false, err
 		}
-		return slices.Equal(u.GetFinalizers(), []string{reconcile.Finalizer}), nil
+		return slices.Equal(u.GetFinalizers(), []string{instance.Finalizer}), nil
 	})
 	if err := ground.client.Delete(ctx, got); err != nil {
 		t.Fatal(err)

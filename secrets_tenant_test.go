@@ -17,7 +17,8 @@ import (
 )
 
 // secretFedModule takes a token, instance keys and limits that its instances read from Secrets.
-// Its module declares none of them sensitive; it publishes an output built from the token, and
+// Its module declares none of them sensitive; it publishes an output built from the token and
+// one that un-marks it, and
 // its destroy-time provisioner prints the token JSON-quoted, as a module that un-marks a value
 // with nonsensitive() may.
 const secretFedModule = `
@@ -46,6 +47,7 @@ resource "terraform_data" "k" {
 }
 output "conn" { value = "u:${var.token}@h" }
 output "plain" { value = "hello" }
+output "unmarked" { value = nonsensitive(var.token) }
 output "limits" { value = var.limits }
 `
 
@@ -96,8 +98,8 @@ func TestSecretsNeverShownAsTenant(t *testing.T) {
 		t.Fatal(err)
 	}
 	atProvider, _, _ := unstructured.NestedMap(got.Object, "status", "atProvider")
-	if atProvider["plain"] != "hello" || atProvider["conn"] != nil {
-		t.Errorf("status.atProvider must hold the output derived from no Secret and not the one derived from the token, got %v", atProvider)
+	if atProvider["plain"] != "hello" || atProvider["conn"] != nil || atProvider["unmarked"] != nil {
+		t.Errorf("status.atProvider must hold the output derived from no Secret and not those derived from the token (un-marked or not), got %v", atProvider)
 	}
 	// (5) A Secret's keys as instance keys: terraform refuses a sensitive for_each, and says so
 	// without the keys.

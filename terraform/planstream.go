@@ -304,7 +304,8 @@ func renderStream(ps *planStream, s PlanSummary) string {
 	}
 	keys := make([]string, 0, len(ps.Outputs))
 	for k, a := range ps.Outputs {
-		if a != actionNoop {
+		// SensitiveOutputs is modkind's, not the module's.
+		if a != actionNoop && k != SensitiveOutputs {
 			keys = append(keys, k)
 		}
 	}

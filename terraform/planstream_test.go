@@ -261,3 +261,12 @@ func TestWithStreamed(t *testing.T) {
 		t.Errorf("withStreamed: -want +got:\n%s", diff)
 	}
 }
+
+// modkind's own output is not the module's: a plan read from the stream does not list it.
+func TestRenderStreamHidesModkindOutput(t *testing.T) {
+	ps := &planStream{Outputs: map[string]string{"echo": actionCreate, SensitiveOutputs: actionCreate}}
+	text := renderStream(ps, PlanSummary{})
+	if !strings.Contains(text, "Changes to Outputs:\n  + echo\n") || strings.Contains(text, SensitiveOutputs) {
+		t.Errorf("want the module's output echo listed and %s not, got:\n%s", SensitiveOutputs, text)
+	}
+}

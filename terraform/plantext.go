@@ -42,7 +42,8 @@ func renderPlan(p *tfjson.Plan, s PlanSummary) string {
 	}
 	keys := make([]string, 0, len(p.OutputChanges))
 	for k, c := range p.OutputChanges {
-		if c != nil && !c.Actions.NoOp() {
+		// SensitiveOutputs is modkind's, not the module's.
+		if c != nil && !c.Actions.NoOp() && k != SensitiveOutputs {
 			keys = append(keys, k)
 		}
 	}

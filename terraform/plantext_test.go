@@ -33,6 +33,8 @@ func TestRenderPlan(t *testing.T) {
 		"token": {Actions: tfjson.Actions{tfjson.ActionCreate}, After: secret, AfterSensitive: true},
 		"name":  {Actions: tfjson.Actions{tfjson.ActionCreate}, After: "a"},
 		"same":  {Actions: tfjson.Actions{tfjson.ActionNoop}, Before: "x", After: "x"},
+		// modkind's own output, never the module's: not shown.
+		SensitiveOutputs: {Actions: tfjson.Actions{tfjson.ActionCreate}, After: map[string]any{"name": false}},
 	}}
 	replaced := &tfjson.Plan{}
 	raw, err := os.ReadFile(filepath.Join("testdata", "plans", "update-replace.json"))
@@ -65,7 +67,7 @@ func TestRenderPlan(t *testing.T) {
 				`  + name  = "a"`,
 				`  + token = (sensitive value)`,
 			},
-			never: []string{secret, "triggers_replace", "same"},
+			never: []string{secret, "triggers_replace", "same", SensitiveOutputs},
 		},
 		"UpdateReplace": {
 			reason: "a replacement names what forces it; unchanged attributes are counted, not shown (a plan terraform 1.11 made)",

@@ -180,6 +180,9 @@ func (r *Redactor) redactAll(s string) string {
 	return r.replacer.Replace(s)
 }
 
+// Holds says s holds a value r redacts, in any of its forms.
+func (r *Redactor) Holds(s string) bool { return r.redactAll(s) != s }
+
 // Values are the values r redacts, to hand to a runner that reports for the same run.
 func (r *Redactor) Values() []string {
 	if r == nil {

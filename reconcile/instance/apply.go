@@ -92,7 +92,7 @@ func (e *external) showApplied(stored *state.Stored) (managed.ConnectionDetails,
 	if err != nil {
 		return nil, err
 	}
-	e.setExternalName(shownOutputs(e.snap.Module, outputs))
+	e.setExternalName(shownOutputs(e.snap.Module, outputs, e.redactor()))
 	e.showResolved()
 	e.inst.SetConditions(xpv2.Available())
 	e.inst.SetObservedGeneration(e.inst.GetGeneration())

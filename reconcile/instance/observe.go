@@ -216,7 +216,7 @@ func (e *external) lateInitialize(outputs map[string]state.Output) (bool, error)
 		return false, nil
 	}
 	// The spec and the external name are read as status is: only shown outputs reach them.
-	outputs = shownOutputs(e.snap.Module, outputs)
+	outputs = shownOutputs(e.snap.Module, outputs, e.redactor())
 	changed := e.setExternalName(outputs)
 	fp := e.inst.ForProvider()
 	types := map[string]cty.Type{}
@@ -287,7 +287,7 @@ func (e *external) publishOutputs(outputs map[string]state.Output) (managed.Conn
 		details[name] = compact.Bytes()
 	}
 	atProvider := map[string]any{}
-	shown := shownOutputs(e.snap.Module, outputs)
+	shown := shownOutputs(e.snap.Module, outputs, e.redactor())
 	for _, o := range e.snap.Module.Outputs {
 		out, ok := shown[o.Name]
 		if !ok {
@@ -321,8 +321,10 @@ func (e *external) madeFrom() string {
 // shownOutputs are the outputs of m in a state that may be shown to whoever reads the instance:
 // none the module declares sensitive, and none the state holds as sensitive, but those of a root
 // module that declares every output sensitive (it takes values from Secrets) and says in
-// terraform.SensitiveOutputs that their values derive from no sensitive value.
-func shownOutputs(m *module.Module, outputs map[string]state.Output) map[string]state.Output {
+// terraform.SensitiveOutputs that their values derive from no sensitive value; and none whose
+// value holds one red redacts (a module may un-mark a value read from a Secret with
+// nonsensitive(), or copy it through something terraform does not track).
+func shownOutputs(m *module.Module, outputs map[string]state.Output, red *terraform.Redactor) map[string]state.Output {
 	var public map[string]bool
 	if o, ok := outputs[terraform.SensitiveOutputs]; ok && !o.Sensitive {
 		// A value that is no object of bools, as a state the tenant wrote may hold, shows none.
@@ -340,9 +342,20 @@ func shownOutputs(m *module.Module, outputs map[string]state.Output) map[string]
 				continue
 			}
 		}
+		if red.Holds(string(out.Value)) {
+			continue
+		}
 		shown[o.Name] = out
 	}
 	return shown
+}
+
+// redactor is what the instance's run redacts: the values read from Secrets for it.
+func (e *external) redactor() *terraform.Redactor {
+	if e.work == nil || e.work.Workspace == nil {
+		return nil
+	}
+	return e.work.Workspace.Redactor
 }
 
 // showResolved shows in status the sources of the values the instance is applied with.

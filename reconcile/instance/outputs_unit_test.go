@@ -17,7 +17,9 @@ import (
 // name and late initialization): none that is, or may be, derived from a value read from a Secret.
 func TestShownOutputs(t *testing.T) {
 	m := &module.Module{Outputs: []module.Output{{Name: "plain"}, {Name: "conn"}, {Name: "unmarked"}, {Name: "declared", Sensitive: true}}}
-	out := func(v string, sensitive bool) state.Output { return state.Output{Value: json.RawMessage(v), Sensitive: sensitive} }
+	out := func(v string, sensitive bool) state.Output {
+		return state.Output{Value: json.RawMessage(v), Sensitive: sensitive}
+	}
 	cases := map[string]struct {
 		reason  string
 		outputs map[string]state.Output

@@ -171,14 +171,6 @@ func answer(out, inputs string, allowDestructive bool) (approved bool, ps *planS
 	return allowDestructive || (s.Destroy == 0 && ps.Counts.Remove == 0), ps, s
 }
 
-// askCommand starts the run's state-changing terraform by hand, since terraform-exec always
-// passes -auto-approve and -input=false to apply: the executable (the detaching shim, where there
-// is one), the work directory and the environment terraform-exec would give it.
-type askCommand struct {
-	exe, dir string
-	env      map[string]string
-}
-
 // askQuiet is how long terraform may print nothing before modkind closes its stdin: a prompt it
 // did not recognise then fails instead of waiting for ever. Closing stdin is harmless to a
 // terraform that is not asking, since it reads stdin only to ask.

@@ -19,6 +19,8 @@ import (
 const (
 	textSensitive = "(sensitive value)"
 	textUnknown   = "(known after apply)"
+	// noChanges is the text of a plan that changes nothing: no terraform show runs for it.
+	noChanges = "No changes. The objects match the configuration.\n"
 )
 
 // renderPlan renders a plan for people to read, in the manner of `terraform show <planfile>`:

@@ -13,8 +13,6 @@ import (
 const (
 	// maxPlanText keeps the text, with the Secret's metadata, under the 1 MiB a Secret may hold.
 	maxPlanText = 900 << 10
-	// noChanges is the text of a plan that changes nothing: no terraform show runs for it.
-	noChanges = "No changes. The objects match the configuration.\n"
 )
 
 // storePlanView stores the readable form of a plan: rendered from plan, its show -json, when it

@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 	"github.com/hashicorp/terraform-exec/tfexec"
@@ -18,39 +17,6 @@ import (
 const EnvPluginCache = "TF_PLUGIN_CACHE_DIR"
 
 const errPluginCache = "cannot prepare the shared provider installation"
-
-// installs makes every instance's init use one installation of each provider version and
-// platform: terraform installs into the plugin cache once and links each work directory's
-// .terraform/providers to it.
-//
-// Parallel inits that share a plugin cache fail now and then while a provider is being put into
-// it, or when they have no lock file to agree on. So the first init of each root module in this
-// process runs alone; it installs the providers and writes the lock file, which every later init
-// of that root module starts from, in parallel with the others, without installing anything.
-type installs struct {
-	mu sync.Mutex
-	// locks holds the lock file of each root module (by digest) that was initialized, nil when
-	// its init wrote none (a module without providers).
-	locks map[string][]byte
-	// first serializes first inits.
-	first sync.Mutex
-}
-
-func (i *installs) lock(key string) ([]byte, bool) {
-	i.mu.Lock()
-	defer i.mu.Unlock()
-	l, ok := i.locks[key]
-	return l, ok
-}
-
-func (i *installs) learned(key string, lock []byte) {
-	i.mu.Lock()
-	defer i.mu.Unlock()
-	if i.locks == nil {
-		i.locks = map[string][]byte{}
-	}
-	i.locks[key] = lock
-}
 
 // init runs terraform init in run's work directory, from the lock file earlier inits of the same
 // root module wrote when the run brings none.

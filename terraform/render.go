@@ -95,47 +95,9 @@ func Render(m *module.Module, in Inputs) (*RootModule, error) {
 }
 
 func render(m *module.Module, in Inputs) (*RootModule, error) {
-	byField := make(map[string]module.Variable, len(m.Variables))
-	for _, v := range m.Variables {
-		if v.Sensitive {
-			byField[fields.SecretRef(v.Name)] = v
-		} else {
-			byField[fields.Name(v.Name)] = v
-		}
-	}
-
-	vars := map[string]any{}
-	rootVars := map[string]any{}
-	secret := false
-	for _, field := range slices.Sorted(maps.Keys(in.ForProvider)) {
-		v, ok := byField[field]
-		if !ok {
-			return nil, errors.Errorf("%s %q", errUnknownVariable, field)
-		}
-		var tv any
-		if v.Sensitive {
-			if tv, ok = in.SecretValues[v.Name]; !ok {
-				return nil, errors.Errorf("%s %q", errUnresolvedSecret, field)
-			}
-		} else {
-			var err error
-			if tv, err = fields.ToTerraform(in.ForProvider[field], v.Type); err != nil {
-				return nil, errors.Wrapf(err, "%s %s", errConvertVariable, field)
-			}
-		}
-		vars[v.Name] = tv
-		decl := map[string]any{}
-		if v.TypeExpr != "" {
-			decl["type"] = v.TypeExpr
-		}
-		if v.Sensitive || in.FromSecrets[field] {
-			decl["sensitive"] = true
-			secret = true
-		}
-		if !v.Nullable {
-			decl["nullable"] = false
-		}
-		rootVars[v.Name] = decl
+	vars, rootVars, secret, err := rootVariables(m, in)
+	if err != nil {
+		return nil, err
 	}
 
 	for _, o := range m.Outputs {
@@ -185,6 +147,52 @@ func render(m *module.Module, in Inputs) (*RootModule, error) {
 		return nil, err
 	}
 	return &RootModule{Main: main, Vars: tfvars}, nil
+}
+
+// rootVariables is what the instance sets of the module's variables: vars, the values written to
+// the tfvars file, and rootVars, the root module's declaration of each (its type, whether it is
+// sensitive or nullable). secret says a value came from a Secret, so that outputs may carry it.
+func rootVariables(m *module.Module, in Inputs) (vars, rootVars map[string]any, secret bool, err error) {
+	byField := make(map[string]module.Variable, len(m.Variables))
+	for _, v := range m.Variables {
+		if v.Sensitive {
+			byField[fields.SecretRef(v.Name)] = v
+		} else {
+			byField[fields.Name(v.Name)] = v
+		}
+	}
+
+	vars, rootVars = map[string]any{}, map[string]any{}
+	for _, field := range slices.Sorted(maps.Keys(in.ForProvider)) {
+		v, ok := byField[field]
+		if !ok {
+			return nil, nil, false, errors.Errorf("%s %q", errUnknownVariable, field)
+		}
+		var tv any
+		if v.Sensitive {
+			if tv, ok = in.SecretValues[v.Name]; !ok {
+				return nil, nil, false, errors.Errorf("%s %q", errUnresolvedSecret, field)
+			}
+		} else {
+			if tv, err = fields.ToTerraform(in.ForProvider[field], v.Type); err != nil {
+				return nil, nil, false, errors.Wrapf(err, "%s %s", errConvertVariable, field)
+			}
+		}
+		vars[v.Name] = tv
+		decl := map[string]any{}
+		if v.TypeExpr != "" {
+			decl["type"] = v.TypeExpr
+		}
+		if v.Sensitive || in.FromSecrets[field] {
+			decl["sensitive"] = true
+			secret = true
+		}
+		if !v.Nullable {
+			decl["nullable"] = false
+		}
+		rootVars[v.Name] = decl
+	}
+	return vars, rootVars, secret, nil
 }
 
 // requiredProviders maps each provider the block configures to the source the module requires

@@ -240,7 +240,7 @@ func Setup(mgr manager.Manager, cfg Config) (*instance.Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	runner, err := newRunner(mgr, cfg, bin, keys)
+	harness, err := newHarness(mgr, cfg, bin, keys)
 	if err != nil {
 		return nil, err
 	}
@@ -248,13 +248,13 @@ func Setup(mgr manager.Manager, cfg Config) (*instance.Engine, error) {
 	// process.Executor.Watch), so the waiters of a namespace that holds its share need not try
 	// often.
 	waiters := &slots.Waiters{WakesNamespaces: true}
-	exec, err := newExecutor(mgr, cfg, runner, keys, waiters)
+	exec, err := newExecutor(mgr, cfg, harness, keys, waiters)
 	if err != nil {
 		return nil, err
 	}
 	// Polls decide from a state's summary while its Secret is unchanged; runs read it in full.
-	var observed instance.States = runner.States
-	if store, ok := runner.States.(*state.Store); ok {
+	var observed instance.States = harness.States
+	if store, ok := harness.States.(*state.Store); ok {
 		// The Secrets' metadata from the informer the wiring of instances keeps anyway
 		// (Engine.Start): a poll then asks the API server nothing about an unchanged state.
 		observed = &state.Recent{Store: store, Reader: mgr.GetCache()}
@@ -298,11 +298,11 @@ func Setup(mgr manager.Manager, cfg Config) (*instance.Engine, error) {
 	return engine, nil
 }
 
-// newRunner is the terraform harness of the controller: states and plans in Secrets (signed
+// newHarness is the terraform harness of the controller: states and plans in Secrets (signed
 // with keys when the controller runs terraform itself), runs serialized per state by Leases, run
 // slots shared fairly among namespaces, providers installed once and, with cfg.SharedProviders,
 // provider processes kept across runs.
-func newRunner(mgr manager.Manager, cfg Config, bin string, keys state.KeySource) (*terraform.Runner, error) {
+func newHarness(mgr manager.Manager, cfg Config, bin string, keys state.KeySource) (*terraform.Harness, error) {
 	store := &state.Store{Client: mgr.GetClient(), MaxBytes: cfg.MaxStateBytes, MaxChunks: cfg.MaxStateChunks}
 	if cfg.Runner != RunnerModeJob {
 		// The controller runs terraform with its own identity: only states it signed. In job
@@ -311,10 +311,10 @@ func newRunner(mgr manager.Manager, cfg Config, bin string, keys state.KeySource
 		store.Keys = keys
 	}
 	// The informer of Secrets' metadata shows when a plan Secret is still as a run wrote it.
-	runner := terraform.NewRunner(bin, store, &state.Plans{Client: mgr.GetClient(), Reader: mgr.GetCache()}, cfg.MaxConcurrentRuns)
-	runner.Slots = slots.NewPool(runPolicy(mgr, cfg))
+	harness := terraform.NewHarness(bin, store, &state.Plans{Client: mgr.GetClient(), Reader: mgr.GetCache()}, cfg.MaxConcurrentRuns)
+	harness.Slots = slots.NewPool(runPolicy(mgr, cfg))
 	// Each provider version is installed once, for every instance's work directory.
-	runner.PluginCache = filepath.Join(cfg.Dir, "plugins")
+	harness.PluginCache = filepath.Join(cfg.Dir, "plugins")
 	if cfg.SharedProviders {
 		pool, err := newProviderPool(cfg)
 		if err != nil {
@@ -323,10 +323,10 @@ func newRunner(mgr manager.Manager, cfg Config, bin string, keys state.KeySource
 		if err := mgr.Add(providerPoolCloser{pool}); err != nil {
 			return nil, err
 		}
-		runner.Providers = pool
+		harness.Providers = pool
 	}
-	runner.Locks = &state.Locker{Client: mgr.GetClient(), Identity: cfg.Identity, Duration: cfg.LockDuration}
-	return runner, nil
+	harness.Locks = &state.Locker{Client: mgr.GetClient(), Identity: cfg.Identity, Duration: cfg.LockDuration}
+	return harness, nil
 }
 
 // runPolicy shares the run slots among namespaces: --max-concurrent-runs-per-namespace, or a
@@ -337,14 +337,14 @@ func runPolicy(mgr manager.Manager, cfg Config) slots.Policy {
 }
 
 // newExecutor is the executor cfg.Runner names: terraform in this process, or a Job per Run.
-func newExecutor(mgr manager.Manager, cfg Config, runner *terraform.Runner, keys state.KeySource, waiters *slots.Waiters) (executor.Executor, error) {
+func newExecutor(mgr manager.Manager, cfg Config, harness *terraform.Harness, keys state.KeySource, waiters *slots.Waiters) (executor.Executor, error) {
 	recorder := &runs.Recorder{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), History: cfg.RunHistory,
 		Executor: v1alpha1.ExecutorProcess, Keys: keys, Log: mgr.GetLogger().WithName("runs")}
 	if cfg.Runner != RunnerModeJob {
 		// This controller is the only writer of its instances' Runs (runners write them in job
 		// mode): it lists an instance's Runs at its first run only.
 		recorder.Remember = true
-		return &process.Executor{Runner: runner, WorkRoot: filepath.Join(cfg.Dir, "work"), Runs: recorder, Waiters: waiters}, nil
+		return &process.Executor{Harness: harness, WorkRoot: filepath.Join(cfg.Dir, "work"), Runs: recorder, Waiters: waiters}, nil
 	}
 	recorder.Executor = v1alpha1.ExecutorJob
 	o := job.Options{Dir: cfg.Dir, Job: cfg.Job, ArtifactsAddress: cfg.ArtifactsAddress, ArtifactsHosts: cfg.ArtifactsHosts,
@@ -352,7 +352,7 @@ func newExecutor(mgr manager.Manager, cfg Config, runner *terraform.Runner, keys
 		Slots: runPolicy(mgr, cfg), Waiters: waiters, Keys: keys, Runs: recorder, RefreshEvery: cfg.PollInterval}
 	// Runners follow the controller's choice of sharing provider processes.
 	o.Job.UnsharedProviders = !cfg.SharedProviders
-	return job.New(mgr, runner, o)
+	return job.New(mgr, harness, o)
 }
 
 // namespaceAnnotations reads a namespace's annotations from the manager's cache, where a cluster

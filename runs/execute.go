@@ -20,7 +20,7 @@ const (
 // approval, or refuses it), a Refresh reads the objects into the state, a DriftPlan looks for
 // changes made outside, a Plan previews a revision and writes nothing, and a Destroy destroys everything, then deletes the readable plan and,
 // only then, the state.
-func Execute(ctx context.Context, r *terraform.Runner, op v1alpha1.RunOperation, ws *terraform.Workspace, stored *state.Stored) Outcome {
+func Execute(ctx context.Context, r *terraform.Harness, op v1alpha1.RunOperation, ws *terraform.Workspace, stored *state.Stored) Outcome {
 	switch op {
 	case v1alpha1.OperationApply:
 		saved, summary, err := r.Apply(ctx, ws, stored)

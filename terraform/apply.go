@@ -20,7 +20,7 @@ import (
 // It applies exactly the plan it saved, never a fresh one, and refuses with a *RefusedPlanError a
 // plan that would destroy or replace anything unless the run allows it. The plan's summary is
 // returned whenever a plan was made.
-func (r *Runner) Apply(ctx context.Context, run *Workspace, stored *state.Stored) (*state.Stored, *PlanSummary, error) {
+func (r *Harness) Apply(ctx context.Context, run *Workspace, stored *state.Stored) (*state.Stored, *PlanSummary, error) {
 	var (
 		saved   *state.Stored
 		summary *PlanSummary
@@ -34,7 +34,7 @@ func (r *Runner) Apply(ctx context.Context, run *Workspace, stored *state.Stored
 	return saved, run.Redactor.Summary(summary), err
 }
 
-func (r *Runner) apply(ctx context.Context, tf *session, run *Workspace, stored *state.Stored) (*state.Stored, *PlanSummary, error) {
+func (r *Harness) apply(ctx context.Context, tf *session, run *Workspace, stored *state.Stored) (*state.Stored, *PlanSummary, error) {
 	if !run.ApprovalRequired {
 		if tracksNothing(stored) {
 			return r.applyFresh(ctx, tf, run, stored)
@@ -117,7 +117,7 @@ func tracksNothing(stored *state.Stored) bool {
 // destroy or replace anything, so the guard has nothing to judge, and the separate plan would
 // only double the work of every create. The JSON stream of the apply says what it planned.
 // A run that waits for approval plans first, as any other.
-func (r *Runner) applyFresh(ctx context.Context, tf *session, run *Workspace, stored *state.Stored) (*state.Stored, *PlanSummary, error) {
+func (r *Harness) applyFresh(ctx context.Context, tf *session, run *Workspace, stored *state.Stored) (*state.Stored, *PlanSummary, error) {
 	start := time.Now()
 	read, err := r.readPlan(ctx, run)
 	if err != nil {
@@ -144,7 +144,7 @@ func (r *Runner) applyFresh(ctx context.Context, tf *session, run *Workspace, st
 // was answered "no" (a plan that destroys or replaces something, or one not read completely), or
 // failed before it asked. The saved-plan path then plans again, to refuse, show or apply that
 // plan, and to say why a plan failed as it always has.
-func (r *Runner) applyAsked(ctx context.Context, tf *session, run *Workspace, stored *state.Stored) (saved *state.Stored, summary *PlanSummary, decided bool, err error) {
+func (r *Harness) applyAsked(ctx context.Context, tf *session, run *Workspace, stored *state.Stored) (saved *state.Stored, summary *PlanSummary, decided bool, err error) {
 	start := time.Now()
 	read, err := r.readPlan(ctx, run)
 	if err != nil {
@@ -190,7 +190,7 @@ func (r *Runner) applyAsked(ctx context.Context, tf *session, run *Workspace, st
 
 // planUnguarded saves a plan of the run's root module without lifecycle.prevent_destroy, then
 // puts the guarded root module back.
-func (r *Runner) planUnguarded(ctx context.Context, tf *session, run *Workspace, planFile string) (bool, *planStream, error) {
+func (r *Harness) planUnguarded(ctx context.Context, tf *session, run *Workspace, planFile string) (bool, *planStream, error) {
 	main := filepath.Join(run.Dir, FileMain)
 	if err := os.WriteFile(main, run.Root.Unguarded, 0o600); err != nil {
 		return false, nil, errors.Wrap(err, errWorkDir)

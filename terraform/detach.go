@@ -23,7 +23,7 @@ import (
 // detached from it (a session of its own, no parent-death signal, output to files) and relays
 // its output and exit status. When the controller and the shim die, terraform finishes, writing
 // its state file, and the next run on that work directory waits for it before adopting that
-// state (Runner.recover).
+// state (Harness.recover).
 
 const errWaitDetached = "gave up waiting for terraform left running by a previous controller"
 

@@ -5,7 +5,7 @@
 // Locks), never by writing Secrets itself. File by file:
 //
 //   - workspace.go: a Workspace, one instance's working set, and what every run shares (the
-//     passed environment, file names, error messages); runner.go: the Runner, its slots and
+//     passed environment, file names, error messages); harness.go: the Harness, its slots and
 //     the state lock it takes around each run (withTerraform).
 //   - apply.go: Apply and its three ways (one call for a state that tracks nothing, one call
 //     answering terraform's question, a saved plan); operations.go: Plan, Refresh, Destroy;

@@ -11,7 +11,7 @@ import (
 
 // initialize gives the run's terraform values the binary's version (learned once per runner),
 // and runs init when the module or provider configuration changed since the last one.
-func (r *Runner) initialize(ctx context.Context, run *Workspace, tfs terraforms) error {
+func (r *Harness) initialize(ctx context.Context, run *Workspace, tfs terraforms) error {
 	for _, tf := range []*tfexec.Terraform{tfs.direct, tfs.detached} {
 		if err := r.version.seed(ctx, tf); err != nil {
 			return run.Redactor.Error(errors.Wrap(err, errNewTF))

@@ -15,7 +15,7 @@ import (
 // the controller's mirror: it alone trusts the mirror's certificate and holds the token the mirror
 // asks for, while every other call, and every provider process, keeps the pod's trust store and
 // never sees the token.
-func (r *Runner) initTerraform(ctx context.Context, run *Workspace, tf *tfexec.Terraform) (*tfexec.Terraform, error) {
+func (r *Harness) initTerraform(ctx context.Context, run *Workspace, tf *tfexec.Terraform) (*tfexec.Terraform, error) {
 	if len(r.InitEnv) == 0 {
 		return tf, nil
 	}

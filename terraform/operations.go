@@ -10,7 +10,7 @@ import (
 
 // Plan reports whether applying the run would change anything, refreshing first so that drift
 // outside Terraform is seen. It never writes state.
-func (r *Runner) Plan(ctx context.Context, run *Workspace, stored *state.Stored) (bool, error) {
+func (r *Harness) Plan(ctx context.Context, run *Workspace, stored *state.Stored) (bool, error) {
 	var changes bool
 	err := r.withTerraform(ctx, "plan", run, stored, func(tf *session, _ *state.Stored) error {
 		var err error
@@ -25,7 +25,7 @@ func (r *Runner) Plan(ctx context.Context, run *Workspace, stored *state.Stored)
 //
 // An output computed from a variable alone follows the run's inputs, even those never applied:
 // the state keeps no copy of the variables last applied to evaluate it from.
-func (r *Runner) Refresh(ctx context.Context, run *Workspace, stored *state.Stored) (*state.Stored, error) {
+func (r *Harness) Refresh(ctx context.Context, run *Workspace, stored *state.Stored) (*state.Stored, error) {
 	saved := stored
 	err := r.withTerraform(ctx, "refresh", run, stored, func(tf *session, stored *state.Stored) error {
 		saved = stored
@@ -46,7 +46,7 @@ func (r *Runner) Refresh(ctx context.Context, run *Workspace, stored *state.Stor
 
 // Destroy destroys everything in the run's state. The state is saved whatever happens; it is
 // deleted only by the caller and only after a successful destroy.
-func (r *Runner) Destroy(ctx context.Context, run *Workspace, stored *state.Stored) error {
+func (r *Harness) Destroy(ctx context.Context, run *Workspace, stored *state.Stored) error {
 	return r.withTerraform(ctx, "destroy", run, stored, func(tf *session, stored *state.Stored) error {
 		stop := r.persistWhileRunning(run, stored)
 		destroyErr := tf.destroy(ctx)

@@ -15,7 +15,7 @@ import (
 // saveApplied saves the state an apply left, whether or not it succeeded, since a failed apply
 // may still have created objects. Only a successful apply records the run's inputs as applied.
 // The apply's error, redacted, comes before an error saving.
-func (r *Runner) saveApplied(ctx context.Context, run *Workspace, stored *state.Stored, applyErr error) (*state.Stored, error) {
+func (r *Harness) saveApplied(ctx context.Context, run *Workspace, stored *state.Stored, applyErr error) (*state.Stored, error) {
 	inputs := run.Inputs
 	if applyErr != nil {
 		inputs = ""
@@ -30,7 +30,7 @@ func (r *Runner) saveApplied(ctx context.Context, run *Workspace, stored *state.
 // recover adopts the state file a run left in the work directory when it is newer than the
 // stored state: the controller died before it could save what terraform had recorded (terraform
 // persists state to its file while it applies, and is killed with the controller).
-func (r *Runner) recover(ctx context.Context, run *Workspace, stored *state.Stored) (*state.Stored, error) {
+func (r *Harness) recover(ctx context.Context, run *Workspace, stored *state.Stored) (*state.Stored, error) {
 	local, err := run.LocalState()
 	if err != nil {
 		return stored, errors.Wrap(err, errReadState)
@@ -58,7 +58,7 @@ func (r *Runner) recover(ctx context.Context, run *Workspace, stored *state.Stor
 // persistWhileRunning copies each newer state terraform writes to its file into the state Secret
 // while terraform runs, so that a controller killed mid-apply loses at most the last second.
 // stop ends it and returns the state it last stored.
-func (r *Runner) persistWhileRunning(run *Workspace, stored *state.Stored) (stop func() *state.Stored) {
+func (r *Harness) persistWhileRunning(run *Workspace, stored *state.Stored) (stop func() *state.Stored) {
 	done := make(chan struct{})
 	result := make(chan *state.Stored, 1)
 	go func() {
@@ -93,7 +93,7 @@ func (r *Runner) persistWhileRunning(run *Workspace, stored *state.Stored) (stop
 	}
 }
 
-func (r *Runner) persistEvery() time.Duration {
+func (r *Harness) persistEvery() time.Duration {
 	if r.PersistInterval > 0 {
 		return r.PersistInterval
 	}
@@ -102,7 +102,7 @@ func (r *Runner) persistEvery() time.Duration {
 
 // save stores the state file Terraform left in the work directory if it differs from the stored
 // one or was applied from other inputs.
-func (r *Runner) save(ctx context.Context, run *Workspace, stored *state.Stored, inputs string) (*state.Stored, error) {
+func (r *Harness) save(ctx context.Context, run *Workspace, stored *state.Stored, inputs string) (*state.Stored, error) {
 	// A run cancelled because the controller is stopping must still store what terraform
 	// recorded: terraform stopped gracefully to write it.
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)

@@ -19,7 +19,7 @@ const (
 // was shown (it waits for approval or was refused), else from stream, which names the changed
 // objects and outputs but no values. A plan without changes is said in words. read is the plan
 // as the run read it before terraform, nil when it did not.
-func (r *Runner) storePlanView(ctx context.Context, ws *Workspace, read *state.PlanRead, plan *tfjson.Plan, stream *planStream, s *PlanSummary) error {
+func (r *Harness) storePlanView(ctx context.Context, ws *Workspace, read *state.PlanRead, plan *tfjson.Plan, stream *planStream, s *PlanSummary) error {
 	text := noChanges
 	switch {
 	case plan != nil:
@@ -31,7 +31,7 @@ func (r *Runner) storePlanView(ctx context.Context, ws *Workspace, read *state.P
 }
 
 // readPlan reads the workspace's plan Secret before terraform runs (see state.Plans.Read).
-func (r *Runner) readPlan(ctx context.Context, ws *Workspace) (*state.PlanRead, error) {
+func (r *Harness) readPlan(ctx context.Context, ws *Workspace) (*state.PlanRead, error) {
 	return r.Plans.Read(ctx, state.PlanRefOf(ws.State))
 }
 
@@ -50,7 +50,7 @@ func planText(r *Redactor, raw string) string {
 }
 
 // DeletePlanView deletes the plan Secret of a workspace's state, if it is modkind's.
-func (r *Runner) DeletePlanView(ctx context.Context, ws *Workspace) error {
+func (r *Harness) DeletePlanView(ctx context.Context, ws *Workspace) error {
 	return r.Plans.Delete(ctx, state.PlanRefOf(ws.State))
 }
 

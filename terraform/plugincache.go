@@ -20,7 +20,7 @@ const errPluginCache = "cannot prepare the shared provider installation"
 
 // init runs terraform init in run's work directory, from the lock file earlier inits of the same
 // root module wrote when the run brings none.
-func (r *Runner) init(ctx context.Context, tf *tfexec.Terraform, run *Workspace) error {
+func (r *Harness) init(ctx context.Context, tf *tfexec.Terraform, run *Workspace) error {
 	key := Digest(run.Root.Main, run.Lock)
 	if lock, ok := r.installs.lock(key); ok {
 		return r.initFrom(ctx, tf, run, lock)
@@ -44,7 +44,7 @@ func (r *Runner) init(ctx context.Context, tf *tfexec.Terraform, run *Workspace)
 	return nil
 }
 
-func (r *Runner) initFrom(ctx context.Context, tf *tfexec.Terraform, run *Workspace, lock []byte) error {
+func (r *Harness) initFrom(ctx context.Context, tf *tfexec.Terraform, run *Workspace, lock []byte) error {
 	if run.Lock == nil && lock != nil {
 		if err := writeBeneath(run.Dir, module.FileLock, lock); err != nil {
 			return errors.Wrap(err, errWorkDir)
@@ -58,7 +58,7 @@ func (r *Runner) initFrom(ctx context.Context, tf *tfexec.Terraform, run *Worksp
 
 // pluginCacheEnv points env at the runner's plugin cache, creating it, unless the controller's own
 // environment names one.
-func (r *Runner) pluginCacheEnv(env map[string]string) error {
+func (r *Harness) pluginCacheEnv(env map[string]string) error {
 	if r.PluginCache == "" || env[EnvPluginCache] != "" {
 		return nil
 	}
@@ -115,7 +115,7 @@ func protectInstalled(cache string) error {
 
 // Install runs terraform init in dir with the controller's provider installation, alone, as the
 // first init of a root module does (see installs).
-func (r *Runner) Install(ctx context.Context, dir string) error {
+func (r *Harness) Install(ctx context.Context, dir string) error {
 	env := Environ()
 	if err := r.pluginCacheEnv(env); err != nil {
 		return err

@@ -19,7 +19,7 @@ import (
 // readable plan an approval or `modkind plan` would read. The destroy/replace guard does not
 // stop it: the summary lists the destructive changes, and the caller says whether the guard
 // would refuse them.
-func (r *Runner) Preview(ctx context.Context, run *Workspace, stored *state.Stored) (*PlanSummary, error) {
+func (r *Harness) Preview(ctx context.Context, run *Workspace, stored *state.Stored) (*PlanSummary, error) {
 	run.PlanOnly = true
 	var summary *PlanSummary
 	err := r.withTerraform(ctx, "preview", run, stored, func(tf *session, _ *state.Stored) error {

@@ -18,7 +18,7 @@ import (
 
 // prepare writes the root module, the instance's files and its last state into the work
 // directory, and makes the run's terraform values. It starts no terraform: initialize does.
-func (r *Runner) prepare(ctx context.Context, run *Workspace, stored *state.Stored) (terraforms, *state.Stored, error) {
+func (r *Harness) prepare(ctx context.Context, run *Workspace, stored *state.Stored) (terraforms, *state.Stored, error) {
 	if err := os.MkdirAll(run.Dir, 0o700); err != nil {
 		return terraforms{}, nil, errors.Wrap(err, errWorkDir)
 	}
@@ -90,7 +90,7 @@ func writeProviderFiles(run *Workspace) error {
 // placeState writes the state the run starts from into the work directory, once no terraform
 // holds the file there, or removes the file when there is none. Unless the run only plans, it
 // first adopts a newer state a run left there (recover), and returns the state it placed.
-func (r *Runner) placeState(ctx context.Context, run *Workspace, stored *state.Stored) (*state.Stored, error) {
+func (r *Harness) placeState(ctx context.Context, run *Workspace, stored *state.Stored) (*state.Stored, error) {
 	statePath := filepath.Join(run.Dir, fileState)
 	if err := waitStateUnlocked(ctx, statePath); err != nil {
 		return nil, errors.Wrap(err, errWaitForTerraform)
@@ -114,7 +114,7 @@ func (r *Runner) placeState(ctx context.Context, run *Workspace, stored *state.S
 
 // newTerraforms makes the run's terraform values, each with the run's whole environment: one
 // that runs terraform directly, one that runs it detached (and the asking apply, detached too).
-func (r *Runner) newTerraforms(run *Workspace) (terraforms, error) {
+func (r *Harness) newTerraforms(run *Workspace) (terraforms, error) {
 	env, err := r.runEnv(run)
 	if err != nil {
 		return terraforms{}, err
@@ -171,7 +171,7 @@ func ignoreNotExist(err error) error {
 }
 
 // runEnv is the whole environment of run's terraform, and of the providers it starts.
-func (r *Runner) runEnv(run *Workspace) (map[string]string, error) {
+func (r *Harness) runEnv(run *Workspace) (map[string]string, error) {
 	env := Environ()
 	maps.Copy(env, r.Env)
 	for k, v := range run.Setup.Env {

@@ -189,7 +189,7 @@ func (x *Executor) install(ctx context.Context, dir string, w *executor.Work, in
 			return bundle{}, err
 		}
 	}
-	if err := x.Runner.Install(ctx, dir); err != nil {
+	if err := x.Harness.Install(ctx, dir); err != nil {
 		return bundle{}, err
 	}
 	b := bundle{}

@@ -68,13 +68,13 @@ func replica(t *testing.T, src, mtime string) (*Executor, *executor.Work) {
 	}
 	m.Digest = digest
 	x := &Executor{
-		Runner:    terraform.NewRunner(tf, nil, nil, 1),
+		Harness:   terraform.NewHarness(tf, nil, nil, 1),
 		Artifacts: &artifact.Store{Dir: filepath.Join(dir, "artifacts")},
 		Modules:   fetcher.Dir,
 		Dir:       filepath.Join(dir, "bundles"),
 		Reader:    fake.NewClientBuilder().Build(),
 	}
-	x.Runner.PluginCache = filepath.Join(dir, "plugins")
+	x.Harness.PluginCache = filepath.Join(dir, "plugins")
 	w := &executor.Work{Op: v1alpha1.OperationApply, Module: m, Workspace: &terraform.Workspace{Setup: &terraform.ProviderSetup{}}}
 	return x, w
 }

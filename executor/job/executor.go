@@ -54,8 +54,8 @@ type Executor struct {
 	Manager manager.Manager
 	// Runs records the Runs; their executor is "job".
 	Runs *runs.Recorder
-	// Runner installs the providers of each bundle, once, into the controller's plugin cache.
-	Runner *terraform.Runner
+	// Harness installs the providers of each bundle, once, into the controller's plugin cache.
+	Harness *terraform.Harness
 	// Artifacts keeps the bundles and provider archives the artifact server hands to runners.
 	Artifacts *artifact.Store
 	// Modules is the module cache's root: a bundle carries the whole package a module lives in,

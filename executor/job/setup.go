@@ -73,7 +73,7 @@ type Leader interface {
 // New makes the job executor and registers what it needs with mgr: the artifact endpoint runners
 // fetch modules and providers from (on every replica; the leader serves, the others relay to it),
 // the renewal of its certificates, and the watcher that fails Runs whose Job failed.
-func New(mgr manager.Manager, runner *terraform.Runner, o Options) (*Executor, error) {
+func New(mgr manager.Manager, harness *terraform.Harness, o Options) (*Executor, error) {
 	certs := &Certificates{Client: mgr.GetClient(), Secret: artifactsSecret(o.ArtifactsSecret), Hosts: o.ArtifactsHosts,
 		Log: mgr.GetLogger().WithName("artifacts")}
 	ctx, cancel := context.WithTimeout(context.Background(), setupTimeout)
@@ -82,7 +82,7 @@ func New(mgr manager.Manager, runner *terraform.Runner, o Options) (*Executor, e
 		return nil, errors.Wrap(err, errArtifactServer)
 	}
 	x := &Executor{
-		Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Manager: mgr, Runs: o.Runs, Runner: runner,
+		Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Manager: mgr, Runs: o.Runs, Harness: harness,
 		Artifacts: &artifact.Store{Dir: filepath.Join(o.Dir, "artifacts")},
 		Modules:   filepath.Join(o.Dir, "modules"),
 		Dir:       filepath.Join(o.Dir, "bundles"),

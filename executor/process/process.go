@@ -44,8 +44,8 @@ const (
 
 // Executor runs Works as terraform processes of this controller.
 type Executor struct {
-	// Runner is the terraform harness, with the controller's run slots.
-	Runner *terraform.Runner
+	// Harness is the terraform harness, with the controller's run slots.
+	Harness *terraform.Harness
 	// WorkRoot holds one work directory per instance.
 	WorkRoot string
 	// Runs records each run as a Run.
@@ -90,7 +90,7 @@ func (x *Executor) Watch(c controller.Controller, gvk schema.GroupVersionKind) e
 	x.freed = append(x.freed, ch)
 	x.mu.Unlock()
 	if first {
-		x.Runner.Slots.OnFreed(x.slotFreed)
+		x.Harness.Slots.OnFreed(x.slotFreed)
 	}
 	wake := handler.Funcs{GenericFunc: func(_ context.Context, e event.GenericEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
 		if nn, ok := x.Waiters.Next(gvk); ok {
@@ -156,7 +156,7 @@ func (x *Executor) Execute(ctx context.Context, w *executor.Work) executor.Resul
 		res = x.preview(ctx, w)
 	default:
 		rec := x.recordOnceLocked(ctx, w)
-		o := runs.Execute(ctx, x.Runner, w.Op, w.Workspace, w.Stored)
+		o := runs.Execute(ctx, x.Harness, w.Op, w.Workspace, w.Stored)
 		rec.Finish(ctx, o)
 		res = executor.Result{Stored: o.Stored, Changes: o.Changes, Err: o.Err}
 		if w.Op == v1alpha1.OperationDestroy && o.Err == nil {
@@ -178,7 +178,7 @@ func (x *Executor) preview(ctx context.Context, w *executor.Work) executor.Resul
 	inst := w.Instance
 	w.Workspace.Dir = PreviewDir(x.WorkRoot, inst.GroupVersionKind(), inst.GetNamespace(), inst.GetName(), inst.GetUID())
 	rec := x.recordOnceLocked(ctx, w)
-	o := runs.Execute(ctx, x.Runner, w.Op, w.Workspace, w.Stored)
+	o := runs.Execute(ctx, x.Harness, w.Op, w.Workspace, w.Stored)
 	rec.Finish(ctx, o)
 	res := executor.Result{Err: o.Err}
 	if o.Err == nil && o.Plan != nil {
@@ -215,7 +215,7 @@ func (x *Executor) apply(ctx context.Context, w *executor.Work) executor.Result 
 		return executor.Result{Err: h.err}
 	}
 	rec := x.recordOnceLocked(ctx, w)
-	o := runs.Execute(ctx, x.Runner, w.Op, w.Workspace, w.Stored)
+	o := runs.Execute(ctx, x.Harness, w.Op, w.Workspace, w.Stored)
 	rec.Finish(ctx, o)
 	res := executor.Result{Stored: o.Stored, Err: o.Err}
 	summary, err := o.Plan, o.Err

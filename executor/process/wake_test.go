@@ -30,7 +30,7 @@ func TestFreedSlotWakesTheNextWaiter(t *testing.T) {
 	gvk := schema.GroupVersionKind{Group: "example.org", Version: "v1alpha1", Kind: "Net"}
 	waiters := &slots.Waiters{WakesNamespaces: true}
 	pool := slots.NewPool(slots.Policy{Total: 1, PerNamespace: 1})
-	x := &Executor{Runner: &terraform.Runner{Slots: pool}, Waiters: waiters}
+	x := &Executor{Harness: &terraform.Harness{Slots: pool}, Waiters: waiters}
 	c := &watchingController{}
 	if err := x.Watch(c, gvk); err != nil {
 		t.Fatal(err)

@@ -148,7 +148,7 @@ func (x *Executor) execute(ctx context.Context, run *v1alpha1.Run) (*runs.Inputs
 			return in, runs.Outcome{Err: errors.Wrap(err, errFetchBundle)}
 		}
 	}
-	r, stop, err := x.runner()
+	r, stop, err := x.harness()
 	if err != nil {
 		return in, runs.Outcome{Err: err}
 	}
@@ -164,10 +164,10 @@ func (x *Executor) execute(ctx context.Context, run *v1alpha1.Run) (*runs.Inputs
 	return in, runs.Execute(ctx, r, run.Spec.Operation, ws, stored)
 }
 
-// runner is the terraform harness of this pod: one run slot, state and locks kept with the pod's
+// harness is the terraform harness of this pod: one run slot, state and locks kept with the pod's
 // identity, providers from the controller's mirror only; stop ends the provider processes it
 // shares among the Run's calls.
-func (x *Executor) runner() (*terraform.Runner, func(), error) {
+func (x *Executor) harness() (*terraform.Harness, func(), error) {
 	token, err := x.Token()
 	if err != nil {
 		return nil, nil, errors.Wrap(err, errRunnerConfig)
@@ -176,7 +176,7 @@ func (x *Executor) runner() (*terraform.Runner, func(), error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	r := terraform.NewRunner(x.Binary, &state.Store{Client: x.Client}, &state.Plans{Client: x.Client}, 1)
+	r := terraform.NewHarness(x.Binary, &state.Store{Client: x.Client}, &state.Plans{Client: x.Client}, 1)
 	r.Locks = &state.Locker{Client: x.Client, Identity: x.Identity, Duration: x.LockDuration}
 	r.Env, r.InitEnv = env, initEnv
 	if !x.SharedProviders {

@@ -78,7 +78,7 @@ func TestProvidersInstalledOnce(t *testing.T) {
 	rc := packedMirror(t)
 	cloud := thingstest.NewCloud(t)
 	root := t.TempDir()
-	runner := terraform.NewRunner(bin, &state.Store{Client: ground.client}, &state.Plans{Client: ground.client}, n)
+	runner := terraform.NewHarness(bin, &state.Store{Client: ground.client}, &state.Plans{Client: ground.client}, n)
 	runner.PluginCache = filepath.Join(root, "plugins")
 	ns := newNamespace(t)
 	main := fmt.Sprintf(`{"terraform":{"required_providers":{"things":{"source":%q}}},

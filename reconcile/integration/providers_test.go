@@ -67,7 +67,7 @@ func TestSharedProviders(t *testing.T) {
 	cliConfig, starts := providerStarts(t)
 	cloudA, cloudB := thingstest.NewCloud(t), thingstest.NewCloud(t)
 	root := t.TempDir()
-	runner := terraform.NewRunner(bin, &state.Store{Client: ground.client}, &state.Plans{Client: ground.client}, 4)
+	runner := terraform.NewHarness(bin, &state.Store{Client: ground.client}, &state.Plans{Client: ground.client}, 4)
 	runner.PluginCache = filepath.Join(root, "plugins")
 	runner.Env = map[string]string{"TF_CLI_CONFIG_FILE": cliConfig}
 	exe, err := os.Executable()
@@ -174,7 +174,7 @@ func TestStateCannotChooseProviders(t *testing.T) {
 	}
 	cliConfig, starts := providerStarts(t)
 	root := t.TempDir()
-	runner := terraform.NewRunner(bin, &state.Store{Client: ground.client}, &state.Plans{Client: ground.client}, 1)
+	runner := terraform.NewHarness(bin, &state.Store{Client: ground.client}, &state.Plans{Client: ground.client}, 1)
 	runner.PluginCache = filepath.Join(root, "plugins")
 	// The controller's provider installation could install the things provider.
 	runner.Env = map[string]string{"TF_CLI_CONFIG_FILE": cliConfig}
@@ -249,7 +249,7 @@ func TestModuleKindSharesProviders(t *testing.T) {
 	cliConfig, starts := providerStarts(t)
 	cloud := thingstest.NewCloud(t)
 	root := t.TempDir()
-	runner := terraform.NewRunner(bin, &state.Store{Client: ground.client}, &state.Plans{Client: ground.client}, 4)
+	runner := terraform.NewHarness(bin, &state.Store{Client: ground.client}, &state.Plans{Client: ground.client}, 4)
 	runner.PluginCache = filepath.Join(root, "plugins")
 	runner.Env = map[string]string{"TF_CLI_CONFIG_FILE": cliConfig}
 	exe, err := os.Executable()

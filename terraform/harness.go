@@ -34,8 +34,8 @@ type Locks interface {
 	Lock(ctx context.Context, ref state.Ref) (unlock func(), lost <-chan struct{}, broken *state.BrokenLock, err error)
 }
 
-// Runner runs terraform in per-instance work directories, at most a fixed number at once.
-type Runner struct {
+// Harness runs terraform in per-instance work directories, at most a fixed number at once.
+type Harness struct {
 	// Binary is the terraform (or tofu) executable.
 	Binary string
 	// States keeps each instance's state between runs; Plans its last plan, as people read it.
@@ -61,10 +61,10 @@ type Runner struct {
 	installs installs
 }
 
-// NewRunner returns a Runner that runs at most maxRuns terraform processes at once, whatever
+// NewHarness returns a Harness that runs at most maxRuns terraform processes at once, whatever
 // their namespaces; the controller sets Slots to share them fairly among namespaces.
-func NewRunner(binary string, states States, plans Plans, maxRuns int) *Runner {
-	return &Runner{Binary: binary, States: states, Plans: plans, Slots: slots.NewPool(slots.Policy{Total: maxRuns, PerNamespace: maxRuns})}
+func NewHarness(binary string, states States, plans Plans, maxRuns int) *Harness {
+	return &Harness{Binary: binary, States: states, Plans: plans, Slots: slots.NewPool(slots.Policy{Total: maxRuns, PerNamespace: maxRuns})}
 }
 
 // withTerraform runs fn in the run's prepared work directory once one of the runner's slots is
@@ -72,7 +72,7 @@ func NewRunner(binary string, states States, plans Plans, maxRuns int) *Runner {
 // Everything before the first terraform (the state Lease, reading the state, writing the work
 // directory) is done before the slot is taken, so that a slot freed by one run starts the next
 // run's terraform at once instead of that run's calls to the API server.
-func (r *Runner) withTerraform(ctx context.Context, op string, run *Workspace, stored *state.Stored, fn func(*session, *state.Stored) error) (err error) {
+func (r *Harness) withTerraform(ctx context.Context, op string, run *Workspace, stored *state.Stored, fn func(*session, *state.Stored) error) (err error) {
 	// A namespace at its share of the slots waits before it takes anything (its Lease, its Run);
 	// an admitted run holds its place in the share until it asks for its slot.
 	admission, err := r.Slots.Admit(run.State.Namespace)
@@ -106,7 +106,7 @@ func (r *Runner) withTerraform(ctx context.Context, op string, run *Workspace, s
 
 // lock takes the lock of run's state, when the runner has Locks, and returns a context that ends
 // when the lock is lost, and unlock, which gives the lock back.
-func (r *Runner) lock(ctx context.Context, run *Workspace) (context.Context, func(), error) {
+func (r *Harness) lock(ctx context.Context, run *Workspace) (context.Context, func(), error) {
 	if r.Locks == nil {
 		return ctx, func() {}, nil
 	}
@@ -133,7 +133,7 @@ func (r *Runner) lock(ctx context.Context, run *Workspace) (context.Context, fun
 }
 
 // readFresh reads run's state again, under its lock.
-func (r *Runner) readFresh(ctx context.Context, run *Workspace, stored *state.Stored) (*state.Stored, error) {
+func (r *Harness) readFresh(ctx context.Context, run *Workspace, stored *state.Stored) (*state.Stored, error) {
 	// The state is read again under the lock: what the caller read before may have been replaced
 	// by another process's run meanwhile, and a run must start from the newest state or it would
 	// create again what that run created.
@@ -154,7 +154,7 @@ func (r *Runner) readFresh(ctx context.Context, run *Workspace, stored *state.St
 
 // runInSlot runs fn once one of the runner's slots is free, after init and with the provider
 // processes the run attaches to, if any.
-func (r *Runner) runInSlot(ctx context.Context, op string, run *Workspace, admission *slots.Admission, tfs terraforms, fresh *state.Stored, fn func(*session, *state.Stored) error) error {
+func (r *Harness) runInSlot(ctx context.Context, op string, run *Workspace, admission *slots.Admission, tfs terraforms, fresh *state.Stored, fn func(*session, *state.Stored) error) error {
 	// The slot bounds terraform processes: it is given back as soon as the run's last one has
 	// ended (session.done), not after the state and plan are written to the API server. The run
 	// was admitted to its namespace's share (withTerraform), so it only waits in line here, for

@@ -4,6 +4,7 @@ GO ?= go
 CONTROLLER_GEN_VERSION ?= v0.20.0
 
 .PHONY: run test unit bench bench-scale testbin generate build image
+.PHONY: docs
 
 build:
 	$(GO) build -o bin/modkind .
@@ -63,6 +64,10 @@ testbin:
 .PHONY: crossplane
 crossplane:
 	@hack/crossplane.sh
+
+# Rewrites the generated tables of docs/ (the chart's values in docs/chart.md) from their sources.
+docs:
+	$(GO) run ./internal/docgen/cmd/docgen
 
 # Regenerates deepcopy functions and modkind's own CRDs from apis/, and the chart's copy of them.
 generate:

@@ -23,7 +23,7 @@ import (
 )
 
 // In job mode a tenant can write the result of its own namespace's Plan Runs with its runner
-// account (README, "Security and RBAC"). Here team-a's runner pod never starts (its
+// account (docs/security.md). Here team-a's runner pod never starts (its
 // ProviderConfig's nodeSelector matches no node), and team-a writes its Plan Run's result itself:
 // negative counts and hundreds of destructive changes. The preview shows it for team-a's one
 // instance only, its counts at zero or more and its addresses bounded; team-b's counts and

@@ -11,7 +11,7 @@ import (
 	"github.com/modkind/modkind/rollout"
 )
 
-// In job mode a tenant can write its own Plan Runs' results (README, "Security and RBAC"): what
+// In job mode a tenant can write its own Plan Runs' results (docs/security.md): what
 // it forges in its namespace moves only its own instances' outcomes, one count each, and never
 // another namespace's counts.
 func TestFleetPreviewForgedNamespace(t *testing.T) {

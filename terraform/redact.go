@@ -25,13 +25,41 @@ const Redacted = "(redacted)"
 // marks hide it, since every value read from a Secret reaches terraform as a sensitive one.
 const minFree = 4
 
+// MaxRedactedBytes bounds the values read from Secrets for one instance, and those a state gives
+// a Redactor: every message and plan is searched for each of their forms, and a tenant writes
+// both the Secrets and the states of its namespace.
+const MaxRedactedBytes = 64 << 10
+
+// maxTrieForm is the longest form searched for by the one strings.Replacer a Redactor shares
+// among its forms: at each position of a text it may walk that far. Longer forms are searched for
+// one by one (strings.ReplaceAll, linear in the text).
+const maxTrieForm = 256
+
+// errFmtTooMuchToRedact refuses values read from Secrets that a Redactor would not search for
+// in bounded time.
+const errFmtTooMuchToRedact = "the values read from Secrets for this instance total %d bytes, more than the %d modkind redacts from what it shows: read fewer or smaller values from Secrets"
+
+// CheckRedactable refuses values (read from Secrets) that total more than MaxRedactedBytes.
+func CheckRedactable(values []string) error {
+	n := 0
+	for _, v := range values {
+		n += len(v)
+	}
+	if n > MaxRedactedBytes {
+		return fmt.Errorf(errFmtTooMuchToRedact, n, MaxRedactedBytes)
+	}
+	return nil
+}
+
 // Redactor removes known secret values from messages before they reach a status, condition,
 // event, Run or plan Secret: each value as it is and as terraform may have quoted it (JSON and
 // HCL string escapes, Go's %q, each line of a value of several lines).
 type Redactor struct {
 	// values are the values given, for a runner that reports for the same run (Values).
 	values []string
-	// replacer replaces every form of every value, longest first.
+	// long are the forms longer than maxTrieForm, longest first, each with what replaces it.
+	long [][2]string
+	// replacer replaces every shorter form of every value, longest first.
 	replacer *strings.Replacer
 }
 
@@ -46,7 +74,7 @@ func NewRedactor(secrets ...string) *Redactor {
 		seen[s] = true
 		r.values = append(r.values, s)
 	}
-	r.replacer = newReplacer(r.values)
+	r.long, r.replacer = newReplacer(r.values)
 	return r
 }
 
@@ -59,9 +87,10 @@ func (r *Redactor) With(more ...string) *Redactor {
 }
 
 // newReplacer replaces each form of each value: free ones (minFree or longer) wherever they
-// appear, short ones only quoted whole. strings.Replacer tries its pairs in the order given at
-// each position, so longer patterns go first and a secret that contains another goes whole.
-func newReplacer(values []string) *strings.Replacer {
+// appear, short ones only quoted whole. Forms longer than maxTrieForm are returned apart, longest
+// first; strings.Replacer tries its pairs in the order given at each position, so longer
+// patterns go first and a secret that contains another goes whole.
+func newReplacer(values []string) ([][2]string, *strings.Replacer) {
 	patterns := map[string]string{}
 	for _, v := range values {
 		for _, form := range forms(v) {
@@ -83,11 +112,22 @@ func newReplacer(values []string) *strings.Replacer {
 		}
 		return olds[i] < olds[j]
 	})
-	pairs := make([]string, 0, 2*len(olds))
+	var long [][2]string
+	pairs := make([]string, 0, 2*len(olds)+2)
 	for _, o := range olds {
+		if len(o) > maxTrieForm {
+			long = append(long, [2]string{o, patterns[o]})
+			continue
+		}
 		pairs = append(pairs, o, patterns[o])
 	}
-	return strings.NewReplacer(pairs...)
+	if len(pairs) == 2 {
+		// With one pair strings.NewReplacer builds a Boyer-Moore table, in time quadratic in the
+		// pattern for a repetitive one; a second pair, which never matches text terraform
+		// prints, keeps it to the trie of all other cases.
+		pairs = append(pairs, "\x00\x00", "\x00\x00")
+	}
+	return long, strings.NewReplacer(pairs...)
 }
 
 // forms are the ways a value may be written in what terraform prints: as is, trimmed, inside a
@@ -176,6 +216,9 @@ func (r *Redactor) Redact(msg string) string {
 func (r *Redactor) redactAll(s string) string {
 	if r == nil || r.replacer == nil {
 		return s
+	}
+	for _, l := range r.long {
+		s = strings.ReplaceAll(s, l[0], l[1])
 	}
 	return r.replacer.Replace(s)
 }
@@ -279,9 +322,7 @@ func SecretStrings(v any, ty cty.Type) []string {
 	return out
 }
 
-// maxStateSecrets bounds how many values a state gives a Redactor: the state Secret is the
-// tenant's to write, and a state of millions of sensitive attributes must not cost every message
-// the controller redacts.
+// maxStateSecrets bounds how many values a state gives a Redactor (bounded).
 const maxStateSecrets = 1000
 
 // StateSecrets are the values a state holds that terraform marks sensitive: its sensitive outputs
@@ -325,14 +366,23 @@ func StateSecrets(raw []byte) []string {
 				}
 			}
 			if len(out) > maxStateSecrets {
-				return out[:maxStateSecrets]
+				return bounded(out)
 			}
 		}
 	}
-	if len(out) > maxStateSecrets {
-		return out[:maxStateSecrets]
+	return bounded(out)
+}
+
+// bounded is the first of a state's values, at most maxStateSecrets of them and MaxRedactedBytes
+// in all: a state the tenant wrote must not cost every message the controller redacts.
+func bounded(values []string) []string {
+	n := 0
+	for i, v := range values {
+		if n += len(v); n > MaxRedactedBytes || i == maxStateSecrets {
+			return values[:i]
+		}
 	}
-	return out
+	return values
 }
 
 // atPath follows one of a state's sensitive attribute paths (steps of get_attr and index) into

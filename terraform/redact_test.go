@@ -1,6 +1,8 @@
 package terraform
 
 import (
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -83,4 +85,78 @@ func TestStateSecrets(t *testing.T) {
 	if got := StateSecrets([]byte("not json")); got != nil {
 		t.Errorf("A state that is no JSON gives nothing, got %q", got)
 	}
+}
+
+func TestRedactorLongAndOne(t *testing.T) {
+	long := strings.Repeat("sk-live-", 40) + "end" // over maxTrieForm
+	cases := map[string]struct {
+		reason string
+		r      *Redactor
+		in     string
+		want   string
+	}{
+		"Long":      {reason: "A form longer than maxTrieForm is searched for on its own.", r: NewRedactor(long, "short-one"), in: "a " + long + " b short-one", want: "a (redacted) b (redacted)"},
+		"LongQuote": {reason: "Its quoted forms too.", r: NewRedactor(long + `"`), in: `"` + long + `\""`, want: `"(redacted)"`},
+		"OneValue":  {reason: "One value of one form is redacted like many.", r: NewRedactor("tok3n-only"), in: "x tok3n-only y", want: "x (redacted) y"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, tc.r.redactAll(tc.in)); diff != "" {
+				t.Errorf("\n%s\nredactAll: -want, +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}
+
+func TestCheckRedactable(t *testing.T) {
+	if err := CheckRedactable([]string{strings.Repeat("a", MaxRedactedBytes/2), strings.Repeat("b", MaxRedactedBytes/2)}); err != nil {
+		t.Errorf("values of MaxRedactedBytes in all are redactable, got %v", err)
+	}
+	err := CheckRedactable([]string{strings.Repeat("a", MaxRedactedBytes), "b"})
+	if err == nil || !strings.Contains(err.Error(), "total 65537 bytes, more than the 65536 modkind redacts") {
+		t.Errorf("values over MaxRedactedBytes: want a refusal naming both sizes, got %v", err)
+	}
+}
+
+func TestStateSecretsBounded(t *testing.T) {
+	big := strings.Repeat("x", MaxRedactedBytes-10)
+	raw := []byte(`{"outputs":{"a":{"value":"` + big + `","sensitive":true},"b":{"value":"more-than-the-rest","sensitive":true}}}`)
+	got := StateSecrets(raw)
+	n := 0
+	for _, v := range got {
+		n += len(v)
+	}
+	if n > MaxRedactedBytes || len(got) != 1 {
+		t.Errorf("a state gives at most MaxRedactedBytes of values: got %d values, %d bytes", len(got), n)
+	}
+}
+
+// The worst a tenant can make of redaction: values read from Secrets at the bound, repetitive
+// (the case that is quadratic to prepare for one strings.Replacer pair), and a plan text of the
+// bound modkind keeps (900 KiB) made of near matches, which a search walks furthest into.
+func BenchmarkRedactorWorstCase(b *testing.B) {
+	for _, tc := range []struct {
+		name   string
+		values []string
+	}{
+		{"OneValue64KiB", []string{strings.Repeat("Q", MaxRedactedBytes)}},
+		{"256ValuesLong", manyValues(256, 256)},
+		{"256ValuesShort", manyValues(256, 240)},
+	} {
+		text := strings.Repeat(strings.Repeat("Q", 254)+"R", 900<<10/255)
+		b.Run(tc.name, func(b *testing.B) {
+			for b.Loop() {
+				NewRedactor(tc.values...).redactAll(text)
+			}
+		})
+	}
+}
+
+// manyValues are n values of about size bytes, each a run of Q and a distinct end.
+func manyValues(n, size int) []string {
+	var v []string
+	for i := range n {
+		v = append(v, strings.Repeat("Q", size-1)+string(rune('a'+i%26))+strconv.Itoa(i))
+	}
+	return v
 }

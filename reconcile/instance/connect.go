@@ -127,6 +127,9 @@ func (c *connector) render(ctx context.Context, inst *kind.Instance, snap *kinds
 		return nil, terraform.Inputs{}, nil, err
 	}
 	secretStrings = append(secretStrings, wired.Redact...)
+	if err := terraform.CheckRedactable(secretStrings); err != nil {
+		return nil, terraform.Inputs{}, nil, err
+	}
 	in := terraform.Inputs{ForProvider: wired.ForProvider, SecretValues: secretValues, FromSecrets: wired.FromSecrets,
 		Providers: setup.Providers, PreventDestroy: guarded}
 	pkg := ""

@@ -18,7 +18,8 @@ import (
 
 // secretFedModule takes a token, instance keys and limits that its instances read from Secrets.
 // Its module declares none of them sensitive; it publishes an output built from the token and
-// one that un-marks it, and
+// one that un-marks it, one through a provider's computed attribute (which terraform does not
+// mark), and
 // its destroy-time provisioner prints the token JSON-quoted, as a module that un-marks a value
 // with nonsensitive() may.
 const secretFedModule = `
@@ -48,6 +49,7 @@ resource "terraform_data" "k" {
 output "conn" { value = "u:${var.token}@h" }
 output "plain" { value = "hello" }
 output "unmarked" { value = nonsensitive(var.token) }
+output "encoded" { value = base64encode(terraform_data.this.output) }
 output "limits" { value = var.limits }
 `
 
@@ -64,6 +66,10 @@ func TestSecretsNeverShownAsTenant(t *testing.T) {
 	tenant := rbacClient(t, tenantToken(ctx, t, g, rbacTenant, "edit"))
 	viewer := rbacClient(t, tenantToken(ctx, t, g, rbacTenant, "view"))
 	mod := applyModule(ctx, t, g, refused, "secretfed", "SecretFed", secretFedModule)
+	// The admin says which outputs may be shown: not "encoded", which a view user could decode.
+	if err := mergePatch(ctx, g.admin, mod, `{"spec":{"publicOutputs":["plain","conn","unmarked","limits"]}}`); err != nil {
+		t.Fatal(err)
+	}
 
 	// Each distinctive part below is in every form of its value: raw, JSON- or HCL-quoted.
 	const oldToken, newToken = `Tok"3n-alpha-1`, `Tok"3n-beta-2`
@@ -98,8 +104,8 @@ func TestSecretsNeverShownAsTenant(t *testing.T) {
 		t.Fatal(err)
 	}
 	atProvider, _, _ := unstructured.NestedMap(got.Object, "status", "atProvider")
-	if atProvider["plain"] != "hello" || atProvider["conn"] != nil || atProvider["unmarked"] != nil {
-		t.Errorf("status.atProvider must hold the output derived from no Secret and not those derived from the token (un-marked or not), got %v", atProvider)
+	if atProvider["plain"] != "hello" || atProvider["conn"] != nil || atProvider["unmarked"] != nil || atProvider["encoded"] != nil {
+		t.Errorf("status.atProvider must hold the public output derived from no Secret and none derived from the token (marked, un-marked, or through a provider, not public), got %v", atProvider)
 	}
 	// (5) A Secret's keys as instance keys: terraform refuses a sensitive for_each, and says so
 	// without the keys.

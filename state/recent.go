@@ -148,5 +148,6 @@ func (s *Stored) Summary() (*Stored, error) {
 	if outputs == nil {
 		outputs = map[string]Output{}
 	}
-	return &Stored{State: &State{Raw: raw, Serial: s.Serial, Lineage: s.Lineage}, AppliedInputs: s.AppliedInputs, Version: s.Version, outputs: outputs}, nil
+	return &Stored{State: &State{Raw: raw, Serial: s.Serial, Lineage: s.Lineage}, AppliedInputs: s.AppliedInputs, Version: s.Version, outputs: outputs,
+		summarized: true, sensitive: s.SensitiveValues()}, nil
 }

@@ -87,6 +87,10 @@ type Stored struct {
 	// outputs are the state's outputs, read once for a summary (Summary), which a controller
 	// reads again at every poll of its instance; nil until then.
 	outputs map[string]Output
+	// summarized says this is a Summary, whose Raw has no resources: sensitive are then the
+	// sensitive values of the state it was made from (SensitiveValues).
+	summarized bool
+	sensitive  []string
 }
 
 // Outputs returns the root module outputs recorded in the state. They must not be changed: a

@@ -26,7 +26,7 @@ const lineage = "5b1d4a3e-8c2f-4f6e-9a7b-2d3c4e5f6a7b"
 
 // ignoreVersion compares stored states by content: which Secret version holds them is the API
 // server's to choose.
-var ignoreVersion = cmpopts.IgnoreFields(Stored{}, "Version", "legacy", "secret", "outputs")
+var ignoreVersion = cmpopts.IgnoreFields(Stored{}, "Version", "legacy", "secret", "outputs", "summarized", "sensitive")
 
 var ref = Ref{
 	NamespacedName: types.NamespacedName{Namespace: "team-a", Name: "bucket-tfstate"},

@@ -147,7 +147,7 @@ func (r *Harness) readFresh(ctx context.Context, run *Workspace, stored *state.S
 	if fresh != nil && fresh.State != nil {
 		// What the last apply took from Secrets that have changed since is still in the state,
 		// and terraform may print it (a plan's old value, a destroy's diagnostic).
-		run.Redactor = run.Redactor.With(StateSecrets(fresh.Raw)...)
+		run.Redactor = run.Redactor.With(fresh.SensitiveValues()...)
 	}
 	return fresh, nil
 }

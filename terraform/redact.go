@@ -10,6 +10,8 @@ import (
 	"unicode"
 
 	"github.com/zclconf/go-cty/cty"
+
+	"github.com/modkind/modkind/state"
 )
 
 // MaxMessage bounds what a condition or event carries of a terraform error; the rest is in the
@@ -26,9 +28,9 @@ const Redacted = "(redacted)"
 const minFree = 4
 
 // MaxRedactedBytes bounds the values read from Secrets for one instance, and those a state gives
-// a Redactor: every message and plan is searched for each of their forms, and a tenant writes
-// both the Secrets and the states of its namespace.
-const MaxRedactedBytes = 64 << 10
+// a Redactor (state.MaxSensitiveBytes): every message and plan is searched for each of their
+// forms, and a tenant writes both the Secrets and the states of its namespace.
+const MaxRedactedBytes = state.MaxSensitiveBytes
 
 // maxTrieForm is the longest form searched for by the one strings.Replacer a Redactor shares
 // among its forms: at each position of a text it may walk that far. Longer forms are searched for
@@ -319,142 +321,5 @@ func SecretStrings(v any, ty cty.Type) []string {
 		}
 	}
 	walk(v, ty)
-	return out
-}
-
-// maxStateSecrets bounds how many values a state gives a Redactor (bounded).
-const maxStateSecrets = 1000
-
-// StateSecrets are the values a state holds that terraform marks sensitive: its sensitive outputs
-// (but those SensitiveOutputs says derive from no sensitive value) and its resources' sensitive
-// attributes. They are the values last applied from Secrets, which a run may still print after
-// the Secret changed (a plan's old value, a destroy's diagnostic); nil for a state that is not
-// terraform's JSON.
-func StateSecrets(raw []byte) []string {
-	var body struct {
-		Outputs map[string]struct {
-			Value     any  `json:"value"`
-			Sensitive bool `json:"sensitive"`
-		} `json:"outputs"`
-		Resources []struct {
-			Instances []struct {
-				Attributes          map[string]any    `json:"attributes"`
-				SensitiveAttributes []json.RawMessage `json:"sensitive_attributes"`
-			} `json:"instances"`
-		} `json:"resources"`
-	}
-	if len(raw) == 0 || json.Unmarshal(raw, &body) != nil {
-		return nil
-	}
-	var out []string
-	public := map[string]bool{}
-	if m, ok := body.Outputs[SensitiveOutputs].Value.(map[string]any); ok {
-		for name, derived := range m {
-			public[name] = derived == false
-		}
-	}
-	for name, o := range body.Outputs {
-		if o.Sensitive && !public[name] {
-			out = appendLeaves(out, o.Value)
-		}
-	}
-	for _, r := range body.Resources {
-		for _, in := range r.Instances {
-			for _, p := range in.SensitiveAttributes {
-				if v, ok := atPath(in.Attributes, p); ok {
-					out = appendLeaves(out, v)
-				}
-			}
-			if len(out) > maxStateSecrets {
-				return bounded(out)
-			}
-		}
-	}
-	return bounded(out)
-}
-
-// bounded is the first of a state's values, at most maxStateSecrets of them and MaxRedactedBytes
-// in all: a state the tenant wrote must not cost every message the controller redacts.
-func bounded(values []string) []string {
-	n := 0
-	for i, v := range values {
-		if n += len(v); n > MaxRedactedBytes || i == maxStateSecrets {
-			return values[:i]
-		}
-	}
-	return values
-}
-
-// atPath follows one of a state's sensitive attribute paths (steps of get_attr and index) into
-// attrs.
-func atPath(attrs map[string]any, raw json.RawMessage) (any, bool) {
-	var steps []struct {
-		Type  string          `json:"type"`
-		Value json.RawMessage `json:"value"`
-	}
-	if json.Unmarshal(raw, &steps) != nil || len(steps) == 0 {
-		return nil, false
-	}
-	var cur any = attrs
-	for _, s := range steps {
-		switch s.Type {
-		case "get_attr":
-			var name string
-			m, ok := cur.(map[string]any)
-			if !ok || json.Unmarshal(s.Value, &name) != nil {
-				return nil, false
-			}
-			if cur, ok = m[name]; !ok {
-				return nil, false
-			}
-		case "index":
-			var key struct {
-				Value any `json:"value"`
-			}
-			if json.Unmarshal(s.Value, &key) != nil {
-				return nil, false
-			}
-			switch c := cur.(type) {
-			case map[string]any:
-				k, ok := key.Value.(string)
-				if !ok {
-					return nil, false
-				}
-				if cur, ok = c[k]; !ok {
-					return nil, false
-				}
-			case []any:
-				i, ok := key.Value.(float64)
-				if !ok || i < 0 || int(i) >= len(c) {
-					return nil, false
-				}
-				cur = c[int(i)]
-			default:
-				return nil, false
-			}
-		default:
-			return nil, false
-		}
-	}
-	return cur, true
-}
-
-// appendLeaves appends the strings and numbers in v, not its keys: in a state an object's
-// attribute names and a map's keys look alike, and attribute names are no values.
-func appendLeaves(out []string, v any) []string {
-	switch v := v.(type) {
-	case string:
-		return append(out, v)
-	case float64:
-		return append(out, strconv.FormatFloat(v, 'f', -1, 64))
-	case map[string]any:
-		for _, e := range v {
-			out = appendLeaves(out, e)
-		}
-	case []any:
-		for _, e := range v {
-			out = appendLeaves(out, e)
-		}
-	}
 	return out
 }

@@ -72,21 +72,6 @@ func TestSecretStrings(t *testing.T) {
 	}
 }
 
-func TestStateSecrets(t *testing.T) {
-	raw := []byte(`{"version":4,"outputs":{
- "conn":{"value":"u:old-pw@h","sensitive":true},
- "plain":{"value":"hello","sensitive":true},
- "modkind_sensitive_outputs":{"value":{"conn":true,"plain":false}}},
- "resources":[{"instances":[{"attributes":{"input":{"a":"v","b":"old-pw"},"id":"x"},
- "sensitive_attributes":[[{"type":"get_attr","value":"input"},{"type":"index","value":{"value":"b","type":"string"}}]]}]}]}`)
-	if diff := cmp.Diff([]string{"u:old-pw@h", "old-pw"}, StateSecrets(raw)); diff != "" {
-		t.Errorf("A state's sensitive outputs (not those derived from no secret) and sensitive attributes are its previous secret values: -want, +got:\n%s", diff)
-	}
-	if got := StateSecrets([]byte("not json")); got != nil {
-		t.Errorf("A state that is no JSON gives nothing, got %q", got)
-	}
-}
-
 func TestRedactorLongAndOne(t *testing.T) {
 	long := strings.Repeat("sk-live-", 40) + "end" // over maxTrieForm
 	cases := map[string]struct {
@@ -115,19 +100,6 @@ func TestCheckRedactable(t *testing.T) {
 	err := CheckRedactable([]string{strings.Repeat("a", MaxRedactedBytes), "b"})
 	if err == nil || !strings.Contains(err.Error(), "total 65537 bytes, more than the 65536 modkind redacts") {
 		t.Errorf("values over MaxRedactedBytes: want a refusal naming both sizes, got %v", err)
-	}
-}
-
-func TestStateSecretsBounded(t *testing.T) {
-	big := strings.Repeat("x", MaxRedactedBytes-10)
-	raw := []byte(`{"outputs":{"a":{"value":"` + big + `","sensitive":true},"b":{"value":"more-than-the-rest","sensitive":true}}}`)
-	got := StateSecrets(raw)
-	n := 0
-	for _, v := range got {
-		n += len(v)
-	}
-	if n > MaxRedactedBytes || len(got) != 1 {
-		t.Errorf("a state gives at most MaxRedactedBytes of values: got %d values, %d bytes", len(got), n)
 	}
 }
 

@@ -41,7 +41,7 @@ const (
 	// SensitiveOutputs is the root output that says, for each output of a root module whose
 	// outputs are all declared sensitive (it takes values from Secrets), whether its value derives
 	// from a sensitive one: only those that do not are shown in status.
-	SensitiveOutputs = "modkind_sensitive_outputs"
+	SensitiveOutputs = state.MarksOutput
 )
 
 // RootModule is what one Terraform run of an instance needs besides its state.

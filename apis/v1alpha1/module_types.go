@@ -134,6 +134,18 @@ type ModuleSpec struct {
 	// +kubebuilder:validation:items:MaxLength=253
 	// +optional
 	RetiredRevisions []string `json:"retiredRevisions,omitempty"`
+	// PublicOutputs names the outputs shown in status.atProvider of an instance that reads values
+	// from Secrets (a secretKeyRef, or a sensitive variable's SecretRef). Terraform does not mark
+	// every value derived from a sensitive one (a provider's computed attributes, can()), so such
+	// an instance shows only the outputs listed here, and only those terraform does not mark
+	// sensitive and that hold no value read from a Secret; all of them are in its connection
+	// Secret. An instance that reads nothing from Secrets shows every output the module does not
+	// declare sensitive.
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=256
+	// +kubebuilder:validation:items:MinLength=1
+	// +optional
+	PublicOutputs []string `json:"publicOutputs,omitempty"`
 }
 
 // ModuleStatus is the observed state of a Module.

@@ -88,11 +88,12 @@ func (e *external) showApplied(stored *state.Stored) (managed.ConnectionDetails,
 	if err != nil {
 		return nil, errors.Wrap(err, errOutputs)
 	}
-	details, err := e.publishOutputs(outputs)
+	shown := e.outputPolicy(stored)
+	details, err := e.publishOutputs(outputs, shown)
 	if err != nil {
 		return nil, err
 	}
-	e.setExternalName(shownOutputs(e.snap.Module, outputs, e.redactor()))
+	e.setExternalName(shown.shown(e.snap.Module, outputs))
 	e.showResolved()
 	e.inst.SetConditions(xpv2.Available())
 	e.inst.SetObservedGeneration(e.inst.GetGeneration())

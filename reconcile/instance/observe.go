@@ -98,13 +98,14 @@ func (e *external) observed(ctx context.Context, stored *state.Stored, observing
 	if err != nil {
 		return managed.ExternalObservation{}, errors.Wrap(err, errOutputs)
 	}
-	details, err := e.publishOutputs(outputs)
+	shown := e.outputPolicy(stored)
+	details, err := e.publishOutputs(outputs, shown)
 	if err != nil {
 		return managed.ExternalObservation{}, err
 	}
 	// Decided before late initialization: the values written back were applied already.
 	upToDate := stored.AppliedInputs == e.work.Workspace.Inputs
-	lateInitialized, err := e.lateInitialize(outputs)
+	lateInitialized, err := e.lateInitialize(outputs, shown)
 	if err != nil {
 		return managed.ExternalObservation{}, err
 	}
@@ -210,13 +211,13 @@ func (e *LostStateError) Error() string {
 // arguments of a kind's single resource that the instance leaves unset, and sets the external name
 // from the resource's id when it has none. crossplane-runtime stores them only when the instance's
 // management policies include LateInitialize.
-func (e *external) lateInitialize(outputs map[string]state.Output) (bool, error) {
+func (e *external) lateInitialize(outputs map[string]state.Output, p outputPolicy) (bool, error) {
 	r := e.snap.Module.Resource
 	if r == nil {
 		return false, nil
 	}
 	// The spec and the external name are read as status is: only shown outputs reach them.
-	outputs = shownOutputs(e.snap.Module, outputs, e.redactor())
+	outputs = p.shown(e.snap.Module, outputs)
 	changed := e.setExternalName(outputs)
 	fp := e.inst.ForProvider()
 	types := map[string]cty.Type{}
@@ -267,9 +268,9 @@ func (e *external) setExternalName(outputs map[string]state.Output) bool {
 	return true
 }
 
-// publishOutputs puts the outputs that may be shown (shownOutputs) into status.atProvider and
+// publishOutputs puts the outputs that may be shown (outputPolicy.shown) into status.atProvider and
 // returns all of them as connection details: strings as they are, other values as JSON.
-func (e *external) publishOutputs(outputs map[string]state.Output) (managed.ConnectionDetails, error) {
+func (e *external) publishOutputs(outputs map[string]state.Output, p outputPolicy) (managed.ConnectionDetails, error) {
 	details := managed.ConnectionDetails{}
 	for name, o := range outputs {
 		if name == terraform.SensitiveOutputs {
@@ -287,7 +288,7 @@ func (e *external) publishOutputs(outputs map[string]state.Output) (managed.Conn
 		details[name] = compact.Bytes()
 	}
 	atProvider := map[string]any{}
-	shown := shownOutputs(e.snap.Module, outputs, e.redactor())
+	shown := p.shown(e.snap.Module, outputs)
 	for _, o := range e.snap.Module.Outputs {
 		out, ok := shown[o.Name]
 		if !ok {
@@ -318,31 +319,60 @@ func (e *external) madeFrom() string {
 		[]byte(e.snap.Module.Digest), []byte(lineage), []byte(strconv.FormatInt(serial, 10)))
 }
 
-// shownOutputs are the outputs of m in a state that may be shown to whoever reads the instance:
-// none the module declares sensitive, and none the state holds as sensitive, but those of a root
-// module that declares every output sensitive (it takes values from Secrets) and says in
-// terraform.SensitiveOutputs that their values derive from no sensitive value; and none whose
-// value holds one red redacts (a module may un-mark a value read from a Secret with
-// nonsensitive(), or copy it through something terraform does not track).
-func shownOutputs(m *module.Module, outputs map[string]state.Output, red *terraform.Redactor) map[string]state.Output {
-	var public map[string]bool
-	if o, ok := outputs[terraform.SensitiveOutputs]; ok && !o.Sensitive {
-		// A value that is no object of bools, as a state the tenant wrote may hold, shows none.
-		_ = json.Unmarshal(o.Value, &public)
+// outputPolicy says which outputs of a state an instance shows in status.atProvider (and reads
+// for its external name and late initialization).
+type outputPolicy struct {
+	// secretFed says the instance reads values from Secrets: terraform does not mark every value
+	// derived from them (a provider's computed attributes, can()), so only Public outputs may be
+	// shown then.
+	secretFed bool
+	// Public are the Module's spec.publicOutputs.
+	public map[string]bool
+	// red redacts the values read from Secrets: an output that holds one is never shown.
+	red *terraform.Redactor
+}
+
+// outputPolicy is the instance's, for the inputs it was rendered with and the state stored: the
+// values that state took from Secrets before they were rotated are redacted too.
+func (e *external) outputPolicy(stored *state.Stored) outputPolicy {
+	p := outputPolicy{secretFed: len(e.inputs.SecretValues) > 0 || len(e.inputs.FromSecrets) > 0, public: e.snap.Public}
+	if e.work != nil && e.work.Workspace != nil {
+		p.red = e.work.Workspace.Redactor
 	}
+	if p.secretFed && stored != nil && stored.State != nil {
+		// Read only then: every poll of every instance publishes its outputs.
+		p.red = p.red.With(stored.SensitiveValues()...)
+	}
+	return p
+}
+
+// shown are the outputs of m in a state that may be shown to whoever reads the instance: none
+// the module declares sensitive; none the state holds as sensitive, but those of a root module
+// that declares every output sensitive (it takes values from Secrets) and says in
+// terraform.SensitiveOutputs that their values derive from no sensitive value; when the instance
+// reads values from Secrets (or the state says it did), only outputs the Module lists as public;
+// and none whose value holds one p.red redacts (a module may un-mark a value read from a Secret
+// with nonsensitive()).
+func (p outputPolicy) shown(m *module.Module, outputs map[string]state.Output) map[string]state.Output {
+	var derived map[string]bool
+	marks, secretFed := outputs[terraform.SensitiveOutputs]
+	if secretFed && !marks.Sensitive {
+		// A value that is no object of bools, as a state the tenant wrote may hold, shows none.
+		_ = json.Unmarshal(marks.Value, &derived)
+	}
+	secretFed = secretFed || p.secretFed
 	shown := map[string]state.Output{}
 	for _, o := range m.Outputs {
 		out, ok := outputs[o.Name]
-		if !ok || o.Sensitive {
+		if !ok || o.Sensitive || secretFed && !p.public[o.Name] {
 			continue
 		}
 		if out.Sensitive {
-			derived, known := public[o.Name]
-			if !known || derived {
+			if d, known := derived[o.Name]; !known || d {
 				continue
 			}
 		}
-		if red.Holds(string(out.Value)) {
+		if p.red.Holds(string(out.Value)) {
 			continue
 		}
 		shown[o.Name] = out
@@ -350,13 +380,6 @@ func shownOutputs(m *module.Module, outputs map[string]state.Output, red *terraf
 	return shown
 }
 
-// redactor is what the instance's run redacts: the values read from Secrets for it.
-func (e *external) redactor() *terraform.Redactor {
-	if e.work == nil || e.work.Workspace == nil {
-		return nil
-	}
-	return e.work.Workspace.Redactor
-}
 
 // showResolved shows in status the sources of the values the instance is applied with.
 func (e *external) showResolved() {

@@ -35,7 +35,8 @@ func snapshotMoved(old, new *kinds.Snapshot) bool {
 		return old != new
 	case old.Module != new.Module && (old.Module == nil || new.Module == nil || old.Module.Digest != new.Module.Digest):
 		return true
-	case old.Revision != new.Revision || !reflect.DeepEqual(old.Fleet, new.Fleet) || !reflect.DeepEqual(old.Retired, new.Retired):
+	case old.Revision != new.Revision || !reflect.DeepEqual(old.Fleet, new.Fleet) || !reflect.DeepEqual(old.Retired, new.Retired) ||
+		!reflect.DeepEqual(old.Public, new.Public):
 		return true
 	}
 	return !reflect.DeepEqual(old.DriftInterval, new.DriftInterval)

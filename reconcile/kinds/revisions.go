@@ -85,3 +85,15 @@ func RetiredSet(m *v1alpha1.Module) map[string]bool {
 	}
 	return out
 }
+
+// PublicOutputs is the Module's spec.publicOutputs as a set; nil when it names none.
+func PublicOutputs(m *v1alpha1.Module) map[string]bool {
+	if len(m.Spec.PublicOutputs) == 0 {
+		return nil
+	}
+	out := make(map[string]bool, len(m.Spec.PublicOutputs))
+	for _, name := range m.Spec.PublicOutputs {
+		out[name] = true
+	}
+	return out
+}

@@ -21,6 +21,9 @@ type Snapshot struct {
 	// Retired are the revisions the Module's spec.retiredRevisions names: no instance is applied
 	// with one.
 	Retired map[string]bool
+	// Public are the outputs the Module's spec.publicOutputs names: the only ones an instance
+	// that reads values from Secrets may show in status.
+	Public map[string]bool
 	// Served are the spec.forProvider fields the kind's CRD has; nil when not known (all of an
 	// instance's fields count then).
 	Served map[string]bool

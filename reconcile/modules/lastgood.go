@@ -17,7 +17,7 @@ import (
 
 // snapshot is what the kind's instances are applied with, once mod is installed.
 func (r *ModuleReconciler) snapshot(m *v1alpha1.Module, mod *module.Module) (*kinds.Snapshot, error) {
-	snap := &kinds.Snapshot{ModuleName: m.Name, Module: mod, Retired: kinds.RetiredSet(m)}
+	snap := &kinds.Snapshot{ModuleName: m.Name, Module: mod, Retired: kinds.RetiredSet(m), Public: kinds.PublicOutputs(m)}
 	if d := m.Spec.DriftInterval; d != nil {
 		if min := r.engine.MinDriftInterval(); d.Duration != 0 && d.Duration < min {
 			return nil, errors.Errorf(errDriftInterval, d.Duration, min)

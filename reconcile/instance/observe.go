@@ -380,7 +380,6 @@ func (p outputPolicy) shown(m *module.Module, outputs map[string]state.Output) m
 	return shown
 }
 
-
 // showResolved shows in status the sources of the values the instance is applied with.
 func (e *external) showResolved() {
 	if st := e.wired.Status(); st != nil {

@@ -103,7 +103,7 @@ func startRBACGround(t *testing.T) *rbacGround {
 		}
 	}
 	g.controllerConfig = impersonate(cfg, "system:serviceaccount:"+rbacNamespace+":"+rbacRelease)
-	// As main.go sets it: each instance costs a few requests per poll.
+	// As app.go sets it: each instance costs a few requests per poll.
 	g.controllerConfig.QPS, g.controllerConfig.Burst = 50, 100
 	g.controller = rbacClient(t, g.controllerConfig)
 	return g
@@ -398,7 +398,7 @@ func testControllerPermissions(t *testing.T, g *rbacGround) {
 			func(ctx context.Context) error {
 				return c.Create(ctx, &v1alpha1.ProviderConfig{ObjectMeta: metav1.ObjectMeta{Namespace: rbacTenant, Name: "planted"}})
 			}, forbidden},
-		{"ApplyOwnCRDs", "At start modkind applies its own CRDs (group modkind.io), as main.go does.",
+		{"ApplyOwnCRDs", "At start modkind applies its own CRDs (group modkind.io), as app.go does.",
 			func(ctx context.Context) error {
 				own, err := crds.CRDs()
 				if err != nil {
@@ -668,13 +668,13 @@ func testTenantRoles(t *testing.T, g *rbacGround) {
 	}
 }
 
-// Leader election, as main.go configures it with the chart's flags, works with the chart's grant.
+// Leader election, as app.go configures it with the chart's flags, works with the chart's grant.
 func testLeaderElection(t *testing.T, g *rbacGround) {
 	s, err := apis.Scheme()
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The lock main.go elects with: the Lease's holder names where its artifact server is.
+	// The lock app.go elects with: the Lease's holder names where its artifact server is.
 	lease, setRecorder, err := leaderLease(g.controllerConfig, rbacNamespace, "10.0.0.7:8443")
 	if err != nil {
 		t.Fatal(err)
@@ -880,7 +880,7 @@ func startControllerAs(ctx context.Context, t *testing.T, g *rbacGround, options
 	restCfg := rest.CopyConfig(g.controllerConfig)
 	restCfg.Wrap(refused.wrap)
 	c := rbacClient(t, restCfg)
-	// main.go applies modkind's own CRDs at start, then runs the controllers.
+	// app.go applies modkind's own CRDs at start, then runs the controllers.
 	own, err := crds.CRDs()
 	if err != nil {
 		t.Fatal(err)

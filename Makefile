@@ -60,7 +60,7 @@ bench-scale: build
 testbin:
 	@hack/testbin.sh
 
-# Crossplane core for the end-to-end test (crossplane_test.go), downloaded or built once into ~/.cache/modkind.
+# Crossplane core for the end-to-end test (app/crossplane_test.go), downloaded or built once into ~/.cache/modkind.
 .PHONY: crossplane
 crossplane:
 	@hack/crossplane.sh

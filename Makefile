@@ -31,9 +31,10 @@ test:
 	KUBEBUILDER_ASSETS="$$assets" MODKIND_CONTROLLER_MANAGER="$$kcm" $(GO) -C test/testnode test ./... -count=1
 
 # Unit tests only: no API server, no terraform. The instance client's decisions
-# (reconcile.TestInstanceDecisions) run here against a fake executor and a fake state store.
+# (instance.TestInstanceDecisions) run here against a fake executor and a fake state store; the
+# import directions (internal/layers) are checked here too.
 unit:
-	$(GO) test ./apis/... ./kind/... ./runs/ ./slots/ ./state/ ./executor/... ./reconcile/ ./module/ ./terraform/detached/ ./hack/ -count=1 && \
+	$(GO) test ./apis/... ./kind/... ./runs/ ./slots/ ./state/ ./executor/... ./reconcile/ ./reconcile/kinds/ ./reconcile/modules/ ./reconcile/instance/ ./module/ ./rollout/ ./printable/ ./internal/... ./terraform/detached/ ./hack/ -count=1 && \
 	$(GO) test ./terraform/ -count=1 -skip 'TestDetachedTerraform' && \
 	$(GO) test ./crd/... -count=1 -skip 'APIServer|Terraform' && \
 	$(GO) test ./artifact/ ./charts/ -count=1 -skip 'APIServer'

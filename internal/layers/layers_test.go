@@ -15,8 +15,7 @@ const module = "github.com/modkind/modkind"
 // layers lists modkind's packages from the bottom up. A package may import packages of lower
 // layers only: never one of its own layer, never one above. Packages of one layer are siblings
 // that do not know each other (the two controllers; the executors and the controllers, so that
-// only the composition root names a concrete executor; the CLI and the controllers, so that the
-// CLI uses the harness and never a controller). A trailing "/..." takes a directory's
+// only the composition root names a concrete executor). A trailing "/..." takes a directory's
 // subpackages too.
 var layers = [][]string{
 	// What everything reads: the API types, fetched modules, stored state, run slots, the
@@ -27,13 +26,16 @@ var layers = [][]string{
 	{"kind", "crd/validation"},
 	// Synthesis of CRDs, and the terraform harness.
 	{"crd", "terraform"},
-	// Runs and the one executor interface.
-	{"runs", "executor"},
-	// Siblings: the executors, the controllers and the CLI.
-	{"executor/job", "executor/process", "executor/runner"},
+	// Runs, the one executor interface, and what both controllers share.
+	{"runs", "executor", "reconcile/kinds"},
+	// Siblings: the executors and the two controllers (the Module controller, the instance
+	// controllers), so that neither controller knows the other or a concrete executor.
+	{"executor/job", "executor/process", "executor/runner", "reconcile/modules", "reconcile/instance"},
 	// The composition root of the controllers: the only package that names the executors.
 	{"reconcile"},
-	// The binary.
+	// The binary's modes: the CLI, the controller, the runner pod, the local control plane.
+	{"app"},
+	// main.go.
 	{""},
 }
 

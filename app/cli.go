@@ -70,6 +70,13 @@ func (e *usageError) Unwrap() error { return e.err }
 
 // flagSet is a FlagSet that prints nothing itself: its parse errors and help requests come back
 // as usageErrors.
+// ControllerFlags is the FlagSet of the controller (modkind with no command), as its help prints
+// it: for the flags table of docs/flags.md.
+func ControllerFlags() *flag.FlagSet {
+	fs, _ := controllerFlags()
+	return fs.FlagSet
+}
+
 type flagSet struct {
 	*flag.FlagSet
 	usage func(w io.Writer)

@@ -141,19 +141,23 @@ func testRevisionPreview(t *testing.T, g *rbacGround) {
 			return p != nil && p["outcome"] == "Replace" && p["guardRefuses"] == true, p
 		})
 	}
-	runs := &v1alpha1.RunList{}
-	if err := g.admin.List(ctx, runs, client.InNamespace(rbacTenant)); err != nil {
-		t.Fatal(err)
-	}
+	// The Run's status is written once the preview is shown in the instance's: wait for it.
 	var plan *v1alpha1.Run
-	for i := range runs.Items {
-		if r := &runs.Items[i]; r.Spec.Operation == v1alpha1.OperationPlan && r.Spec.InstanceRef.Name == own.GetName() {
-			plan = r
+	rbacWaitFor(ctx, t, "the preview recorded as a Succeeded Plan Run replacing 1 object", refused, func(ctx context.Context) (bool, any) {
+		runs := &v1alpha1.RunList{}
+		if err := g.admin.List(ctx, runs, client.InNamespace(rbacTenant)); err != nil {
+			return false, err
 		}
-	}
-	if plan == nil || plan.Status.Phase != v1alpha1.PhaseSucceeded || plan.Status.Plan == nil || plan.Status.Plan.Replace != 1 {
-		t.Fatalf("the preview is recorded as a Succeeded Plan Run replacing 1 object, got %+v", plan)
-	}
+		plan = nil
+		for i := range runs.Items {
+			r := &runs.Items[i]
+			if r.Spec.Operation == v1alpha1.OperationPlan && r.Spec.InstanceRef.Name == own.GetName() &&
+				r.Status.Phase == v1alpha1.PhaseSucceeded && r.Status.Plan != nil && r.Status.Plan.Replace == 1 {
+				plan = r
+			}
+		}
+		return plan != nil, len(runs.Items)
+	})
 	statusPatch := func(c client.Client, obj client.Object, patch string) error {
 		return c.Status().Patch(ctx, obj.DeepCopyObject().(client.Object), client.RawPatch(types.MergePatchType, []byte(patch)))
 	}

@@ -47,6 +47,10 @@ func testWiringAttacks(t *testing.T, g *rbacGround) {
 	editor := tenantClient(ctx, t, g, "edit")
 	netMod := applyModule(ctx, t, g, refused, "wiring-networks", "WNetwork", wiringNetworkModule)
 	subMod := applyModule(ctx, t, g, refused, "wiring-subnets", "WSubnet", wiringSubnetModule)
+	// The subnet reads its zone from a Secret below: the admin says its id may be shown.
+	if err := mergePatch(ctx, g.admin, subMod, `{"spec":{"publicOutputs":["id"]}}`); err != nil {
+		t.Fatal(err)
+	}
 
 	out := func(ns string) map[string]any {
 		ref := map[string]any{"apiVersion": rbacGroup + "/v1alpha1", "kind": "WNetwork", "name": "net", "output": "id"}

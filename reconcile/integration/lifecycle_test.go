@@ -167,7 +167,12 @@ func TestInstanceLifecycle(t *testing.T) {
 	ctx := context.Background()
 	ns := newNamespace(t)
 	traces := t.TempDir()
-	createModule(t, "trace-lifecycle", moduleDir(t, "trace"), "lifecycle.example.org", "Trace")
+	m0 := createModule(t, "trace-lifecycle", moduleDir(t, "trace"), "lifecycle.example.org", "Trace")
+	// The instance reads its password from a Secret: the admin says which outputs carry none.
+	m0.Spec.PublicOutputs = []string{"paths", "literal", "max_size", "settings"}
+	if err := ground.client.Update(context.Background(), m0); err != nil {
+		t.Fatal(err)
+	}
 	m := waitModuleReady(t, "trace-lifecycle")
 
 	// The generated CRD is established, namespaced, and carries the module's variables typed,

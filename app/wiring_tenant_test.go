@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -47,7 +48,7 @@ func testWiringAttacks(t *testing.T, g *rbacGround) {
 	editor := tenantClient(ctx, t, g, "edit")
 	netMod := applyModule(ctx, t, g, refused, "wiring-networks", "WNetwork", wiringNetworkModule)
 	subMod := applyModule(ctx, t, g, refused, "wiring-subnets", "WSubnet", wiringSubnetModule)
-	// The subnet reads its zone from a Secret below: the admin says its id may be shown.
+	// The admin says the subnet's id may be shown; once it derives from a Secret (below) it is not.
 	if err := mergePatch(ctx, g.admin, subMod, `{"spec":{"publicOutputs":["id"]}}`); err != nil {
 		t.Fatal(err)
 	}
@@ -122,18 +123,38 @@ func testWiringAttacks(t *testing.T, g *rbacGround) {
 		})
 	}
 	waitID("sub-net-tenant/c")
-	// The same through a Secret of the namespace, whose metadata the controller watches.
+	// The same through a Secret of the namespace, whose metadata the controller watches. The id
+	// then derives from a Secret's value: it is applied (the state's output says so) but no longer
+	// shown in status, although the Module lists it in publicOutputs.
+	waitApplied := func(want string) {
+		t.Helper()
+		rbacWaitFor(ctx, t, "subnet applied with id "+want+", not shown", refused, func(ctx context.Context) (bool, any) {
+			var st struct {
+				Outputs map[string]struct {
+					Value string `json:"value"`
+				} `json:"outputs"`
+			}
+			if err := json.Unmarshal(stateBytes(t, stateSecret(ctx, t, g.admin, sub)), &st); err != nil {
+				return false, err
+			}
+			if err := editor.Get(ctx, client.ObjectKeyFromObject(sub), got); err != nil {
+				return false, err
+			}
+			_, shown, _ := unstructured.NestedString(got.Object, "status", "atProvider", "id")
+			return st.Outputs["id"].Value == want && !shown, got.Object["status"]
+		})
+	}
 	if err := editor.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: rbacTenant, Name: "zone-secret"}, StringData: map[string]string{"zone": "d"}}); err != nil {
 		t.Fatal(err)
 	}
 	if err := mergePatch(ctx, editor, sub, `{"spec":{"forProvider":{"zoneFrom":{"configMapKeyRef":null,"secretKeyRef":{"name":"zone-secret","key":"zone"}}}}}`); err != nil {
 		t.Fatal(err)
 	}
-	waitID("sub-net-tenant/d")
+	waitApplied("sub-net-tenant/d")
 	if err := mergePatch(ctx, editor, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: rbacTenant, Name: "zone-secret"}}, `{"stringData":{"zone":"e"}}`); err != nil {
 		t.Fatal(err)
 	}
-	waitID("sub-net-tenant/e")
+	waitApplied("sub-net-tenant/e")
 	testConfigWatched(ctx, t, g, refused, editor, sub)
 	if s := refused.String(); s != "" {
 		t.Errorf("the controller was refused: %s", s)

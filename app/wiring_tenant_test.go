@@ -131,7 +131,7 @@ func testWiringAttacks(t *testing.T, g *rbacGround) {
 		rbacWaitFor(ctx, t, "subnet applied with id "+want+", not shown", refused, func(ctx context.Context) (bool, any) {
 			var st struct {
 				Outputs map[string]struct {
-					Value string `json:"value"`
+					Value any `json:"value"`
 				} `json:"outputs"`
 			}
 			if err := json.Unmarshal(stateBytes(t, stateSecret(ctx, t, g.admin, sub)), &st); err != nil {

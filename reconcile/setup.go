@@ -272,6 +272,7 @@ func Setup(mgr manager.Manager, cfg Config) (*instance.Engine, error) {
 		Executor:              exec,
 		Waiters:               waiters,
 		Modules:               filepath.Join(cfg.Dir, "modules"),
+		Keys:                  keys,
 	})
 	if err := mgr.Add(engine); err != nil {
 		return nil, err

@@ -46,6 +46,11 @@ type Inputs struct {
 	ApprovedPlan     string    `json:"approvedPlan,omitempty"`
 	// Digest is the inputs digest the Run's spec names, checked by the runner.
 	Digest string `json:"digest"`
+	// IDKey is the instance's key (terraform.Workspace.IDKey), with which the runner keys the
+	// plan IDs it reports. Whoever may read this Secret holds the values keyed with it anyway.
+	// Being secret, it also keeps spec.runInputsDigest, the digest of this whole Secret's
+	// content, from being recomputed from a guess of the values.
+	IDKey []byte `json:"idKey,omitempty"`
 }
 
 // ReadInputs reads the inputs Secret of run and checks that it is the one run was made with.

@@ -271,6 +271,16 @@ func AddKey(ctx context.Context, c client.Client, ref types.NamespacedName, now 
 	return id, errors.Wrapf(c.Update(ctx, sec), "cannot add a key to %s", ref)
 }
 
+// DeriveKey is a key for purpose and fields (which name, for instance, one instance's state), made
+// from the ring's oldest key: it stays the same while keys are added and the controller restarts,
+// and changes only when that key is removed. Digests keyed with it (KeyedDigest) are recorded
+// beside states and compared across runs, so a key that changed would only make every instance
+// plan once more.
+func (k *KeyRing) DeriveKey(purpose string, fields ...string) []byte {
+	raw, _ := hex.DecodeString(sum(k.keys[k.KeyIDs()[0]], purpose, fields...))
+	return raw
+}
+
 // KeyIDs lists the ids of a key ring, oldest first.
 func (k *KeyRing) KeyIDs() []string {
 	ids := make([]string, 0, len(k.keys))

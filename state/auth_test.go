@@ -422,3 +422,36 @@ func TestUnsignedChunksAreNotRead(t *testing.T) {
 		t.Errorf("a state refused for its signature must cost no chunk read, got %d", reads)
 	}
 }
+
+// A derived key, and the digests keyed with it, stay the same across a rotation that adds a key
+// (instances do not plan again), differ per instance and purpose, and no digest keyed with it can
+// be recomputed from the unkeyed hash of the same parts.
+func TestDeriveKey(t *testing.T) {
+	before, rotated, retired := ring(t, "k1"), ring(t, "k1", "k2"), ring(t, "k2")
+	one := before.DeriveKey("modkind.io/inputs v1", "team-a", "tfstate-net")
+	cases := []struct {
+		reason string
+		key    []byte
+		same   bool
+	}{
+		{"A newer key signs after a rotation; the oldest still derives.", rotated.DeriveKey("modkind.io/inputs v1", "team-a", "tfstate-net"), true},
+		{"Another instance's state gets another key.", before.DeriveKey("modkind.io/inputs v1", "team-b", "tfstate-net"), false},
+		{"Fields are length-prefixed: moving a byte between them makes another key.", before.DeriveKey("modkind.io/inputs v1", "team-at", "fstate-net"), false},
+		{"Another purpose gets another key.", before.DeriveKey("modkind.io/plan v1", "team-a", "tfstate-net"), false},
+		{"Removing the oldest key changes the key.", retired.DeriveKey("modkind.io/inputs v1", "team-a", "tfstate-net"), false},
+	}
+	for _, tc := range cases {
+		if got := bytes.Equal(tc.key, one); got != tc.same {
+			t.Errorf("%s\nsame key: want %t, got %t", tc.reason, tc.same, got)
+		}
+		if got := KeyedDigest(tc.key, []byte("hunter2")) == KeyedDigest(one, []byte("hunter2")); got != tc.same {
+			t.Errorf("%s\nsame digest: want %t, got %t", tc.reason, tc.same, got)
+		}
+	}
+	if len(one) != 32 {
+		t.Errorf("a derived key is an HMAC-SHA256: want 32 bytes, got %d", len(one))
+	}
+	if KeyedDigest(one, []byte("hunter2")) == Digest([]byte("hunter2")) || KeyedDigest(nil, []byte("hunter2")) == Digest([]byte("hunter2")) {
+		t.Error("a keyed digest must not be the unkeyed digest of the same parts")
+	}
+}

@@ -72,7 +72,7 @@ func (r *Harness) apply(ctx context.Context, tf *session, run *Workspace, stored
 			if err != nil {
 				return nil, nil, run.Redactor.Error(errors.Wrap(err, errShowPlan))
 			}
-			*summary = withStreamed(Summarize(plan), streamed.Destructive)
+			*summary = withStreamed(Summarize(plan, run.IDKey), streamed.Destructive)
 		}
 		summary.At = start
 	}

@@ -1,8 +1,6 @@
 package terraform
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"sort"
@@ -12,6 +10,7 @@ import (
 	tfjson "github.com/hashicorp/terraform-json"
 
 	"github.com/modkind/modkind/kind/fields"
+	"github.com/modkind/modkind/state"
 )
 
 // PlanSummary is what status.lastPlan shows of the last plan.
@@ -47,7 +46,8 @@ func (d DestructiveChange) String() string {
 }
 
 // Summarize counts a plan's changes the way `terraform plan` does and lists the destructive ones.
-func Summarize(p *tfjson.Plan) PlanSummary {
+// Its ID is keyed with idKey, the instance's Workspace.IDKey.
+func Summarize(p *tfjson.Plan, idKey []byte) PlanSummary {
 	var s PlanSummary
 	for _, rc := range p.ResourceChanges {
 		if rc.Change == nil || rc.Mode == tfjson.DataResourceMode {
@@ -74,14 +74,18 @@ func Summarize(p *tfjson.Plan) PlanSummary {
 		}
 	}
 	sort.Slice(s.Destructive, func(i, j int) bool { return s.Destructive[i].Address < s.Destructive[j].Address })
-	s.ID = planID(p)
+	s.ID = planID(idKey, p)
 	return s
 }
 
 // planID hashes what a shown plan would change, and nothing else (not when it was made), so that
 // an approval names exactly these changes. A run that requires approval always shows its plan and
 // identifies it by this ID, never by streamPlanID, which does not cover values.
-func planID(p *tfjson.Plan) string {
+//
+// The values hashed may come from Secrets, and whoever may read the instance reads its plan's ID:
+// the hash is keyed with the instance's key (Workspace.IDKey), which no reader of the instance
+// holds, so that nobody tests a guess of a Secret's value against it.
+func planID(key []byte, p *tfjson.Plan) string {
 	var changes []any
 	for _, rc := range p.ResourceChanges {
 		if rc.Change != nil && !rc.Change.Actions.NoOp() {
@@ -100,8 +104,7 @@ func planID(p *tfjson.Plan) string {
 		}
 	}
 	raw, _ := json.Marshal(changes)
-	h := sha256.Sum256(raw)
-	return hex.EncodeToString(h[:])[:12]
+	return state.KeyedDigest(key, raw)[:12]
 }
 
 // An AwaitingApprovalError says a plan was made and waits for the user to approve it.

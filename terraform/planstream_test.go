@@ -96,7 +96,7 @@ func TestPlanStreamSummary(t *testing.T) {
 					t.Errorf("%s\nsummarize: -want +got:\n%s", tc.reason, diff)
 				}
 				// The shown plan says the same, and what forces a replacement besides.
-				shown := Summarize(readShown(t, bin, name))
+				shown := Summarize(readShown(t, bin, name), nil)
 				for i := range shown.Destructive {
 					shown.Destructive[i].ForcedBy = nil
 				}
@@ -178,7 +178,7 @@ func TestPlanStreamID(t *testing.T) {
 		if id("in", update) == id("in", replace) {
 			t.Errorf("%s: other changes must get another ID", bin)
 		}
-		if id("in", update) == planID(readShown(t, bin, "update")) {
+		if id("in", update) == planID(nil, readShown(t, bin, "update")) {
 			t.Errorf("%s: a streamed plan's ID must never be a shown plan's, which approvals name", bin)
 		}
 	}
@@ -268,5 +268,24 @@ func TestRenderStreamHidesModkindOutput(t *testing.T) {
 	text := renderStream(ps, PlanSummary{})
 	if !strings.Contains(text, "Changes to Outputs:\n  + echo\n") || strings.Contains(text, SensitiveOutputs) {
 		t.Errorf("want the module's output echo listed and %s not, got:\n%s", SensitiveOutputs, text)
+	}
+}
+
+// A shown plan's ID covers the values it changes, which may come from Secrets: it is keyed with
+// the instance's key, so that the same plan gets the same ID under that key (an approval holds)
+// and a reader without the key cannot recompute it from a guess of the values.
+func TestShownPlanIDIsKeyed(t *testing.T) {
+	for _, bin := range streamBinaries {
+		update := readShown(t, bin, "update")
+		mine, other := []byte("instance key of team-a/net"), []byte("instance key of team-b/net")
+		if a, b := Summarize(update, mine).ID, Summarize(readShown(t, bin, "update"), mine).ID; a != b || len(a) != 12 {
+			t.Errorf("%s: the same plan under the same key must get the same 12-character ID, got %q and %q", bin, a, b)
+		}
+		if Summarize(update, mine).ID == Summarize(update, other).ID {
+			t.Errorf("%s: another instance's key must give the same plan another ID", bin)
+		}
+		if Summarize(update, mine).ID == Summarize(update, nil).ID {
+			t.Errorf("%s: an ID without the key must not be the keyed one", bin)
+		}
 	}
 }

@@ -88,7 +88,7 @@ func TestRenderPlan(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			got := renderPlan(tc.plan, Summarize(tc.plan))
+			got := renderPlan(tc.plan, Summarize(tc.plan, nil))
 			for _, w := range tc.want {
 				if !strings.Contains(got, w+"\n") {
 					t.Errorf("%s\nrenderPlan: lacks line %q:\n%s", tc.reason, w, got)

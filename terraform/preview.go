@@ -40,7 +40,7 @@ func (r *Harness) Preview(ctx context.Context, run *Workspace, stored *state.Sto
 				if err != nil {
 					return run.Redactor.Error(errors.Wrap(err, errShowPlan))
 				}
-				*s = withStreamed(Summarize(plan), streamed.Destructive)
+				*s = withStreamed(Summarize(plan, run.IDKey), streamed.Destructive)
 			}
 		}
 		tf.done()

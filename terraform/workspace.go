@@ -67,8 +67,14 @@ type Workspace struct {
 	// Package is the directory of the package the module lives in, linked from the work
 	// directory as ModuleLink; "" for a kind of one resource.
 	Package string
-	// Inputs identifies everything that was applied; recorded beside the state on success.
+	// Inputs identifies everything that was applied; recorded beside the state on success. It is
+	// keyed with IDKey (state.KeyedDigest), for Runs show it.
 	Inputs string
+	// IDKey is the instance's own key (state.KeyRing.DeriveKey), which the controller holds and
+	// hands to the instance's runners with the Run's inputs. Whatever the instance shows that
+	// derives from a Secret's value, the inputs digest and a plan's ID, is keyed with it, so that
+	// whoever may read the instance cannot test a guess of the value against what they read.
+	IDKey []byte
 	// AllowDestructive lets Apply apply plans that destroy or replace objects.
 	AllowDestructive bool
 	// ApprovalRequired makes Apply apply only the plan whose ID is ApprovedPlan.

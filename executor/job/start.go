@@ -382,7 +382,7 @@ func inputsOf(w *executor.Work, b bundle) *runs.Inputs {
 	ws := w.Workspace
 	return &runs.Inputs{
 		Main: ws.Root.Main, Vars: ws.Root.Vars, Unguarded: ws.Root.Unguarded, Lock: b.lock,
-		Env: ws.Setup.Env, Files: ws.Setup.Files, Redact: ws.Redactor.Values(), State: ws.State, Digest: ws.Inputs,
+		Env: ws.Setup.Env, Files: ws.Setup.Files, Redact: ws.Redactor.Values(), State: ws.State, Digest: ws.Inputs, IDKey: ws.IDKey,
 		AllowDestructive: ws.AllowDestructive, ApprovalRequired: ws.ApprovalRequired, ApprovedPlan: ws.ApprovedPlan,
 	}
 }

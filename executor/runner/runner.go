@@ -200,6 +200,7 @@ func workspace(dir string, run *v1alpha1.Run, in *runs.Inputs) *terraform.Worksp
 		InitKey:          run.Spec.ArtifactDigest,
 		Lock:             in.Lock,
 		Inputs:           in.Digest,
+		IDKey:            in.IDKey,
 		State:            in.State,
 		Redactor:         terraform.NewRedactor(in.Redact...),
 		AllowDestructive: in.AllowDestructive,

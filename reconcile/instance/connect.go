@@ -35,6 +35,7 @@ const (
 	errNotInstance   = "managed resource is not an instance of a generated kind"
 	errModuleNotRead = "the Module of this kind has not been inspected yet"
 	errRender        = "cannot render root module"
+	errIDKey         = "cannot derive the instance's key from the state signing keys"
 	errReadSensitive = "cannot read the value of"
 )
 
@@ -70,6 +71,23 @@ type connector struct {
 	wiring *wiring
 	// revisions loads the snapshots of the revisions instances are pinned or held to.
 	revisions *revisionLoader
+	// keys is the state key ring, from which each instance's own key is derived (idKey).
+	keys state.KeySource
+}
+
+// idKeyPurpose separates the instance keys derived from the state key ring from its signatures.
+const idKeyPurpose = "modkind.io/instance-key v1"
+
+// idKey is the key of the instance whose state is ref (terraform.Workspace.IDKey): derived from
+// the state key ring, so that it is the same in every replica and after a restart, and different
+// for every instance, so that a tenant who reads their own runner's inputs holds no other
+// instance's key.
+func (c *connector) idKey(ctx context.Context, ref state.Ref) ([]byte, error) {
+	ring, err := c.keys.Ring(ctx)
+	if err != nil {
+		return nil, errors.Wrap(err, errIDKey)
+	}
+	return ring.DeriveKey(idKeyPurpose, ref.Namespace, ref.Name), nil
 }
 
 // external is one reconcile's view of an instance's Terraform-managed objects: the instance
@@ -142,17 +160,23 @@ func (c *connector) render(ctx context.Context, inst *kind.Instance, snap *kinds
 	if err != nil {
 		return nil, terraform.Inputs{}, nil, errors.Wrap(err, errRender)
 	}
+	idKey, err := c.idKey(ctx, stateRef)
+	if err != nil {
+		return nil, terraform.Inputs{}, nil, err
+	}
 	var lock []byte
 	if snap.Module.Resource != nil {
 		lock = snap.Module.Resource.Lock
 	}
 	ws := &terraform.Workspace{
-		Root:             root,
-		Setup:            setup,
-		Package:          pkg,
-		InitKey:          terraform.Digest([]byte(snap.Module.Digest), setup.Providers, []byte(setup.Digest()), lock),
-		Lock:             lock,
-		Inputs:           terraform.Digest(append([][]byte{root.Main, root.Vars, []byte(setup.Digest())}, revisionInputs(snap)...)...),
+		Root:    root,
+		Setup:   setup,
+		Package: pkg,
+		InitKey: terraform.Digest([]byte(snap.Module.Digest), setup.Providers, []byte(setup.Digest()), lock),
+		Lock:    lock,
+		// Keyed: root.Vars and the provider setup hold values of Secrets, and Runs show this.
+		Inputs:           state.KeyedDigest(idKey, append([][]byte{root.Main, root.Vars, []byte(setup.Digest())}, revisionInputs(snap)...)...),
+		IDKey:            idKey,
 		State:            stateRef,
 		Redactor:         terraform.NewRedactor(append(secretStrings, setup.Secrets...)...),
 		AllowDestructive: inst.AllowDestructive(),

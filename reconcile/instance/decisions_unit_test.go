@@ -475,7 +475,8 @@ func decide(t *testing.T, inst *unstructured.Unstructured, stored *state.Stored,
 	states := &fakeStates{}
 	exec.states = states
 	conn := &connector{kind: k, client: c, configs: &ProviderConfigResolver{Client: c}, states: states, exec: &exec,
-		modules: "/cache", drift: newDriftClock(time.Hour, time.Minute), resync: decisionsResync, notes: newNotebook(), record: events, waiters: &slots.Waiters{}}
+		modules: "/cache", drift: newDriftClock(time.Hour, time.Minute), resync: decisionsResync, notes: newNotebook(), record: events, waiters: &slots.Waiters{},
+		keys: decisionsKeys(t)}
 	if setup != nil {
 		setup(conn)
 	}
@@ -508,6 +509,16 @@ func decide(t *testing.T, inst *unstructured.Unstructured, stored *state.Stored,
 		return nil, &exec, events, writes, res.RequeueAfter
 	}
 	return got, &exec, events, writes, res.RequeueAfter
+}
+
+// decisionsKeys is a state key ring of one key, as the controller makes at its first start.
+func decisionsKeys(t *testing.T) state.KeySource {
+	t.Helper()
+	ring, err := state.ParseKeyRing(map[string][]byte{"k1": []byte("0123456789abcdef0123456789abcdef")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return state.StaticKeys{KeyRing: ring}
 }
 
 // The intervals decide's controller is configured with.

@@ -26,6 +26,7 @@ import (
 	"github.com/modkind/modkind/executor"
 	"github.com/modkind/modkind/reconcile/kinds"
 	"github.com/modkind/modkind/slots"
+	"github.com/modkind/modkind/state"
 )
 
 const errStartController = "cannot start controller for generated kind"
@@ -55,6 +56,9 @@ type Options struct {
 	Waiters *slots.Waiters
 	// Modules is the module cache's root.
 	Modules string
+	// Keys is the state key ring; each instance's own key is derived from it
+	// (terraform.Workspace.IDKey).
+	Keys state.KeySource
 }
 
 // Engine starts, updates and stops one controller per generated kind while modkind runs.
@@ -171,6 +175,7 @@ func (e *Engine) Run(ctx context.Context, gvk schema.GroupVersionKind, snap *kin
 		kind: k, client: e.mgr.GetAPIReader(), states: e.states, exec: e.opts.Executor, modules: e.opts.Modules,
 		configs: &ProviderConfigResolver{Client: e.mgr.GetAPIReader(), CredentialsNamespaces: e.opts.CredentialsNamespaces, Protected: []string{e.opts.ownDir()}},
 		drift:   e.drift, resync: e.opts.ResyncInterval, notes: e.notes, record: recorder, waiters: e.opts.Waiters, wiring: e.wiring, revisions: &e.revisions,
+		keys: e.opts.Keys,
 	}
 	r := newInstanceReconciler(km, gvk, conn, e.opts, log)
 	// An instance waiting for a run slot is tried again at a steady pace.

@@ -3,7 +3,7 @@ SHELL := /bin/bash
 GO ?= go
 CONTROLLER_GEN_VERSION ?= v0.20.0
 
-.PHONY: run test unit bench bench-scale testbin generate build image
+.PHONY: run test unit bench bench-scale testbin generate build image push chart
 .PHONY: docs
 
 build:
@@ -101,3 +101,14 @@ image:
 	    --modkind bin/image/modkind --terraform "$$tf" --out bin/image/oci --ref $(IMAGE):$(VERSION) \
 	    --version $(VERSION) --revision "$(REVISION)" --licenses $(LICENSES); \
 	fi
+
+# Pushes the OCI layout `make image` wrote without Docker (bin/image/oci) to $(IMAGE):$(VERSION),
+# with the credentials of `docker login` or `crane auth login`, and prints the reference by digest.
+# (An image Docker built is pushed with `docker push $(IMAGE):$(VERSION)`.)
+push:
+	$(GO) run ./hack/push --layout bin/image/oci --to $(IMAGE):$(VERSION)
+
+# Packages charts/modkind as bin/chart/modkind-$(VERSION).tgz, its version and appVersion
+# $(VERSION): the chart installs the image of its own version.
+chart:
+	$(GO) run ./hack/chart --chart charts/modkind --version $(VERSION) --out bin/chart

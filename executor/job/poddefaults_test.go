@@ -95,7 +95,7 @@ func TestRunnerPodFromDefaultsAndProviderConfig(t *testing.T) {
 			},
 		},
 		"ProviderConfigWins": {
-			reason: "Where both set a field the ProviderConfig's wins: resources, nodeSelector and tolerations whole (no mix of the two), labels and annotations key by key; what only the chart sets stays.",
+			reason:   "Where both set a field the ProviderConfig's wins: resources, nodeSelector and tolerations whole (no mix of the two), labels and annotations key by key; what only the chart sets stays.",
 			defaults: chart,
 			spec:     providerConfig,
 			want: func(p *corev1.PodTemplateSpec) {

@@ -235,6 +235,19 @@ func runnerVolumes() []corev1.Volume {
 	}
 }
 
+// defaultPodSecurityContext is the runner pod's security context when the operator sets none: the
+// image's user, which owns the emptyDir volumes through fsGroup, and RuntimeDefault seccomp, as
+// PodSecurity's restricted level asks.
+func defaultPodSecurityContext() *corev1.PodSecurityContext {
+	return &corev1.PodSecurityContext{
+		RunAsNonRoot:   ptr.To(true),
+		RunAsUser:      ptr.To[int64](runnerUser),
+		RunAsGroup:     ptr.To[int64](runnerUser),
+		FSGroup:        ptr.To[int64](runnerUser),
+		SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+	}
+}
+
 // templateKeys copies a runner template's labels or annotations without the keys modkind and the
 // Job controller own: admission refuses them, and this holds for objects written before it did.
 func templateKeys(in map[string]string) map[string]string {

@@ -10,7 +10,6 @@ import (
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
 
 	"github.com/modkind/modkind/apis/v1alpha1"
@@ -142,19 +141,6 @@ func mergeKeys(base, over map[string]string) map[string]string {
 	}
 	maps.Copy(out, over)
 	return out
-}
-
-// defaultPodSecurityContext is the runner pod's security context when the operator sets none: the
-// image's user, which owns the emptyDir volumes through fsGroup, and RuntimeDefault seccomp, as
-// PodSecurity's restricted level asks.
-func defaultPodSecurityContext() *corev1.PodSecurityContext {
-	return &corev1.PodSecurityContext{
-		RunAsNonRoot:   ptr.To(true),
-		RunAsUser:      ptr.To[int64](runnerUser),
-		RunAsGroup:     ptr.To[int64](runnerUser),
-		FSGroup:        ptr.To[int64](runnerUser),
-		SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
-	}
 }
 
 // PodDefaultsFlag is the flag.Value of --runner-pod-defaults: a JSON or YAML object, read with

@@ -14,13 +14,13 @@ build:
 run: build
 	KUBEBUILDER_ASSETS="$$(hack/testbin.sh)" ./bin/modkind --quickstart examples/quickstart
 
-# Downloads or builds (once, cached) or reuses the envtest binaries, kube-controller-manager, OpenTofu and Crossplane, and runs every test,
+# Downloads or builds (once, cached) or reuses the envtest binaries, kube-controller-manager, OpenTofu, Crossplane and the helm CLI, and runs every test,
 # unit and integration; the integration suite of the controllers (reconcile/integration/) and terraform/ run again
 # with tofu instead of terraform.
 test:
 	assets="$$(hack/testbin.sh)" && tofu="$$(hack/tofu.sh)" && crossplane="$$(hack/crossplane.sh)" && \
-	kcm="$$(hack/controller-manager.sh)" && \
-	KUBEBUILDER_ASSETS="$$assets" MODKIND_CROSSPLANE="$$crossplane" MODKIND_CONTROLLER_MANAGER="$$kcm" $(GO) test ./... -count=1 -timeout 30m && \
+	kcm="$$(hack/controller-manager.sh)" && helm="$$(hack/helm.sh)" && \
+	KUBEBUILDER_ASSETS="$$assets" MODKIND_CROSSPLANE="$$crossplane" MODKIND_CONTROLLER_MANAGER="$$kcm" MODKIND_HELM="$$helm" $(GO) test ./... -count=1 -timeout 30m && \
 	echo "== reconcile/integration/ and terraform/ with OpenTofu ($$tofu)" && \
 	KUBEBUILDER_ASSETS="$$assets" MODKIND_TERRAFORM="$$tofu" $(GO) test ./reconcile/integration/ ./terraform/ -count=1 -timeout 30m && \
 	echo "== test provider and composition function (modules of their own)" && \

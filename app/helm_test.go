@@ -16,7 +16,6 @@ import (
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/modkind/modkind/apis/v1alpha1"
@@ -42,7 +41,8 @@ func TestHelmInstallUpgradeUninstall(t *testing.T) {
 	const (
 		release, ns = "modkind", "modkind-system"
 		tenant      = "team-a"
-		group       = "helmgit.example.org"
+		// The README's: its helm install lists this group and this namespace.
+		group = "platform.example.org"
 	)
 	// The README: runner namespaces must exist before the install.
 	if err := g.c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: tenant}}); err != nil {
@@ -87,29 +87,35 @@ func TestHelmInstallUpgradeUninstall(t *testing.T) {
 	}
 	controller := start(deployment())
 
-	gvk := schema.GroupVersionKind{Group: group, Version: "v1alpha1", Kind: "Tiered"}
-	poll(t, "modkind to serve Modules", 2*time.Minute, func(ctx context.Context) (bool, error) {
-		return g.c.Create(ctx, &v1alpha1.Module{
-			ObjectMeta: metav1.ObjectMeta{Name: "tiered"},
-			Spec: v1alpha1.ModuleSpec{Source: v1alpha1.ModuleSource{URL: "git::file://" + previewRepo(t) + "?ref=v1"},
-				CRD: v1alpha1.CRDNames{Group: gvk.Group, Kind: gvk.Kind}},
-		}) == nil, nil
-	})
-	instance := func(name string) *unstructured.Unstructured {
+	// examples/cluster, as the README's walkthrough applies it, its git URL pointed at a clone of
+	// this repository's quickstart module on this machine (the test has no internet).
+	dir := filepath.Join("..", "examples", "cluster")
+	mod := yamlObjects(t, filepath.Join(dir, "01-module.yaml"))[0]
+	url, _, _ := unstructured.NestedString(mod.Object, "spec", "source", "url")
+	const published = "git::https://github.com/modkind/modkind.git//examples/quickstart/module?ref=main"
+	if url != published {
+		t.Fatalf("examples/cluster's Module should take the quickstart module from this repository by git, names %q", url)
+	}
+	_ = unstructured.SetNestedField(mod.Object, "git::file://"+quickstartRepo(t)+"//examples/quickstart/module?ref=main", "spec", "source", "url")
+	poll(t, "modkind to serve Modules", 2*time.Minute, func(ctx context.Context) (bool, error) { return g.c.Create(ctx, mod) == nil, nil })
+	example := yamlObjects(t, filepath.Join(dir, "02-greeting.yaml"))[0]
+	instance := func(u *unstructured.Unstructured) *unstructured.Unstructured {
 		t.Helper()
-		u := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"forProvider": map[string]any{"name": name, "tier": "same"}}}}
-		u.SetGroupVersionKind(gvk)
-		u.SetNamespace(tenant)
-		u.SetName(name)
-		poll(t, "the kind Tiered to be served", 2*time.Minute, func(ctx context.Context) (bool, error) { return g.c.Create(ctx, u) == nil, nil })
+		poll(t, "the kind Greeting to be served", 2*time.Minute, func(ctx context.Context) (bool, error) { return g.c.Create(ctx, u) == nil, nil })
 		waitInstanceReady(t, g.c, u)
 		if rs := runsOf(t, g.c, u); len(rs) == 0 || rs[0].Status.Executor != v1alpha1.ExecutorJob {
-			t.Fatalf("%s should be applied by a Run a Job executed; its Runs: %v", name, rs)
+			t.Fatalf("%s should be applied by a Run a Job executed; its Runs: %v", u.GetName(), rs)
+		}
+		got := u.DeepCopy()
+		if err := g.c.Get(ctx, client.ObjectKeyFromObject(u), got); err != nil {
+			t.Fatal(err)
+		}
+		if msg, _, _ := unstructured.NestedString(got.Object, "status", "atProvider", "message"); msg == "" {
+			t.Errorf("%s should show the module's output message in status.atProvider, has %v", u.GetName(), got.Object["status"])
 		}
 		return u
 	}
-	first := instance("first")
-
+	first := instance(example.DeepCopy())
 	// An upgrade with a changed value changes the Deployment; its new pod (modkind restarted with
 	// the new arguments) goes on.
 	run("upgrade", release, chart, "-n", ns, "--reuse-values", "--set", "maxConcurrentRuns=3")
@@ -120,7 +126,10 @@ func TestHelmInstallUpgradeUninstall(t *testing.T) {
 	_ = controller.Process.Kill()
 	_ = controller.Wait()
 	start(upgraded)
-	second := instance("second")
+	again := example.DeepCopy()
+	again.SetName("again")
+	_ = unstructured.SetNestedField(again.Object, "greeting-again", "spec", "writeConnectionSecretToRef", "name")
+	second := instance(again)
 
 	// Uninstalled: every object of the release's manifest is gone; the CRDs (Helm never deletes
 	// those of crds/), the Module, the instances and their states are left, and nothing was
@@ -146,8 +155,8 @@ func TestHelmInstallUpgradeUninstall(t *testing.T) {
 	}
 	for _, o := range []client.Object{
 		&apiextensionsv1.CustomResourceDefinition{ObjectMeta: metav1.ObjectMeta{Name: "modules.modkind.io"}},
-		&apiextensionsv1.CustomResourceDefinition{ObjectMeta: metav1.ObjectMeta{Name: "tiereds." + group}},
-		&v1alpha1.Module{ObjectMeta: metav1.ObjectMeta{Name: "tiered"}},
+		&apiextensionsv1.CustomResourceDefinition{ObjectMeta: metav1.ObjectMeta{Name: "greetings." + group}},
+		&v1alpha1.Module{ObjectMeta: metav1.ObjectMeta{Name: mod.GetName()}},
 		first, second,
 	} {
 		if err := g.c.Get(ctx, client.ObjectKeyFromObject(o), o); err != nil {
@@ -155,10 +164,37 @@ func TestHelmInstallUpgradeUninstall(t *testing.T) {
 		}
 	}
 	states := &corev1.SecretList{}
-	if err := g.c.List(ctx, states, client.InNamespace(tenant), client.MatchingLabels{"modkind.io/instance": "first"}); err != nil {
+	if err := g.c.List(ctx, states, client.InNamespace(tenant), client.MatchingLabels{"modkind.io/instance": first.GetName()}); err != nil {
 		t.Fatal(err)
 	}
 	if len(states.Items) == 0 {
 		t.Error("the instance's state should be left after helm uninstall")
 	}
+}
+
+// quickstartRepo makes a git repository whose main branch holds examples/quickstart/module where
+// this repository holds it.
+func quickstartRepo(t *testing.T) string {
+	t.Helper()
+	repo := t.TempDir()
+	src, err := os.ReadFile(filepath.Join("..", "examples", "quickstart", "module", "main.tf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	module := filepath.Join(repo, "examples", "quickstart", "module")
+	if err := os.MkdirAll(module, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(module, "main.tf"), src, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"init", "-q", "-b", "main"}, {"add", "."}, {"commit", "-q", "-m", "quickstart"}} {
+		cmd := exec.Command("git", append([]string{"-C", repo}, args...)...)
+		cmd.Env = append(os.Environ(), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1",
+			"GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.org", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.org")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+	}
+	return repo
 }

@@ -3,7 +3,7 @@ SHELL := /bin/bash
 GO ?= go
 CONTROLLER_GEN_VERSION ?= v0.20.0
 
-.PHONY: run test unit bench bench-scale testbin generate build image push chart
+.PHONY: run test unit bench bench-scale testbin generate build image push chart argocd argocd-examples
 .PHONY: docs
 
 build:
@@ -112,3 +112,17 @@ push:
 # $(VERSION): the chart installs the image of its own version.
 chart:
 	$(GO) run ./hack/chart --chart charts/modkind --version $(VERSION) --out bin/chart
+
+# What Argo CD needs for GENERATED_GROUPS (comma-separated: the chart's generatedGroups) and the GitOps
+# repository REPO's directory REPO_PATH: argocd-cm's health checks and an Application, in
+# bin/argocd.yaml. argocd-examples writes examples/argocd/ from the same command.
+GENERATED_GROUPS ?= *.example.org
+REPO ?= https://git.example.com/platform/gitops.git
+REPO_PATH ?= modkind
+argocd:
+	mkdir -p bin && $(GO) run ./hack/argocd --groups '$(GENERATED_GROUPS)' --repo '$(REPO)' --path '$(REPO_PATH)' > bin/argocd.yaml && echo bin/argocd.yaml
+
+argocd-examples:
+	mkdir -p bin && $(GO) run ./hack/argocd --groups '*.example.org' --repo https://git.example.com/platform/gitops.git --path modkind > bin/argocd-examples.yaml && \
+	csplit -s -f bin/argocd-part bin/argocd-examples.yaml '/^---$$/' && \
+	cp bin/argocd-part00 examples/argocd/argocd-cm.yaml && tail -n +2 bin/argocd-part01 > examples/argocd/application.yaml

@@ -20,12 +20,15 @@ const (
 	// handed on (job mode), they are the event that says it was.
 	reasonCreated event.Reason = "CreatedExternalResource"
 	reasonUpdated event.Reason = "UpdatedExternalResource"
+	// reasonCannotConnect is the reason of the warning every error of Connect draws; a wait
+	// (connectReason) is recorded under its own instead, once per change of what is awaited.
+	reasonCannotConnect event.Reason = "CannotConnectToProvider"
 )
 
 // quietRecorder is the recorder the managed reconciler is given: it drops the events above for
 // an apply an Applied event told of, and the warnings of a run that waits for a run slot, which
 // the instance's Synced condition and its Queued Run already show and which would otherwise be
-// recorded again at every try.
+// recorded again at every try. A wait for inputs is recorded once per change of what it awaits.
 type quietRecorder struct {
 	event.Recorder
 	notes *notebook
@@ -41,6 +44,17 @@ func (q quietRecorder) Event(obj runtime.Object, e event.Event) {
 	}
 	if e.Type == event.TypeWarning && slots.IsWaitingMessage(e.Message) {
 		return
+	}
+	if e.Type == event.TypeWarning && e.Reason == reasonCannotConnect {
+		if o, ok := obj.(metav1.Object); ok {
+			if reason, ok := q.notes.TakeWaitEvent(o.GetUID(), e.Message); reason != "" {
+				// A wait is told once per change of what is awaited, under its own reason.
+				if !ok {
+					return
+				}
+				e.Reason = event.Reason(reason)
+			}
+		}
 	}
 	q.Recorder.Event(obj, e)
 }

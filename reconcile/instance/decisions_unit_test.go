@@ -3,6 +3,8 @@ package instance
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -161,6 +163,8 @@ type want struct {
 	message      string
 	ready        string
 	readyReason  string
+	// messageStart says the Synced message starts with message.
+	messageStart bool
 	// events is the number of events recorded; 0 to not count them.
 	events       int
 	lastPlan     string
@@ -240,7 +244,7 @@ func TestInstanceDecisions(t *testing.T) {
 			// Writes: the status after the create only; no critical annotations.
 			reason: "No state yet: the instance is created, and the status written after the apply shows it Ready (not the Creating crossplane-runtime marks after a Create), with its plan and outputs; it is observed again at the poll interval, not through the backoff of a requeue.",
 			inst:   note(nil),
-			exec: fakeExecutor{results: map[v1alpha1.RunOperation]executor.Result{v1alpha1.OperationApply: {Stored: stateOf(1, current), Plan: plan}}},
+			exec:   fakeExecutor{results: map[v1alpha1.RunOperation]executor.Result{v1alpha1.OperationApply: {Stored: stateOf(1, current), Plan: plan}}},
 			want: want{ran: []v1alpha1.RunOperation{v1alpha1.OperationApply}, synced: "True", ready: "True", readyReason: "Available", atProvider: "hello", lastPlan: "abc123",
 				event: "Normal Applied: Applied plan abc123", writes: "0/1", noEvent: "Normal CreatedExternalResource", next: "poll"},
 		},
@@ -409,6 +413,13 @@ func TestInstanceDecisions(t *testing.T) {
 			want: want{ran: []v1alpha1.RunOperation{v1alpha1.OperationApply}, synced: "False", message: "waiting for a run slot", noEvent: "Warning"},
 		},
 		{
+			reason: "A failed apply as terraform tells it (testdata of package terraform): the condition and the event start with its first Error block, without the CLI configuration's warning in box-drawing characters.",
+			inst:   note(nil), stored: stateOf(1, "old"),
+			exec: fakeExecutor{results: map[v1alpha1.RunOperation]executor.Result{v1alpha1.OperationApply: {Err: errors.New("terraform apply failed: " + terraformError(t, "apply-json-postcondition.txt"))}}},
+			want: want{ran: []v1alpha1.RunOperation{v1alpha1.OperationApply}, synced: "False", message: "Error: Resource postcondition failed",
+				messageStart: true, event: "Warning CannotUpdateExternalResource: Error: Resource postcondition failed", noEvent: "Warning CannotUpdateExternalResource: exit status"},
+		},
+		{
 			reason: "An executor error: the instance says what failed, and nothing is taken as applied.",
 			inst:   note(nil), stored: stateOf(1, "old"),
 			exec: fakeExecutor{results: map[v1alpha1.RunOperation]executor.Result{v1alpha1.OperationApply: {Err: errors.New("terraform apply failed: boom")}}},
@@ -490,8 +501,12 @@ func checkStatus(t *testing.T, reason string, u *unstructured.Unstructured, w wa
 	if strings.HasPrefix(msg, errConnectPrefix) {
 		t.Errorf("%s\nthe Synced message starts with crossplane-runtime's %q: %s", reason, errConnectPrefix, msg)
 	}
-	if !strings.Contains(msg, w.message) {
+	if !strings.Contains(msg, w.message) || w.messageStart && !strings.HasPrefix(msg, w.message) {
 		got.message = msg
+	}
+	got.messageStart = w.messageStart
+	if strings.ContainsAny(msg, "╷│╵") || strings.Contains(msg, "CLI configuration") {
+		t.Errorf("%s\nthe Synced message keeps terraform's boxes or CLI configuration warning: %s", reason, msg)
 	}
 	if diff := cmp.Diff(w, got, cmp.AllowUnexported(want{})); diff != "" {
 		t.Errorf("%s\n-want +got:\n%s", reason, diff)
@@ -551,6 +566,16 @@ func decide(t *testing.T, inst *unstructured.Unstructured, stored *state.Stored,
 		return nil, &exec, events, writes, res.RequeueAfter
 	}
 	return got, &exec, events, writes, res.RequeueAfter
+}
+
+// terraformError is an error terraform printed, as package terraform's testdata holds it.
+func terraformError(t *testing.T, name string) string {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join("..", "..", "terraform", "testdata", "errors", "terraform", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(raw)
 }
 
 // decisionsKeys is a state key ring of one key, as the controller makes at its first start.

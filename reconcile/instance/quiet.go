@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/modkind/modkind/slots"
+	"github.com/modkind/modkind/terraform"
 )
 
 // What crossplane-runtime's managed reconciler writes that nobody needs, left out: each is
@@ -55,6 +56,10 @@ func (q quietRecorder) Event(obj runtime.Object, e event.Event) {
 				e.Reason = event.Reason(reason)
 			}
 		}
+	}
+	if e.Type == event.TypeWarning {
+		// A user reads terraform's error first; the Run and the log keep it whole.
+		e.Message = terraform.Distill(e.Message)
 	}
 	q.Recorder.Event(obj, e)
 }

@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/modkind/modkind/kind"
+	"github.com/modkind/modkind/terraform"
 )
 
 // Reasons of the conditions and events of an instance that waits on its wiring (issue 26), in
@@ -130,7 +131,8 @@ func (w reasonWriter) Update(ctx context.Context, obj client.Object, opts ...cli
 //   - an apply that ended in this reconcile showed the instance Available: the Creating the
 //     reconciler marks after every Create is not shown over it;
 //   - an error of Connect is shown without "connect failed: ", and a wait under its own reason
-//     (connectReason), in Synced and, while the instance is not Ready, in Ready.
+//     (connectReason), in Synced and, while the instance is not Ready, in Ready;
+//   - terraform's errors are distilled (terraform.Distill): the Run and the log keep them whole.
 func (w reasonWriter) relabel(ctx context.Context, inst *kind.Instance) {
 	n := w.notes.Get(inst.GetUID())
 	if w.notes.TakeApplied(inst.GetUID()) && inst.GetCondition(xpv2.TypeReady).Reason == xpv2.ReasonCreating {
@@ -140,8 +142,9 @@ func (w reasonWriter) relabel(ctx context.Context, inst *kind.Instance) {
 	if c.Reason != xpv2.ReasonReconcileError {
 		return
 	}
-	msg, ok := strings.CutPrefix(c.Message, errConnectPrefix)
-	if !ok {
+	msg, connecting := strings.CutPrefix(c.Message, errConnectPrefix)
+	msg = terraform.Distill(msg)
+	if msg == c.Message {
 		return
 	}
 	c.Message = msg
@@ -150,7 +153,7 @@ func (w reasonWriter) relabel(ctx context.Context, inst *kind.Instance) {
 	if err := w.cache.Get(ctx, client.ObjectKeyFromObject(inst), shown); err != nil {
 		shown = nil
 	}
-	if n.waitReason != "" {
+	if connecting && n.waitReason != "" {
 		c.Reason = n.waitReason
 		if r := inst.GetCondition(xpv2.TypeReady); r.Status != corev1.ConditionTrue {
 			ready := c

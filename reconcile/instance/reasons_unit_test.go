@@ -91,7 +91,7 @@ func TestReasonWriter(t *testing.T) {
 			wantSynced: xpv2.Condition{Type: xpv2.TypeSynced, Status: "False", Reason: xpv2.ReasonReconcileError, Message: "boom"},
 		},
 		"NotConnect": {
-			reason: "An error after Connect is as crossplane-runtime wrote it.",
+			reason:     "An error after Connect is as crossplane-runtime wrote it.",
 			message:    "create failed: boom",
 			wantSynced: xpv2.Condition{Type: xpv2.TypeSynced, Status: "False", Reason: xpv2.ReasonReconcileError, Message: "create failed: boom"},
 		},

@@ -3,6 +3,7 @@ package integration
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -16,6 +17,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
+
+	"github.com/modkind/modkind/apis/v1alpha1"
 )
 
 // objectsIn reads the objects of a multi-document YAML file.
@@ -88,7 +91,7 @@ func TestWiringExample(t *testing.T) {
 				break
 			}
 		}
-		t.Logf("%s %s: Ready reasons written: %v", o.GetKind(), o.GetName(), reasons)
+		t.Logf("%s %s: Ready reasons written: %v; %s", o.GetKind(), o.GetName(), reasons, readyLag(t, o))
 	}
 	app := instances[0]
 	if r := seen.of(app); len(r) == 0 || r[0] != "WaitingForInputs" {
@@ -115,6 +118,24 @@ func TestWiringExample(t *testing.T) {
 	if waits == 0 {
 		t.Error("the app waited for its inputs without a WaitingForInputs event")
 	}
+}
+
+// readyLag says, for the report (never asserted: the machine's load decides it), how long after
+// its Apply Run completed the instance became Ready, at the API server's one-second precision.
+func readyLag(t *testing.T, u *unstructured.Unstructured) string {
+	got := get(t, u)
+	conds, _, _ := unstructured.NestedSlice(got.Object, "status", "conditions")
+	ready, _ := condition(conds, "Ready")["lastTransitionTime"].(string)
+	readyAt, err := time.Parse(time.RFC3339, ready)
+	if err != nil {
+		return "Ready at an unreadable time " + ready
+	}
+	for _, r := range runsOf(t, got.GetNamespace(), got.GetUID()) {
+		if r.Spec.Operation == v1alpha1.OperationApply && r.Status.CompletionTime != nil {
+			return fmt.Sprintf("Ready %s after its Apply Run completed", readyAt.Sub(r.Status.CompletionTime.Time))
+		}
+	}
+	return "no completed Apply Run"
 }
 
 // readyWatch records, per instance (kind/name), the reason of each Ready condition written, in order,

@@ -31,7 +31,7 @@ type GroupNotGrantedError struct {
 
 func (e *GroupNotGrantedError) Error() string {
 	return fmt.Sprintf("modkind may not %s %s.%s: add API group %s to the chart's generatedGroups "+
-		"(helm upgrade <release> modkind --reuse-values --set 'generatedGroups={<the groups listed now>,%s}'), "+
+		"(helm upgrade <release> <chart> --reuse-values --set 'generatedGroups={<the groups listed now>,%s}'), "+
 		"or grant modkind's service account get, list, watch, update and patch on it; "+
 		"until then no instance of this kind is managed",
 		strings.Join(e.Denied, ", "), e.Resource, e.Group, e.Group, e.Group)

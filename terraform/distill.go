@@ -23,7 +23,7 @@ var (
 	boxEdge = regexp.MustCompile(`^(\s*)│ ?`)
 	// exitStatus is how a failed terraform process's error starts.
 	exitStatus = regexp.MustCompile(`:?\s*exit status \d+$`)
-	// diagnosticStart starts a diagnostic: its severity and summary.
+	// diagnosticStart starts a diagnostic, at the start of a line: its severity and summary.
 	diagnosticStart = regexp.MustCompile(`^(Error|Warning): `)
 )
 
@@ -32,27 +32,27 @@ var (
 // failed"); without the warnings of terraform's CLI configuration, box-drawing characters or
 // the process's exit status. A message without an Error block is returned as it is, less those.
 func Distill(msg string) string {
-	lines := strings.Split(msg, "\n")
 	var (
 		context []string
 		blocks  [][]string
 		cur     []string
 		inBox   bool
-		// skipping is set while the lines are a CLI configuration diagnostic.
-		skipping bool
+		// cliSection is set from the header of the CLI configuration's diagnostics to the first
+		// line of anything else; dropping is set while the lines are a warning of it.
+		cliSection, dropping bool
 	)
 	flush := func() {
-		if len(cur) > 0 && !skipping {
+		if len(cur) > 0 && !dropping {
 			blocks = append(blocks, cur)
 		}
-		cur = nil
+		cur, dropping = nil, false
 	}
-	for _, l := range lines {
+	for _, l := range strings.Split(msg, "\n") {
 		trimmed := strings.TrimSpace(l)
 		switch {
 		case trimmed == cliConfigHeader:
 			flush()
-			skipping = true
+			cliSection = true
 			continue
 		case trimmed == "╷":
 			flush()
@@ -60,25 +60,21 @@ func Distill(msg string) string {
 			continue
 		case trimmed == "╵":
 			flush()
-			inBox, skipping = false, false
+			inBox = false
 			continue
 		case boxRule.MatchString(l):
 			continue
 		}
 		l = strings.TrimRight(boxEdge.ReplaceAllString(l, "$1"), " ")
-		if d := diagnosticStart.FindString(strings.TrimSpace(l)); d != "" && strings.HasPrefix(l, d) {
+		if d := diagnosticStart.FindString(l); d != "" {
 			flush()
-			// A CLI configuration diagnostic in a box ends with its box; one without ends here.
-			skipping = skipping && inBox
-			if strings.Contains(l, "CLI configuration") {
-				skipping = true
-			}
+			// Only warnings are dropped: an error of the CLI configuration is the run's error.
+			dropping = d == "Warning: " && (cliSection || strings.Contains(l, "CLI configuration"))
+		} else if cliSection && !inBox && cur == nil && strings.TrimSpace(l) != "" {
+			cliSection = false
 		}
-		if len(blocks) == 0 && cur == nil && !skipping && !inBox && !diagnosticStart.MatchString(l) {
+		if len(blocks) == 0 && cur == nil && !dropping && !inBox && diagnosticStart.FindString(l) == "" {
 			context = append(context, l)
-			continue
-		}
-		if skipping {
 			continue
 		}
 		cur = append(cur, l)

@@ -114,6 +114,16 @@ func TestDistillLeavesOtherMessages(t *testing.T) {
 			in:     "terraform apply failed: exit status 1\n╷\n│ Error: Invalid count argument\n│\n│   on main.tf line 3:\n│\n│ The count is unknown.\n╵\n",
 			want:   "Error: Invalid count argument\n\n  on main.tf line 3:\n\nThe count is unknown.\n\n(terraform apply failed)",
 		},
+		"CLIConfigError": {
+			reason: "An error of the CLI configuration is the run's error: kept, its warning dropped.",
+			in:     "terraform init failed: exit status 1\nThere are some problems with the CLI configuration:\n╷\n│ Warning: Unable to open CLI configuration file\n│\n│ gone\n╵\n╷\n│ Error: Invalid provider installation method\n│\n│ bad block\n╵\n",
+			want:   "Error: Invalid provider installation method\n\nbad block\n\n(terraform init failed)",
+		},
+		"UnboxedCLIWarning": {
+			reason: "The CLI configuration's warning without boxes (no colour) is dropped too.",
+			in:     "terraform apply failed: exit status 1\nThere are some problems with the CLI configuration:\n\nWarning: Unable to open CLI configuration file\n\nThe file does not exist.\n\nError: Boom\n\nDetail.\n",
+			want:   "Error: Boom\n\nDetail.\n\n(terraform apply failed)",
+		},
 		"OtherWarning": {
 			reason: "A warning that is not the CLI configuration's stays, after the errors.",
 			in:     "terraform apply failed: exit status 1\n╷\n│ Warning: Deprecated attribute\n│\n│ Use b.\n╵\n╷\n│ Error: Boom\n╵\n",

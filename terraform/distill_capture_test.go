@@ -2,26 +2,44 @@ package terraform
 
 import (
 	"context"
+	"flag"
 	"os"
 	"path/filepath"
+	"regexp"
+	"sort"
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/hashicorp/terraform-exec/tfexec"
 )
 
-// TestCaptureRunErrors records, with MODKIND_CAPTURE_ERRORS=<binary> set (terraform 1.11 or
-// OpenTofu 1.10), the errors modkind's own terraform calls return for small modules of
-// terraform_data whose postconditions fail, into testdata/errors/<terraform|tofu>/: the inputs
-// of TestDistill. Terraform runs as in a cluster whose CLI configuration file is missing, which
-// adds its warning to every error.
-//
-//	MODKIND_CAPTURE_ERRORS=/usr/local/bin/terraform go test ./terraform/ -run TestCaptureRunErrors
-//	MODKIND_CAPTURE_ERRORS=$HOME/.cache/modkind/tofu/1.10.7/tofu go test ./terraform/ -run TestCaptureRunErrors
-func TestCaptureRunErrors(t *testing.T) {
-	bin := os.Getenv("MODKIND_CAPTURE_ERRORS")
-	if bin == "" {
-		t.Skip("set MODKIND_CAPTURE_ERRORS to a terraform or tofu binary to record its errors")
+// updateErrors rewrites testdata/errors/<terraform|tofu>/ from what the terraform under test
+// returns: `go test ./terraform/ -run TestRunErrorsAsTerraformSaysThem -update-errors`, once with
+// MODKIND_TERRAFORM naming OpenTofu; then TestDistill says whether modkind still reads them.
+// anyID is a terraform_data id, a random UUID, which the errors quote where they show self.id.
+var anyID = regexp.MustCompile(`[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`)
+
+// comparable is an error's lines, sorted, its ids replaced: terraform checks objects in parallel,
+// so two errors come in either order; what they say is what is compared.
+func comparable(msg string) []string {
+	lines := strings.Split(anyID.ReplaceAllString(msg, "<id>"), "\n")
+	sort.Strings(lines)
+	return lines
+}
+
+var updateErrors = flag.Bool("update-errors", false, "rewrite testdata/errors from the terraform under test")
+
+// The errors modkind's own terraform calls return for small modules of terraform_data whose
+// postconditions fail are the ones TestDistill distills (testdata/errors/<terraform|tofu>/), for
+// the terraform under test (MODKIND_TERRAFORM; make test runs this with terraform and OpenTofu):
+// a release that says its errors otherwise fails here, before a user reads a message Distill no
+// longer makes sense of. Terraform runs as in a cluster whose CLI configuration file is missing,
+// which adds its warning to every error.
+func TestRunErrorsAsTerraformSaysThem(t *testing.T) {
+	bin, err := Binary(os.Getenv("MODKIND_TERRAFORM"))
+	if err != nil {
+		t.Fatal(err)
 	}
 	name := "terraform"
 	if strings.Contains(filepath.Base(bin), "tofu") {
@@ -79,8 +97,18 @@ output "echo" { value = terraform_data.checked.output }
 		if err == nil {
 			t.Fatalf("%s: want an error, got none", file)
 		}
-		if werr := os.WriteFile(filepath.Join(out, file), []byte(err.Error()), 0o644); werr != nil {
-			t.Fatal(werr)
+		if *updateErrors {
+			if werr := os.WriteFile(filepath.Join(out, file), []byte(err.Error()), 0o644); werr != nil {
+				t.Fatal(werr)
+			}
+			return
+		}
+		want, rerr := os.ReadFile(filepath.Join(out, file))
+		if rerr != nil {
+			t.Fatal(rerr)
+		}
+		if diff := cmp.Diff(comparable(string(want)), comparable(err.Error())); diff != "" {
+			t.Errorf("%s: %s says this error otherwise than testdata holds (-update-errors rewrites it; then check TestDistill): -want +got:\n%s", file, bin, diff)
 		}
 	}
 	vars := func(input string, second bool) []string {

@@ -16,6 +16,8 @@ type usageError struct {
 func (e *usageError) Error() string { return e.err.Error() }
 func (e *usageError) Unwrap() error { return e.err }
 
+// flagSet is a FlagSet that prints nothing itself: its parse errors and help requests come back
+// as usageErrors.
 type flagSet struct {
 	*flag.FlagSet
 	usage func(w io.Writer)

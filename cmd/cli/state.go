@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"k8s.io/apimachinery/pkg/types"
+
 	"github.com/modkind/modkind/apis"
 	"github.com/modkind/modkind/cmd/cluster"
 	"github.com/modkind/modkind/kind"
@@ -60,17 +62,7 @@ func stateCommand(args []string, out io.Writer) error {
 		if len(pos) != 0 {
 			return fs.fail("rotate-key takes no arguments")
 		}
-		c, _, err := cf.Client(nil)
-		if err != nil {
-			return err
-		}
-		id, err := state.AddKey(ctx, c, keys, time.Now())
-		if err != nil {
-			return err
-		}
-		_, err = fmt.Fprintf(out, "Added key %s to %s: the controller signs with it within a minute, and signs each state again with it when it next observes its instance (within --resync-interval).\n"+
-			"Older keys still verify; remove one from the Secret once every instance was observed since.\n", id, keys)
-		return err
+		return rotateKey(ctx, &cf, keys, out)
 	case "show", "accept":
 	case "":
 		return fs.fail("want a subcommand: show, accept or rotate-key")
@@ -106,17 +98,38 @@ func stateCommand(args []string, out io.Writer) error {
 		}
 		return showState(out, st, ref, pos[0], sref.Name)
 	}
+	return acceptState(ctx, store, ref, sref, keys, *digest, out)
+}
+
+// acceptState signs the state of ref's Secret sref with the newest key of the ring keys names,
+// if the state stored is still the one whose review digest is digest.
+func acceptState(ctx context.Context, store *state.Store, ref *instanceRef, sref state.Ref, keys types.NamespacedName, digest string, out io.Writer) error {
 	ring, err := state.LoadKeys(ctx, ref.client, keys, false)
 	if err != nil {
 		return err
 	}
 	store.Keys = state.StaticKeys{KeyRing: ring}
-	st, err := store.Accept(ctx, sref, *digest)
+	st, err := store.Accept(ctx, sref, digest)
 	if err != nil {
 		return err
 	}
 	_, err = fmt.Fprintf(out, "Accepted state Secret %s of %s: lineage %s, serial %d, %s. Signed with key %s; modkind runs with it from its next poll.\n",
 		sref.Name, ref, printable.Line(st.Lineage), st.Serial, describeState(st.State), ring.Current())
+	return err
+}
+
+// rotateKey adds a new key to the state signing keys in the Secret keys names.
+func rotateKey(ctx context.Context, cf *cluster.Flags, keys types.NamespacedName, out io.Writer) error {
+	c, _, err := cf.Client(nil)
+	if err != nil {
+		return err
+	}
+	id, err := state.AddKey(ctx, c, keys, time.Now())
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(out, "Added key %s to %s: the controller signs with it within a minute, and signs each state again with it when it next observes its instance (within --resync-interval).\n"+
+		"Older keys still verify; remove one from the Secret once every instance was observed since.\n", id, keys)
 	return err
 }
 

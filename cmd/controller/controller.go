@@ -13,11 +13,13 @@ import (
 	"os/signal"
 	"syscall"
 
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/record"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/modkind/modkind/apis"
@@ -38,17 +40,9 @@ func Run(o *Options) error {
 
 	// The cluster is looked for first: a command line that names none fails before anything
 	// starts.
-	var restCfg *rest.Config
-	if !o.Local {
-		found, err := o.Cluster.Resolve()
-		if errors.Is(err, cluster.ErrNoCluster) {
-			return fmt.Errorf("%w; to try modkind without a cluster, pass --%s: it starts a local control plane (etcd and kube-apiserver on loopback)", err, FlagLocal)
-		}
-		if err != nil {
-			return err
-		}
-		ctrl.Log.WithName("setup").Info("running against the cluster of " + found.From)
-		restCfg = found.Config
+	restCfg, err := namedCluster(o)
+	if err != nil {
+		return err
 	}
 	if _, err := terraform.Binary(cfg.Terraform); err != nil {
 		return err
@@ -67,36 +61,10 @@ func Run(o *Options) error {
 	if err != nil {
 		return err
 	}
-	mo := reconcile.ManagerOptions(scheme, cfg)
-	mo.Metrics = metricsserver.Options{BindAddress: o.MetricsAddr}
-	mo.HealthProbeBindAddress = o.ProbeAddr
-	mo.PprofBindAddress = o.PprofAddr
-	mo.LeaderElection = o.LeaderElect
-	mo.LeaderElectionID = LeaderElectionID
-	mo.LeaderElectionNamespace = o.LeaderElectionNamespace
-	setRecorder := func(record.EventRecorder) {}
-	if o.LeaderElect {
-		ns := o.LeaderElectionNamespace
-		if ns == "" {
-			ns = OwnNamespace()
-		}
-		lease, set, err := LeaderLease(restCfg, ns, o.advertise)
-		if err != nil {
-			return err
-		}
-		mo.LeaderElectionResourceLockInterface, setRecorder = lease, set
-		// A follower relays runners to the leader's artifact server.
-		cfg.ArtifactsLeader = lease
-	}
-	mgr, err := ctrl.NewManager(restCfg, mo)
+	mgr, err := newManager(o, &cfg, restCfg, scheme)
 	if err != nil {
 		return err
 	}
-	setRecorder(mgr.GetEventRecorderFor("modkind/leader-election"))
-	if err := addProbes(mgr); err != nil {
-		return err
-	}
-
 	// modkind installs its own CRDs so that a fresh cluster needs nothing else.
 	direct, err := client.New(restCfg, client.Options{Scheme: scheme})
 	if err != nil {
@@ -135,6 +103,59 @@ func Run(o *Options) error {
 	case err := <-stopped:
 		return err
 	}
+}
+
+// namedCluster is the cluster the flags, the environment or the pod name (cluster.Flags.Resolve),
+// nil with --local. With none named it says where it looked and that --local starts one.
+func namedCluster(o *Options) (*rest.Config, error) {
+	if o.Local {
+		return nil, nil
+	}
+	found, err := o.Cluster.Resolve()
+	if errors.Is(err, cluster.ErrNoCluster) {
+		return nil, fmt.Errorf("%w; to try modkind without a cluster, pass --%s: it starts a local control plane (etcd and kube-apiserver on loopback)", err, FlagLocal)
+	}
+	if err != nil {
+		return nil, err
+	}
+	ctrl.Log.WithName("setup").Info("running against the cluster of " + found.From)
+	return found.Config, nil
+}
+
+// newManager makes the controller-runtime manager of the options, with leader election (whose
+// Lease, in job mode, tells the followers where the leader's artifact server is: set in cfg) and
+// the health probes.
+func newManager(o *Options, cfg *reconcile.Config, restCfg *rest.Config, scheme *runtime.Scheme) (manager.Manager, error) {
+	mo := reconcile.ManagerOptions(scheme, *cfg)
+	mo.Metrics = metricsserver.Options{BindAddress: o.MetricsAddr}
+	mo.HealthProbeBindAddress = o.ProbeAddr
+	mo.PprofBindAddress = o.PprofAddr
+	mo.LeaderElection = o.LeaderElect
+	mo.LeaderElectionID = LeaderElectionID
+	mo.LeaderElectionNamespace = o.LeaderElectionNamespace
+	setRecorder := func(record.EventRecorder) {}
+	if o.LeaderElect {
+		ns := o.LeaderElectionNamespace
+		if ns == "" {
+			ns = OwnNamespace()
+		}
+		lease, set, err := LeaderLease(restCfg, ns, o.advertise)
+		if err != nil {
+			return nil, err
+		}
+		mo.LeaderElectionResourceLockInterface, setRecorder = lease, set
+		// A follower relays runners to the leader's artifact server.
+		cfg.ArtifactsLeader = lease
+	}
+	mgr, err := ctrl.NewManager(restCfg, mo)
+	if err != nil {
+		return nil, err
+	}
+	setRecorder(mgr.GetEventRecorderFor("modkind/leader-election"))
+	if err := addProbes(mgr); err != nil {
+		return nil, err
+	}
+	return mgr, nil
 }
 
 // apiLimits is the client's rate limit. A run makes about ten requests (its Lease, state, plan

@@ -35,7 +35,7 @@ type Options struct {
 	LeaderElectionNamespace string
 	Zap                     zap.Options
 	// APIQPS and APIBurst bound the controller's requests to the API server; 0 follows
-	// --max-concurrent-runs (apiQPS).
+	// --max-concurrent-runs (apiLimits).
 	APIQPS   float64
 	APIBurst int
 
@@ -69,7 +69,7 @@ func NewOptions(fs *flag.FlagSet) *Options {
 	fs.DurationVar(&cfg.SharedProviderIdle, "shared-provider-idle", cfg.SharedProviderIdle, "how long a shared provider process no run uses is kept")
 	fs.IntVar(&cfg.MaxConcurrentRuns, flagMaxRuns, cfg.MaxConcurrentRuns, "terraform processes at once across all instances (with --runner job: Runs active at once across the cluster); the bound on terraform's CPU and memory")
 	// Registered without a default so that the help does not show one that --max-concurrent-runs
-	// overrides; controllerOptions.complete fills it in.
+	// overrides; Options.Complete fills it in.
 	fs.IntVar(&cfg.MaxReconciles, flagMaxReconciles, 0, "instances of one kind reconciled at once; defaults to twice --"+flagMaxRuns)
 	fs.DurationVar(&cfg.PollInterval, "poll-interval", cfg.PollInterval, "how often an instance is observed while something is under way for it (a run, a drift correction, an approval, a rollout) and an Observe-only instance is refreshed; observing runs no terraform otherwise")
 	fs.DurationVar(&cfg.ResyncInterval, "resync-interval", cfg.ResyncInterval, "how often, at the latest, a settled instance (up to date, nothing under way) is observed; changes of the instance, the objects its inputs come from, its ProviderConfig and its Module reconcile it at once, and its drift checks keep their own clock; 0 for ten poll intervals")

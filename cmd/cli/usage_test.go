@@ -3,25 +3,20 @@ package cli
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/modkind/modkind/cmd/controller"
+	"github.com/modkind/modkind/internal/clitest"
 )
 
 // commandLines are the lines of modkind's usage that name its commands.
-func commandLines() []string {
-	lines := make([]string, 0, len(commands))
-	for _, name := range CommandNames() {
-		lines = append(lines, "\n  "+name+" ")
-	}
-	return lines
-}
+func commandLines() []string { return clitest.UsageLines(CommandNames()) }
 
 // Every command line gets either the controller, a command, help on stdout with exit code 0, or
 // usage on stderr with exit code 2; only a well-formed controller command line starts anything.
@@ -74,20 +69,7 @@ func TestUsage(t *testing.T) {
 			if started != tc.wantStarted {
 				t.Errorf("%s\nRunMain(%q): controller started %t, want %t", tc.reason, tc.args, started, tc.wantStarted)
 			}
-			for _, c := range []struct {
-				name string
-				got  string
-				want []string
-			}{{"stdout", stdout.String(), tc.wantStdout}, {"stderr", stderr.String(), tc.wantStderr}} {
-				if len(c.want) == 0 && c.got != "" {
-					t.Errorf("%s\nRunMain(%q): want nothing on %s, got:\n%s", tc.reason, tc.args, c.name, c.got)
-				}
-				for _, w := range c.want {
-					if !strings.Contains(c.got, w) {
-						t.Errorf("%s\nRunMain(%q): %s lacks %q:\n%s", tc.reason, tc.args, c.name, w, c.got)
-					}
-				}
-			}
+			clitest.WantOutput(t, fmt.Sprintf("%s\nRunMain(%q)", tc.reason, tc.args), stdout.String(), stderr.String(), tc.wantStdout, tc.wantStderr)
 		})
 	}
 }

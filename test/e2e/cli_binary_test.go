@@ -16,16 +16,8 @@ import (
 	"time"
 
 	"github.com/modkind/modkind/cmd/cli"
+	"github.com/modkind/modkind/internal/clitest"
 )
-
-// usageCommandLines are the lines of modkind's usage that name its commands.
-func usageCommandLines() []string {
-	var lines []string
-	for _, name := range cli.CommandNames() {
-		lines = append(lines, "\n  "+name+" ")
-	}
-	return lines
-}
 
 // The built modkind binary refuses a mistyped command or a stray argument with exit code 2 and
 // its usage, and answers help on stdout, without starting anything: it exits at once, leaves no
@@ -46,29 +38,29 @@ func TestCLIBinary(t *testing.T) {
 			reason:     "a mistyped command is refused",
 			args:       []string{"plna"},
 			wantCode:   2,
-			wantStderr: append(usageCommandLines(), `unknown command "plna"`, "-max-concurrent-runs"),
+			wantStderr: append(clitest.UsageLines(cli.CommandNames()), `unknown command "plna"`, "-max-concurrent-runs"),
 		},
 		"UnknownCommandHelp": {
 			reason:     "--help after an unknown command does not run the controller",
 			args:       []string{"deploy", "--help"},
 			wantCode:   2,
-			wantStderr: append(usageCommandLines(), `unknown command "deploy"`),
+			wantStderr: append(clitest.UsageLines(cli.CommandNames()), `unknown command "deploy"`),
 		},
 		"StrayArgument": {
 			reason:     "a stray argument after the controller's flags is refused",
 			args:       []string{"--quickstart", "dir", "extra"},
 			wantCode:   2,
-			wantStderr: append(usageCommandLines(), `unexpected argument "extra"`),
+			wantStderr: append(clitest.UsageLines(cli.CommandNames()), `unexpected argument "extra"`),
 		},
 		"Help": {
 			reason:     "help goes to stdout",
 			args:       []string{"help"},
-			wantStdout: append(usageCommandLines(), "-max-concurrent-runs", "-kubeconfig"),
+			wantStdout: append(clitest.UsageLines(cli.CommandNames()), "-max-concurrent-runs", "-kubeconfig"),
 		},
 		"DashDashHelp": {
 			reason:     "--help goes to stdout and starts nothing",
 			args:       []string{"--help"},
-			wantStdout: append(usageCommandLines(), "-max-concurrent-runs", "-kubeconfig"),
+			wantStdout: append(clitest.UsageLines(cli.CommandNames()), "-max-concurrent-runs", "-kubeconfig"),
 		},
 		"GenerateHelp": {
 			reason:     "a command's --help goes to stdout",
@@ -124,20 +116,7 @@ func TestCLIBinary(t *testing.T) {
 			if _, err := os.Stat(work); !errors.Is(err, os.ErrNotExist) {
 				t.Errorf("%s\nmodkind %q created its work directory %s (stat: %v)", tc.reason, tc.args, work, err)
 			}
-			for _, c := range []struct {
-				name string
-				got  string
-				want []string
-			}{{"stdout", stdout.String(), tc.wantStdout}, {"stderr", stderr.String(), tc.wantStderr}} {
-				if len(c.want) == 0 && c.got != "" {
-					t.Errorf("%s\nmodkind %q: want nothing on %s, got:\n%s", tc.reason, tc.args, c.name, c.got)
-				}
-				for _, w := range c.want {
-					if !strings.Contains(c.got, w) {
-						t.Errorf("%s\nmodkind %q: %s lacks %q:\n%s", tc.reason, tc.args, c.name, w, c.got)
-					}
-				}
-			}
+			clitest.WantOutput(t, fmt.Sprintf("%s\nmodkind %q", tc.reason, tc.args), stdout.String(), stderr.String(), tc.wantStdout, tc.wantStderr)
 		})
 	}
 }

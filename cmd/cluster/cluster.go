@@ -1,7 +1,7 @@
 // Package cluster finds the cluster every mode of modkind runs against, the one way for all of
 // them (the controller, each CLI command, the runner pod): the flags that name it (--kubeconfig,
-// --context, and for the commands that read an instance -n/--namespace), their resolution in
-// kubectl's and controller-runtime's order, and a client for the result. It also reads the
+// --context, and for the commands that read an instance -n/--namespace), their resolution where
+// kubectl looks, in controller-runtime's order, and a client for the result. It also reads the
 // namespace/name references those modes take as flags.
 package cluster
 

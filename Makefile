@@ -3,7 +3,7 @@ SHELL := /bin/bash
 GO ?= go
 CONTROLLER_GEN_VERSION ?= v0.20.0
 
-.PHONY: run test unit bench bench-scale testbin generate build image
+.PHONY: run test unit bench bench-scale testbin generate build image push chart argocd argocd-examples
 .PHONY: docs
 
 build:
@@ -14,13 +14,13 @@ build:
 run: build
 	KUBEBUILDER_ASSETS="$$(hack/testbin.sh)" ./bin/modkind --local --quickstart examples/quickstart
 
-# Downloads or builds (once, cached) or reuses the envtest binaries, kube-controller-manager, OpenTofu and Crossplane, and runs every test,
+# Downloads or builds (once, cached) or reuses the envtest binaries, kube-controller-manager, OpenTofu, Crossplane and the helm CLI, and runs every test,
 # unit and integration; the integration suite of the controllers (reconcile/integration/) and terraform/ run again
 # with tofu instead of terraform.
 test:
 	assets="$$(hack/testbin.sh)" && tofu="$$(hack/tofu.sh)" && crossplane="$$(hack/crossplane.sh)" && \
-	kcm="$$(hack/controller-manager.sh)" && \
-	KUBEBUILDER_ASSETS="$$assets" MODKIND_CROSSPLANE="$$crossplane" MODKIND_CONTROLLER_MANAGER="$$kcm" $(GO) test ./... -count=1 -timeout 30m && \
+	kcm="$$(hack/controller-manager.sh)" && helm="$$(hack/helm.sh)" && \
+	KUBEBUILDER_ASSETS="$$assets" MODKIND_CROSSPLANE="$$crossplane" MODKIND_CONTROLLER_MANAGER="$$kcm" MODKIND_HELM="$$helm" $(GO) test ./... -count=1 -timeout 30m && \
 	echo "== reconcile/integration/ and terraform/ with OpenTofu ($$tofu)" && \
 	KUBEBUILDER_ASSETS="$$assets" MODKIND_TERRAFORM="$$tofu" $(GO) test ./reconcile/integration/ ./terraform/ -count=1 -timeout 30m && \
 	echo "== test provider and composition function (modules of their own)" && \
@@ -103,3 +103,28 @@ image:
 	    --modkind bin/image/modkind --terraform "$$tf" --out bin/image/oci --ref $(IMAGE):$(VERSION) \
 	    --version $(VERSION) --revision "$(REVISION)" --licenses $(LICENSES); \
 	fi
+
+# Pushes the OCI layout `make image` wrote without Docker (bin/image/oci) to $(IMAGE):$(VERSION),
+# with the credentials of `docker login` or `crane auth login`, and prints the reference by digest.
+# (An image Docker built is pushed with `docker push $(IMAGE):$(VERSION)`.)
+push:
+	$(GO) run ./hack/push --layout bin/image/oci --to $(IMAGE):$(VERSION)
+
+# Packages charts/modkind as bin/chart/modkind-$(VERSION).tgz, its version and appVersion
+# $(VERSION): the chart installs the image of its own version.
+chart:
+	$(GO) run ./hack/chart --chart charts/modkind --version $(VERSION) --out bin/chart
+
+# What Argo CD needs for GENERATED_GROUPS (comma-separated: the chart's generatedGroups) and the GitOps
+# repository REPO's directory REPO_PATH: argocd-cm's health checks and an Application, in
+# bin/argocd.yaml. argocd-examples writes examples/argocd/ from the same command.
+GENERATED_GROUPS ?= *.example.org
+REPO ?= https://git.example.com/platform/gitops.git
+REPO_PATH ?= modkind
+argocd:
+	mkdir -p bin && $(GO) run ./hack/argocd --groups '$(GENERATED_GROUPS)' --repo '$(REPO)' --path '$(REPO_PATH)' > bin/argocd.yaml && echo bin/argocd.yaml
+
+argocd-examples:
+	mkdir -p bin && $(GO) run ./hack/argocd --groups '*.example.org' --repo https://git.example.com/platform/gitops.git --path modkind > bin/argocd-examples.yaml && \
+	csplit -s -f bin/argocd-part bin/argocd-examples.yaml '/^---$$/' && \
+	cp bin/argocd-part00 examples/argocd/argocd-cm.yaml && tail -n +2 bin/argocd-part01 > examples/argocd/application.yaml

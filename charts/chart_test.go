@@ -48,7 +48,7 @@ func TestChartIsAcceptedByAPIServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	for _, ns := range []string{"modkind-system", "modkind-tenants", "modkind-runners", "team-a", "team-b"} {
+	for _, ns := range []string{"modkind-system", "modkind-tenants", "modkind-runners", "modkind-dayone", "team-a", "team-b"} {
 		if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
 			t.Fatal(err)
 		}
@@ -66,6 +66,19 @@ func TestChartIsAcceptedByAPIServer(t *testing.T) {
 			release:   "modkind",
 			namespace: "modkind-system",
 			values:    map[string]any{"generatedGroups": []any{"platform.example.org"}},
+			want: map[string]int{"CustomResourceDefinition": 5, "Deployment": 1, "ServiceAccount": 1, "Service": 2,
+				"ClusterRole": 7, "ClusterRoleBinding": 2, "Role": 1, "RoleBinding": 1,
+				"ValidatingAdmissionPolicy": 5, "ValidatingAdmissionPolicyBinding": 5},
+		},
+		"DayOne": {
+			reason:    "What an operator sets on day one (extraArgs, the controller's scheduling, pull Secrets, labels and annotations, runner.pod) renders objects the API server accepts, and no others.",
+			release:   "modkind-dayone",
+			namespace: "modkind-dayone",
+			values: func() map[string]any {
+				v := dayOneValues()
+				v["generatedGroups"] = []any{"dayone.example.org"}
+				return v
+			}(),
 			want: map[string]int{"CustomResourceDefinition": 5, "Deployment": 1, "ServiceAccount": 1, "Service": 2,
 				"ClusterRole": 7, "ClusterRoleBinding": 2, "Role": 1, "RoleBinding": 1,
 				"ValidatingAdmissionPolicy": 5, "ValidatingAdmissionPolicyBinding": 5},

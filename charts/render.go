@@ -24,7 +24,7 @@ const (
 )
 
 // Render renders the chart in dir as `helm install` would for release name in namespace with
-// values, and returns what Helm would create: the CRDs of its crds/ directory first, then the
+// values, checked against the chart's values.schema.json first as Helm checks them, and returns what Helm would create: the CRDs of its crds/ directory first, then the
 // objects of its templates in the order of their file names.
 func Render(dir, name, namespace string, values map[string]any) ([]*unstructured.Unstructured, error) {
 	ch, err := loader.Load(dir)

@@ -20,6 +20,8 @@ import (
 func TestChartRunnerMode(t *testing.T) {
 	const image = "ghcr.io/modkind/modkind:0.1.0"
 	defaultBounds := []string{"--runner-start-timeout=5m", "--runner-deadlines=Apply=1h,Destroy=1h,DriftPlan=20m,Plan=20m,Refresh=20m", "--runner-job-ttl=1h"}
+	// runner.pod's defaults: only the pod's security context, the image's user.
+	const defaultPod = `--runner-pod-defaults={"securityContext":{"fsGroup":65532,"runAsGroup":65532,"runAsNonRoot":true,"runAsUser":65532,"seccompProfile":{"type":"RuntimeDefault"}}}`
 	jobArgsBounded := func(rel, domain string, bounds []string) []string {
 		svc := rel + "-artifacts"
 		ns := svc + ".modkind-system"
@@ -27,6 +29,7 @@ func TestChartRunnerMode(t *testing.T) {
 			"--runner=job",
 			"--runner-image=" + image,
 		}, bounds...),
+			defaultPod,
 			"--artifacts-bind-address=:8443",
 			"--artifacts-url=https://"+ns+".svc:8443",
 			"--artifacts-hosts="+strings.Join([]string{svc, ns, ns + ".svc", ns + ".svc." + domain}, ","),
@@ -94,16 +97,16 @@ func TestChartRunnerMode(t *testing.T) {
 			wantService: map[string]string{"artifacts": "artifacts"},
 		},
 		"Empty": {
-			reason:  "An empty mode is a mistake too: the chart does not guess.",
+			reason:  "An empty mode is a mistake too: the chart does not guess (values.schema.json says so before the template's own check).",
 			release: "modkind",
 			values:  map[string]any{"runner": map[string]any{"mode": ""}},
-			wantErr: `runner.mode must be job or process, not ""`,
+			wantErr: `at '/runner/mode': value must be one of 'job', 'process'`,
 		},
 		"Unknown": {
 			reason:  "Another mode is a mistake, said when rendering.",
 			release: "modkind",
 			values:  map[string]any{"runner": map[string]any{"mode": "thread"}},
-			wantErr: `runner.mode must be job or process, not "thread"`,
+			wantErr: `at '/runner/mode': value must be one of 'job', 'process'`,
 		},
 	}
 	for name, tc := range cases {

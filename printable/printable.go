@@ -62,7 +62,10 @@ func escape(s string, multiline bool) string {
 // terminals read U+009B as the start of an escape sequence), the line and paragraph separators,
 // and the format characters (Unicode category Cf), among which the bidi embeddings, overrides and
 // isolates U+202A–U+202E and U+2066–U+2069, the zero-width characters U+200B–U+200F, the soft
-// hyphen, the word joiner and the byte order mark, and the tag characters U+E0000–U+E007F.
+// hyphen, the word joiner and the byte order mark, and the tag characters U+E0000–U+E007F. And
+// every space but the ASCII one (Unicode category Zs: the no-break space U+00A0, the en and em
+// spaces U+2000–U+200A, the ideographic space U+3000…): it looks like a space and is not one, so
+// that `"key": "value"` typed with one would read as JSON it is not.
 func hidden(r rune, multiline bool) bool {
 	switch {
 	case r == '\n' || r == '\t':
@@ -70,5 +73,5 @@ func hidden(r rune, multiline bool) bool {
 	case r < 0x20, r >= 0x7f && r <= 0x9f, r == '\u2028', r == '\u2029':
 		return true
 	}
-	return r > 0x9f && unicode.Is(unicode.Cf, r)
+	return r > 0x9f && (unicode.Is(unicode.Cf, r) || unicode.Is(unicode.Zs, r))
 }

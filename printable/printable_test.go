@@ -61,6 +61,12 @@ func TestEscape(t *testing.T) {
 			text:   `a\u200bb\u200cc\u200dd\u200ee\u200ff\u00adg\u2060h\ufeffi\u2028j\u2029k\U000e0041l\u061cm`,
 			line:   `a\u200bb\u200cc\u200dd\u200ee\u200ff\u00adg\u2060h\ufeffi\u2028j\u2029k\U000e0041l\u061cm`,
 		},
+		"Spaces": {
+			reason: "A space that is not the ASCII one looks like it and is not: JSON typed with it is not JSON.",
+			in:     "{\"key\":\u00a0\"v\",\u2003\"k2\":\u3000\"w\",\u202f\u205f\u1680\u2000}",
+			text:   `{"key":\u00a0"v",\u2003"k2":\u3000"w",\u202f\u205f\u1680\u2000}`,
+			line:   `{"key":\u00a0"v",\u2003"k2":\u3000"w",\u202f\u205f\u1680\u2000}`,
+		},
 		"NotUTF8": {
 			reason: "Bytes that are not UTF-8 are shown as bytes; U+FFFD written as such stays.",
 			in:     "a\xffb\xc2c\u009b�",

@@ -42,12 +42,15 @@ type Signals struct {
 	Promote, Undo string
 }
 
-// Event reasons Advance returns.
+// Event reasons Advance returns, besides ReasonStopped and ReasonPaused (Warnings).
 const (
 	ReasonStep    = "RolloutStep"
 	ReasonBlocked = "RolloutBlocked"
 	ReasonHeld    = "RolloutHeld"
 )
+
+// msgPaused is the message of a rollout paused by spec.rollout.paused.
+const msgPaused = "paused by spec.rollout.paused"
 
 // An Event is one for the controller to record on the Module.
 type Event struct {
@@ -149,9 +152,15 @@ func Advance(now time.Time, spec v1alpha1.Rollout, in v1alpha1.RolloutStatus, fl
 		// A promotion asked for meanwhile is kept for when the rollout resumes.
 		t := tally(now, spec, st, fleet)
 		t.record(&st)
+		var events []Event
+		if st.Phase != v1alpha1.RolloutPausedPhase || st.Message != msgPaused {
+			// Once, when it pauses: a person paused it, and a person must resume it.
+			events = []Event{{Warning: true, Reason: string(ReasonPaused), Message: fmt.Sprintf("%s: %s to %s, %s",
+				msgPaused, where(spec, st), st.To, countsOf(st))}}
+		}
 		st.Phase = v1alpha1.RolloutPausedPhase
-		st.Message = "paused by spec.rollout.paused"
-		return st, nil, 0
+		st.Message = msgPaused
+		return st, events, 0
 	}
 	promoted := s.Promote != st.Promoted
 	st.Promoted = s.Promote
@@ -275,7 +284,7 @@ func stop(st v1alpha1.RolloutStatus, spec v1alpha1.Rollout, events []Event) (v1a
 	msg := fmt.Sprintf("stopped: only namespaces held by failures have instances left to move: %s; %d instances failed with %s (more than %d in each held namespace): %s",
 		sample(st.Held, st.Counts.HeldNamespaces), st.Counts.Failed, st.To, maxFailures(spec, st), sample(st.Failed, st.Counts.Failed))
 	if st.Phase != v1alpha1.RolloutStopped || st.Message != msg {
-		events = append(events, Event{Warning: true, Reason: ReasonStep, Message: msg})
+		events = append(events, Event{Warning: true, Reason: string(ReasonStopped), Message: msg})
 	}
 	st.Phase = v1alpha1.RolloutStopped
 	st.Message = msg

@@ -169,7 +169,7 @@ func TestAdvance(t *testing.T) {
 			reason: "Once only held namespaces have instances left to move, the rollout stops, naming them.",
 			spec:   staged, st: ro(func(s *v1alpha1.RolloutStatus) { s.StepStarted = &minuteAgo }), fleet: canaryFailed[:5],
 			want: want{
-				events: []Event{{Warning: true, Reason: ReasonStep, Message: "stopped: only namespaces held by failures have instances left to move: a; 1 instances failed with m-3 (more than 0 in each held namespace): a/i0"},
+				events: []Event{{Warning: true, Reason: string(ReasonStopped), Message: "stopped: only namespaces held by failures have instances left to move: a; 1 instances failed with m-3 (more than 0 in each held namespace): a/i0"},
 					{Warning: true, Reason: ReasonHeld, Message: "1 namespaces are held: more of their instances failed with m-3 than the 0 allowed in each, and no more of theirs move: a"}},
 				st: ro(func(s *v1alpha1.RolloutStatus) {
 					s.Phase, s.StepStarted = v1alpha1.RolloutStopped, &minuteAgo
@@ -218,6 +218,18 @@ func TestAdvance(t *testing.T) {
 		"PromotedWhilePaused": {
 			reason: "A promotion asked for while paused is not used up: it acts once the rollout resumes.",
 			spec:   v1alpha1.Rollout{Policy: v1alpha1.RolloutManual, Paused: true}, st: ro(func(*v1alpha1.RolloutStatus) {}), fleet: fleetOf("m-2"), sig: Signals{Promote: "1"},
+			want: want{events: []Event{{Warning: true, Reason: "RolloutPaused",
+				Message: "paused by spec.rollout.paused: rollout to m-3, 0 moved, 0 applied, 0 failed, 0 blocked, 0 namespaces held"}},
+				st: ro(func(s *v1alpha1.RolloutStatus) {
+					s.Phase, s.Message = v1alpha1.RolloutPausedPhase, "paused by spec.rollout.paused"
+				})},
+		},
+		"StillPaused": {
+			reason: "A rollout that stays paused is not warned of again.",
+			spec:   v1alpha1.Rollout{Policy: v1alpha1.RolloutManual, Paused: true},
+			st: ro(func(s *v1alpha1.RolloutStatus) {
+				s.Phase, s.Message = v1alpha1.RolloutPausedPhase, "paused by spec.rollout.paused"
+			}), fleet: fleetOf("m-2"),
 			want: want{st: ro(func(s *v1alpha1.RolloutStatus) {
 				s.Phase, s.Message = v1alpha1.RolloutPausedPhase, "paused by spec.rollout.paused"
 			})},

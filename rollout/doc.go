@@ -5,6 +5,8 @@
 // move counted blocked), which namespaces failures hold, when the rollout stops, and which unused
 // revisions are pruned. Which instances a rollout moved is computed from what the controller owns,
 // never listed, so that its status stays bounded: counts, and samples of at most
-// v1alpha1.RolloutSample names. The controllers in reconcile read the cluster, call these
-// functions and write what they return.
+// v1alpha1.RolloutSample names. It also says where a rollout stands as the Module's Rollout
+// condition shows it (condition.go), and whether what a person asks of it (promote, undo, pause,
+// resume) would change anything (Check). The controllers in reconcile and the CLI read the
+// cluster, call these functions and write what they return.
 package rollout

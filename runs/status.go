@@ -2,7 +2,9 @@ package runs
 
 import (
 	"context"
+	"fmt"
 	"time"
+	"unicode/utf8"
 
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -31,6 +33,26 @@ func SetOutcome(st *v1alpha1.RunStatus, o Outcome, red *terraform.Redactor, now 
 	if st.Phase != v1alpha1.PhaseWaitingForApproval {
 		st.CompletionTime = &metav1.Time{Time: now}
 	}
+}
+
+// MaxMessage bounds a Run's status.message, as its CRD does (maxLength), so that the runner
+// account, which writes Runs' status, cannot grow a Run without end. The controller writes far
+// less (terraform.MaxMessage of a terraform error); text it takes from elsewhere (a Job's or an
+// Event's message) it bounds with BoundMessage, for the API server would refuse a longer message
+// and with it the Run's outcome.
+const MaxMessage = 32 << 10
+
+// BoundMessage cuts m to MaxMessage bytes at most, on a character's boundary, saying how much it
+// cut.
+func BoundMessage(m string) string {
+	if len(m) <= MaxMessage {
+		return m
+	}
+	cut := MaxMessage - 64
+	for cut > 0 && !utf8.RuneStart(m[cut]) {
+		cut--
+	}
+	return m[:cut] + fmt.Sprintf("\n… (%d bytes more, cut)", len(m)-cut)
 }
 
 // WriteStatus writes run's status, again on the newest version after a conflict: the outcome

@@ -54,7 +54,10 @@ func (r *Harness) apply(ctx context.Context, tf *session, run *Workspace, stored
 		changes, stream, err = r.planUnguarded(ctx, tf, run, planFile)
 	}
 	if err != nil {
-		return nil, nil, run.Redactor.Error(errors.Wrap(err, errPlan))
+		// The run is an apply: a plan that fails fails it, as the same error does when terraform
+		// meets it while applying (a check on a value known only then), so a retry of a failed
+		// apply says what the first try said.
+		return nil, nil, run.Redactor.Error(errors.Wrap(err, errApply))
 	}
 	// A plan that changes nothing (plan's detailed exit code) is neither shown nor applied. One
 	// with changes is judged from plan's JSON stream, which says what each change does to which
@@ -131,7 +134,11 @@ func (r *Harness) applyFresh(ctx context.Context, tf *session, run *Workspace, s
 	if stream != nil {
 		*summary, _ = stream.summarize(run.Inputs)
 	}
+	// The plan's own time, not the apply's: the stream says when planning ended.
 	summary.At, summary.Took = start, time.Since(start)
+	if took, ok := stream.planTook(); ok {
+		summary.Took = took
+	}
 	saved, err := r.saveApplied(ctx, run, stored, applyErr)
 	if err != nil {
 		return saved, summary, err
@@ -154,7 +161,10 @@ func (r *Harness) applyAsked(ctx context.Context, tf *session, run *Workspace, s
 		ps      *planStream
 		planned PlanSummary
 	)
+	var planTook time.Duration
 	decide := func(out string) bool {
+		// Terraform asks once it has planned: the plan's own time, not the apply's.
+		planTook = time.Since(start)
 		var approved bool
 		approved, ps, planned = answer(out, run.Inputs, run.AllowDestructive)
 		return approved
@@ -180,7 +190,7 @@ func (r *Harness) applyAsked(ctx context.Context, tf *session, run *Workspace, s
 		return stored, nil, false, nil
 	}
 	*summary = planned
-	summary.At, summary.Took = start, time.Since(start)
+	summary.At, summary.Took = start, planTook
 	saved, err = r.saveApplied(ctx, run, stored, applyErr)
 	if err != nil {
 		return saved, summary, true, err

@@ -19,7 +19,8 @@
 //     instance a work directory belongs to.
 //   - plan.go, planstream.go, asked.go: a plan judged by the destroy/replace guard and approval,
 //     from show -json, plan's JSON stream or apply's question; plantext.go, planview.go: a plan
-//     as people read it, and stored; redact.go: what it reports, redacted.
+//     as people read it, and stored; redact.go: what it reports, redacted; distill.go: a failed
+//     run's error as a condition or event shows it (its first Error block first).
 //   - providers.go, providersetup.go, providerhost/: provider processes kept across runs
 //     (ProviderPool); detach.go, detached/: terraform that changes state runs detached from the
 //     controller so that it outlives a controller killed mid-apply.

@@ -10,6 +10,7 @@ import (
 	"io"
 	"sort"
 	"strings"
+	"time"
 )
 
 // `terraform plan -json` reports, as it plans, a machine-readable stream of messages: one
@@ -27,6 +28,8 @@ const (
 	// streamOperationApply marks the change_summary apply -json writes after applying.
 	streamOperationApply = "apply"
 	streamDiagnosticMsg  = "diagnostic"
+	// streamVersion is the first message: terraform's version, when it started.
+	streamVersion = "version"
 
 	// The actions a planned_change may name; "remove" is forget (a removed block with destroy =
 	// false), which leaves the object alone.
@@ -60,6 +63,18 @@ type planStream struct {
 	Errors []streamDiagnostic
 	// Unreadable counts lines that were not a message modkind could read.
 	Unreadable int
+	// Started is when terraform said its version, its first message; Planned when it sent the
+	// plan's change_summary: zero when it did not (terraform's clock).
+	Started, Planned time.Time
+}
+
+// planTook is how long terraform took to plan, from its own clock: in an apply -json, from its
+// first message to the plan's change_summary; ok is false when the stream does not say.
+func (ps *planStream) planTook() (took time.Duration, ok bool) {
+	if ps == nil || ps.Started.IsZero() || ps.Planned.IsZero() || ps.Planned.Before(ps.Started) {
+		return 0, false
+	}
+	return ps.Planned.Sub(ps.Started), true
 }
 
 // A streamChange is one object the plan changes.
@@ -85,8 +100,9 @@ type streamDiagnostic struct {
 
 // streamMessage is the part of a stream message modkind reads.
 type streamMessage struct {
-	Type   string `json:"type"`
-	Change *struct {
+	Type      string    `json:"type"`
+	Timestamp time.Time `json:"@timestamp"`
+	Change    *struct {
 		Resource struct {
 			Addr string `json:"addr"`
 		} `json:"resource"`
@@ -134,6 +150,8 @@ func parsePlanStream(r io.Reader) (*planStream, error) {
 			continue
 		}
 		switch m.Type {
+		case streamVersion:
+			ps.Started = m.Timestamp
 		case streamPlannedChange:
 			if m.Change == nil || m.Change.Resource.Addr == "" {
 				ps.Unreadable++
@@ -150,6 +168,7 @@ func parsePlanStream(r io.Reader) (*planStream, error) {
 				continue
 			}
 			ps.Counts = &streamCounts{Add: m.Changes.Add, Change: m.Changes.Change, Remove: m.Changes.Remove}
+			ps.Planned = m.Timestamp
 		case streamOutputs:
 			for k, o := range m.Outputs {
 				if o.Action == "" {

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
@@ -287,5 +288,31 @@ func TestShownPlanIDIsKeyed(t *testing.T) {
 		if Summarize(update, mine).ID == Summarize(update, nil).ID {
 			t.Errorf("%s: an ID without the key must not be the keyed one", bin)
 		}
+	}
+}
+
+// The plan's own time is read from terraform's clock in the stream: from its version message to
+// the plan's change_summary; a stream that lacks either says nothing.
+func TestPlanStreamTook(t *testing.T) {
+	for _, bin := range streamBinaries {
+		ps := readStream(t, bin, "create")
+		took, ok := ps.planTook()
+		if !ok || took <= 0 || took > time.Minute {
+			t.Errorf("%s create: want the plan's time from the stream, got %s (%v)", bin, took, ok)
+		}
+		if want := ps.Planned.Sub(ps.Started); took != want {
+			t.Errorf("%s create: want %s, from version to change_summary, got %s", bin, want, took)
+		}
+	}
+	broken, err := parsePlanStream(strings.NewReader(`{"type":"version","@timestamp":"2026-11-28T11:18:52.440371Z"}` + "\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if took, ok := broken.planTook(); ok {
+		t.Errorf("a stream without a change_summary says no plan time, got %s", took)
+	}
+	var none *planStream
+	if _, ok := none.planTook(); ok {
+		t.Error("no stream says no plan time")
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/zclconf/go-cty/cty"
 
@@ -208,7 +209,12 @@ func hclInner(s string, upper bool) string {
 func (r *Redactor) Redact(msg string) string {
 	msg = r.redactAll(msg)
 	if len(msg) > MaxMessage {
-		msg = msg[:MaxMessage] + "…"
+		// Cut on a character's boundary: half a character is no text the API server keeps.
+		cut := MaxMessage
+		for cut > 0 && !utf8.RuneStart(msg[cut]) {
+			cut--
+		}
+		msg = msg[:cut] + "…"
 	}
 	return msg
 }

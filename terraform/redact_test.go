@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/zclconf/go-cty/cty"
@@ -131,4 +132,14 @@ func manyValues(n, size int) []string {
 		v = append(v, strings.Repeat("Q", size-1)+string(rune('a'+i%26))+strconv.Itoa(i))
 	}
 	return v
+}
+
+// A message cut to MaxMessage is cut between characters: half a character is no text the API
+// server keeps.
+func TestRedactCutsOnACharacter(t *testing.T) {
+	msg := strings.Repeat("x", MaxMessage-1) + "é and more"
+	got := NewRedactor().Redact(msg)
+	if !utf8.ValidString(got) || got != strings.Repeat("x", MaxMessage-1)+"…" {
+		t.Errorf("want the message cut before the character that straddles the bound, got …%q", got[len(got)-8:])
+	}
 }

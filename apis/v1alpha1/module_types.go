@@ -220,6 +220,8 @@ type ServedModule struct {
 // +kubebuilder:printcolumn:name="GROUP",type="string",JSONPath=".spec.crd.group"
 // +kubebuilder:printcolumn:name="READY",type="string",JSONPath=".status.conditions[?(@.type=='Ready')].status"
 // +kubebuilder:printcolumn:name="SYNCED",type="string",JSONPath=".status.conditions[?(@.type=='Synced')].status"
+// +kubebuilder:printcolumn:name="REVISION",type="string",JSONPath=".status.revision"
+// +kubebuilder:printcolumn:name="ROLLOUT",type="string",JSONPath=".status.rollout.phase"
 // +kubebuilder:printcolumn:name="AGE",type="date",JSONPath=".metadata.creationTimestamp"
 type Module struct {
 	metav1.TypeMeta   `json:",inline"`

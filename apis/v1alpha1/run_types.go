@@ -142,6 +142,9 @@ type RunStatus struct {
 	// +optional
 	OutputsSecretRef string `json:"outputsSecretRef,omitempty"`
 	// Message says why a Run failed, was refused or waits; known sensitive values are redacted.
+	// Bounded (runs.MaxMessage), so that the runner account, which writes Runs' status, cannot
+	// grow a Run without end.
+	// +kubebuilder:validation:MaxLength=32768
 	// +optional
 	Message string `json:"message,omitempty"`
 }

@@ -1,7 +1,8 @@
 // Package job is the executor that hands each Work to a Kubernetes Job in the instance's
 // namespace, under the service account its ProviderConfig names: it creates the Run, a Secret
-// with the Run's inputs and the Job that executes it (`modkind runner`, see executor/runner), and
-// never waits for one; the Run's end reconciles the instance again. It keeps the bundles runner
+// with the Run's inputs and the Job that executes it (`modkind runner`, see executor/runner; its
+// pod shaped by the operator's settings, --runner-pod-defaults, under the ProviderConfig's
+// spec.runner), and never waits for one; the Run's end reconciles the instance again. It keeps the bundles runner
 // pods fetch (module and providers) behind the artifact server, which every replica answers (the
 // leader serves, a follower relays to the address the leader election Lease names) with the
 // certificates all replicas share in a Secret, and prepares again, as a new leader, the bundles of

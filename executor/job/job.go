@@ -75,17 +75,22 @@ type JobOptions struct {
 	// UnsharedProviders has runners start providers in every terraform call, as the controller
 	// does with --shared-providers=false.
 	UnsharedProviders bool
+	// Pod is the operator's settings for every runner pod (--runner-pod-defaults), under those of
+	// the instance's ProviderConfig.
+	Pod PodDefaults
 }
 
 // RunnerJob is the Job that executes run: same name and namespace, owned by the Run so that it
 // goes with it, running the controller's image as `modkind runner` under the service account spec
-// names. spec (the instance's ProviderConfig's runner template, possibly nil) adds resources,
-// scheduling, labels and annotations; everything else is modkind's, and modkind's labels win.
+// names. The operator's pod settings (o.Pod) and spec (the instance's ProviderConfig's runner
+// template, possibly nil, winning where both set a field) add resources, scheduling, pull Secrets,
+// labels and annotations; everything else is modkind's, and modkind's labels win.
 func RunnerJob(run *v1alpha1.Run, spec *v1alpha1.RunnerSpec, o JobOptions) *batchv1.Job {
 	if spec == nil {
 		spec = &v1alpha1.RunnerSpec{}
 	}
-	labels, annotations := jobMetadata(run, spec)
+	pod := o.Pod.Merge(spec)
+	labels, annotations := jobMetadata(run, pod)
 	job := &batchv1.Job{
 		TypeMeta: metav1.TypeMeta{APIVersion: "batch/v1", Kind: "Job"},
 		ObjectMeta: metav1.ObjectMeta{
@@ -108,7 +113,7 @@ func RunnerJob(run *v1alpha1.Run, spec *v1alpha1.RunnerSpec, o JobOptions) *batc
 			BackoffLimit: ptr.To[int32](0),
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Labels: maps.Clone(labels), Annotations: maps.Clone(annotations)},
-				Spec:       runnerPod(run, spec, o),
+				Spec:       runnerPod(run, spec.ServiceAccountName, pod, o),
 			},
 		},
 	}
@@ -121,15 +126,15 @@ func RunnerJob(run *v1alpha1.Run, spec *v1alpha1.RunnerSpec, o JobOptions) *batc
 	return job
 }
 
-// jobMetadata are the labels and annotations of run's Job and pod: the runner template's, but for
-// the keys modkind and the Job controller own, and modkind's.
-func jobMetadata(run *v1alpha1.Run, spec *v1alpha1.RunnerSpec) (labels, annotations map[string]string) {
-	labels = templateKeys(spec.Labels)
+// jobMetadata are the labels and annotations of run's Job and pod: the operator's and the runner
+// template's, but for the keys modkind and the Job controller own, and modkind's.
+func jobMetadata(run *v1alpha1.Run, pod PodDefaults) (labels, annotations map[string]string) {
+	labels = templateKeys(pod.Labels)
 	labels[LabelRun] = run.Name
 	if uid, ok := run.Labels[v1alpha1.LabelInstanceUID]; ok {
 		labels[v1alpha1.LabelInstanceUID] = uid
 	}
-	annotations = templateKeys(spec.Annotations)
+	annotations = templateKeys(pod.Annotations)
 	if v, ok := run.Annotations[v1alpha1.AnnotationInstance]; ok {
 		annotations[v1alpha1.AnnotationInstance] = v
 	}
@@ -139,17 +144,17 @@ func jobMetadata(run *v1alpha1.Run, spec *v1alpha1.RunnerSpec) (labels, annotati
 	return labels, annotations
 }
 
-// runnerPod is the pod of run's Job: the runner, unprivileged, with the tenant's service account
+// runnerPod is the pod of run's Job, under service account sa (the default runner account when
+// empty) with the merged settings pod: the runner, unprivileged, with the tenant's service account
 // token for the API server and a token of audience modkind for the artifact server, and nothing
 // of the controller's.
-func runnerPod(run *v1alpha1.Run, spec *v1alpha1.RunnerSpec, o JobOptions) corev1.PodSpec {
-	sa := spec.ServiceAccountName
+func runnerPod(run *v1alpha1.Run, sa string, pod PodDefaults, o JobOptions) corev1.PodSpec {
 	if sa == "" {
 		sa = DefaultRunnerServiceAccount
 	}
-	var tolerations []corev1.Toleration
-	for _, t := range spec.Tolerations {
-		tolerations = append(tolerations, *t.DeepCopy())
+	security := pod.SecurityContext
+	if security == nil {
+		security = defaultPodSecurityContext()
 	}
 	return corev1.PodSpec{
 		RestartPolicy:      corev1.RestartPolicyNever,
@@ -161,23 +166,20 @@ func runnerPod(run *v1alpha1.Run, spec *v1alpha1.RunnerSpec, o JobOptions) corev
 		// (<NAME>_SERVICE_HOST, ...) whose names the tenant chooses.
 		EnableServiceLinks:            ptr.To(false),
 		TerminationGracePeriodSeconds: ptr.To[int64](runnerGracePeriod),
-		NodeSelector:                  maps.Clone(spec.NodeSelector),
-		Tolerations:                   tolerations,
-		SecurityContext: &corev1.PodSecurityContext{
-			RunAsNonRoot:   ptr.To(true),
-			RunAsUser:      ptr.To[int64](runnerUser),
-			RunAsGroup:     ptr.To[int64](runnerUser),
-			FSGroup:        ptr.To[int64](runnerUser),
-			SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
-		},
-		Containers: []corev1.Container{runnerContainer(run, spec, o)},
-		Volumes:    runnerVolumes(),
+		NodeSelector:                  pod.NodeSelector,
+		Tolerations:                   pod.Tolerations,
+		Affinity:                      pod.Affinity,
+		ImagePullSecrets:              pod.ImagePullSecrets,
+		PriorityClassName:             pod.PriorityClassName,
+		SecurityContext:               security,
+		Containers:                    []corev1.Container{runnerContainer(run, pod.Resources, o)},
+		Volumes:                       runnerVolumes(),
 	}
 }
 
 // runnerContainer runs `modkind runner` with modkind's environment only: never the controller's,
 // never a name a tenant chose.
-func runnerContainer(run *v1alpha1.Run, spec *v1alpha1.RunnerSpec, o JobOptions) corev1.Container {
+func runnerContainer(run *v1alpha1.Run, limits *corev1.ResourceRequirements, o JobOptions) corev1.Container {
 	env := []corev1.EnvVar{
 		{Name: "HOME", Value: RunnerWorkDir},
 		{Name: "TMPDIR", Value: RunnerTmpDir},
@@ -186,8 +188,8 @@ func runnerContainer(run *v1alpha1.Run, spec *v1alpha1.RunnerSpec, o JobOptions)
 		env = append(env, corev1.EnvVar{Name: EnvArtifactsCA, Value: string(o.ArtifactsCA)})
 	}
 	var resources corev1.ResourceRequirements
-	if spec.Resources != nil {
-		resources = *spec.Resources.DeepCopy()
+	if limits != nil {
+		resources = *limits.DeepCopy()
 		// Claims name the pod's resourceClaims, which modkind does not set; admission refuses them.
 		resources.Claims = nil
 	}
@@ -230,6 +232,19 @@ func runnerVolumes() []corev1.Volume {
 				Path:              "token",
 			}}},
 		}}},
+	}
+}
+
+// defaultPodSecurityContext is the runner pod's security context when the operator sets none: the
+// image's user, which owns the emptyDir volumes through fsGroup, and RuntimeDefault seccomp, as
+// PodSecurity's restricted level asks.
+func defaultPodSecurityContext() *corev1.PodSecurityContext {
+	return &corev1.PodSecurityContext{
+		RunAsNonRoot:   ptr.To(true),
+		RunAsUser:      ptr.To[int64](runnerUser),
+		RunAsGroup:     ptr.To[int64](runnerUser),
+		FSGroup:        ptr.To[int64](runnerUser),
+		SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
 	}
 }
 

@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/modkind/modkind/apis/v1alpha1"
+	"github.com/modkind/modkind/runs"
 )
 
 const (
@@ -56,8 +57,8 @@ func (w *Watcher) awaitStart(ctx context.Context, job *batchv1.Job, run *v1alpha
 	if waited >= w.StartTimeout {
 		return w.endNotStarted(ctx, job, run, why)
 	}
-	if why != "" && run.Status.Message != msgWaitingForRunner+why {
-		run.Status.Message = msgWaitingForRunner + why
+	if why != "" && run.Status.Message != runs.BoundMessage(msgWaitingForRunner+why) {
+		run.Status.Message = runs.BoundMessage(msgWaitingForRunner + why)
 		if err := w.Client.Status().Update(ctx, run); err != nil {
 			if kerrors.IsConflict(err) {
 				// The runner started meanwhile, or the Run ended: look again.
@@ -77,7 +78,7 @@ func (w *Watcher) endNotStarted(ctx context.Context, job *batchv1.Job, run *v1al
 		why = msgNoReason
 	}
 	run.Status.Phase = v1alpha1.PhaseFailed
-	run.Status.Message = fmt.Sprintf(msgNotStarted, w.StartTimeout) + ": " + why
+	run.Status.Message = runs.BoundMessage(fmt.Sprintf(msgNotStarted, w.StartTimeout) + ": " + why)
 	run.Status.CompletionTime = &metav1.Time{Time: w.clock()}
 	if err := w.Client.Status().Update(ctx, run); err != nil {
 		if kerrors.IsConflict(err) {

@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/modkind/modkind/apis/v1alpha1"
+	"github.com/modkind/modkind/runs"
 )
 
 const (
@@ -118,7 +119,7 @@ func (w *Watcher) Reconcile(ctx context.Context, req reconcile.Request) (reconci
 	}
 	run.Status.Phase = v1alpha1.PhaseFailed
 	run.Status.CompletionTime = &metav1.Time{Time: w.clock()}
-	run.Status.Message = msg
+	run.Status.Message = runs.BoundMessage(msg)
 	if err := w.Client.Status().Update(ctx, run); err != nil {
 		if kerrors.IsConflict(err) {
 			// The runner or the controller wrote the Run meanwhile: look again.

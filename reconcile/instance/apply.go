@@ -96,6 +96,7 @@ func (e *external) showApplied(stored *state.Stored) (managed.ConnectionDetails,
 	e.setExternalName(shown.shown(e.snap.Module, outputs))
 	e.showResolved()
 	e.inst.SetConditions(xpv2.Available())
+	e.notes.SetApplied(e.inst.GetUID(), types.NamespacedName{Namespace: e.inst.GetNamespace(), Name: e.inst.GetName()})
 	e.inst.SetObservedGeneration(e.inst.GetGeneration())
 	return details, nil
 }

@@ -106,7 +106,15 @@ type external struct {
 	setup *terraform.ProviderSetup
 }
 
+// Connect makes the instance client of mg, and notes why it could not (notes.SetConnected): what
+// the instance waits for is then shown under a reason of its own (reasons.go).
 func (c *connector) Connect(ctx context.Context, mg resource.Managed) (managed.ExternalClient, error) {
+	ec, err := c.connect(ctx, mg)
+	c.notes.SetConnected(mg.GetUID(), types.NamespacedName{Namespace: mg.GetNamespace(), Name: mg.GetName()}, err)
+	return ec, err
+}
+
+func (c *connector) connect(ctx context.Context, mg resource.Managed) (managed.ExternalClient, error) {
 	inst, ok := mg.(*kind.Instance)
 	if !ok {
 		return nil, errors.New(errNotInstance)
@@ -222,13 +230,13 @@ func resolveSensitive(ctx context.Context, c client.Reader, namespace string, m 
 		var val any
 		if err := json.Unmarshal(raw, &val); err != nil {
 			// Never wrap err: a JSON error quotes the value.
-			return nil, nil, errors.Errorf("%s %s: Secret %s key %q does not hold JSON", errReadSensitive, field, name, key)
+			return nil, nil, &InputTypeError{errors.Errorf("%s %s: Secret %s key %q does not hold JSON", errReadSensitive, field, name, key)}
 		}
 		redact = append(redact, terraform.SecretStrings(val, v.Type)...)
 		// Checked here, not by terraform: its type errors name the keys of a map, which are
 		// values; these name the path and the types only.
 		if err := fields.CheckType(val, v.Type); err != nil {
-			return nil, nil, errors.Wrapf(err, "%s %s: Secret %s key %q is not of variable %s's type %s", errReadSensitive, field, name, key, v.Name, v.Type.FriendlyName())
+			return nil, nil, &InputTypeError{errors.Wrapf(err, "%s %s: Secret %s key %q is not of variable %s's type %s", errReadSensitive, field, name, key, v.Name, v.Type.FriendlyName())}
 		}
 		values[v.Name] = val
 	}

@@ -3,6 +3,8 @@ package instance
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -160,6 +162,11 @@ type want struct {
 	syncedReason string
 	message      string
 	ready        string
+	readyReason  string
+	// messageStart says the Synced message starts with message.
+	messageStart bool
+	// events is the number of events recorded; 0 to not count them.
+	events       int
 	lastPlan     string
 	pendingDrift bool
 	gone         bool
@@ -234,13 +241,41 @@ func TestInstanceDecisions(t *testing.T) {
 				event: "Normal Applied: Applied plan abc123", writes: "0/1", noEvent: "Normal UpdatedExternalResource", next: "poll"},
 		},
 		{
-			// Writes: the status after the create, which crossplane-runtime always shows Creating,
-			// and the observe that follows at once, which makes it Ready; no critical annotations.
-			reason: "No state yet: the instance is created, shows its plan and outputs with the status written after the apply, and is Ready at the observe that follows at once.",
+			// Writes: the status after the create only; no critical annotations.
+			reason: "No state yet: the instance is created, and the status written after the apply shows it Ready (not the Creating crossplane-runtime marks after a Create), with its plan and outputs; it is observed again at the poll interval, not through the backoff of a requeue.",
+			inst:   note(nil),
+			exec:   fakeExecutor{results: map[v1alpha1.RunOperation]executor.Result{v1alpha1.OperationApply: {Stored: stateOf(1, current), Plan: plan}}},
+			want: want{ran: []v1alpha1.RunOperation{v1alpha1.OperationApply}, synced: "True", ready: "True", readyReason: "Available", atProvider: "hello", lastPlan: "abc123",
+				event: "Normal Applied: Applied plan abc123", writes: "0/1", noEvent: "Normal CreatedExternalResource", next: "poll"},
+		},
+		{
+			reason: "Created, then observed at once: still Ready, one more status write at most.",
 			inst:   note(nil), again: true,
 			exec: fakeExecutor{results: map[v1alpha1.RunOperation]executor.Result{v1alpha1.OperationApply: {Stored: stateOf(1, current), Plan: plan}}},
-			want: want{ran: []v1alpha1.RunOperation{v1alpha1.OperationApply}, synced: "True", ready: "True", atProvider: "hello", lastPlan: "abc123",
-				event: "Normal Applied: Applied plan abc123", writes: "0/2", noEvent: "Normal CreatedExternalResource"},
+			want: want{ran: []v1alpha1.RunOperation{v1alpha1.OperationApply}, synced: "True", ready: "True", readyReason: "Available", atProvider: "hello", lastPlan: "abc123",
+				event: "Normal Applied: Applied plan abc123", noEvent: "Normal CreatedExternalResource"},
+		},
+		{
+			reason: "A source of its values is missing: the instance waits, Synced and Ready False with reason WaitingForInputs and the message without crossplane-runtime's prefix, one WaitingForInputs event; nothing runs, and it is tried again at the poll interval (a watch on the source comes first), not through a backoff its waits would grow.",
+			inst: note(func(u *unstructured.Unstructured) {
+				fp, _, _ := unstructured.NestedMap(u.Object, "spec", "forProvider")
+				delete(fp, "text")
+				fp["textFrom"] = map[string]any{"configMapKeyRef": map[string]any{"name": "settings", "key": "text"}}
+				_ = unstructured.SetNestedMap(u.Object, fp, "spec", "forProvider")
+			}),
+			want: want{synced: "False", syncedReason: "WaitingForInputs", message: "waiting for textFrom: ConfigMap settings does not exist", ready: "False", readyReason: "WaitingForInputs",
+				event: "Warning WaitingForInputs: waiting for textFrom", noEvent: "Warning CannotConnectToProvider", events: 1, next: "poll"},
+		},
+		{
+			reason: "Tried again, waiting for the same: no second event.",
+			inst: note(func(u *unstructured.Unstructured) {
+				fp, _, _ := unstructured.NestedMap(u.Object, "spec", "forProvider")
+				delete(fp, "text")
+				fp["textFrom"] = map[string]any{"configMapKeyRef": map[string]any{"name": "settings", "key": "text"}}
+				_ = unstructured.SetNestedMap(u.Object, fp, "spec", "forProvider")
+			}), again: true,
+			want: want{synced: "False", syncedReason: "WaitingForInputs", message: "waiting for textFrom: ConfigMap settings does not exist", ready: "False", readyReason: "WaitingForInputs",
+				event: "Warning WaitingForInputs: waiting for textFrom", events: 1, next: "poll"},
 		},
 		{
 			reason: "Handed on: a Run a Job executes is started for the new instance, and the event says its creation was requested.",
@@ -378,6 +413,13 @@ func TestInstanceDecisions(t *testing.T) {
 			want: want{ran: []v1alpha1.RunOperation{v1alpha1.OperationApply}, synced: "False", message: "waiting for a run slot", noEvent: "Warning"},
 		},
 		{
+			reason: "A failed apply as terraform tells it (testdata of package terraform): the condition and the event start with its first Error block, without the CLI configuration's warning in box-drawing characters.",
+			inst:   note(nil), stored: stateOf(1, "old"),
+			exec: fakeExecutor{results: map[v1alpha1.RunOperation]executor.Result{v1alpha1.OperationApply: {Err: errors.New("terraform apply failed: " + terraformError(t, "apply-json-postcondition.txt"))}}},
+			want: want{ran: []v1alpha1.RunOperation{v1alpha1.OperationApply}, synced: "False", message: "Error: Resource postcondition failed",
+				messageStart: true, event: "Warning CannotUpdateExternalResource: Error: Resource postcondition failed", noEvent: "Warning CannotUpdateExternalResource: exit status"},
+		},
+		{
 			reason: "An executor error: the instance says what failed, and nothing is taken as applied.",
 			inst:   note(nil), stored: stateOf(1, "old"),
 			exec: fakeExecutor{results: map[v1alpha1.RunOperation]executor.Result{v1alpha1.OperationApply: {Err: errors.New("terraform apply failed: boom")}}},
@@ -398,6 +440,9 @@ func TestInstanceDecisions(t *testing.T) {
 			}
 			if tc.want.noEvent != "" && events.has(tc.want.noEvent) {
 				t.Errorf("%s\nwant no event %q, got %q", tc.reason, tc.want.noEvent, events.events)
+			}
+			if tc.want.events != 0 && len(events.events) != tc.want.events {
+				t.Errorf("%s\nwant %d events, got %q", tc.reason, tc.want.events, events.events)
 			}
 			if tc.want.writes != "" && writes.String() != tc.want.writes {
 				t.Errorf("%s\nwrites (instance/status): want %s, got %s", tc.reason, tc.want.writes, writes)
@@ -440,7 +485,7 @@ func checkStatus(t *testing.T, reason string, u *unstructured.Unstructured, w wa
 	lastPlan, _, _ := unstructured.NestedString(u.Object, "status", "lastPlan", "id")
 	_, pendingDrift, _ := unstructured.NestedMap(u.Object, "status", "pendingDrift")
 	got := want{ran: w.ran, synced: fmt.Sprint(synced["status"]), message: w.message, lastPlan: lastPlan, pendingDrift: pendingDrift, event: w.event,
-		writes: w.writes, noEvent: w.noEvent, next: w.next}
+		writes: w.writes, noEvent: w.noEvent, next: w.next, events: w.events}
 	if w.atProvider != "" {
 		got.atProvider, _, _ = unstructured.NestedString(u.Object, "status", "atProvider", "echo")
 	}
@@ -450,8 +495,18 @@ func checkStatus(t *testing.T, reason string, u *unstructured.Unstructured, w wa
 	if w.ready != "" {
 		got.ready = fmt.Sprint(ready["status"])
 	}
-	if !strings.Contains(msg, w.message) {
+	if w.readyReason != "" {
+		got.readyReason = fmt.Sprint(ready["reason"])
+	}
+	if strings.HasPrefix(msg, errConnectPrefix) {
+		t.Errorf("%s\nthe Synced message starts with crossplane-runtime's %q: %s", reason, errConnectPrefix, msg)
+	}
+	if !strings.Contains(msg, w.message) || w.messageStart && !strings.HasPrefix(msg, w.message) {
 		got.message = msg
+	}
+	got.messageStart = w.messageStart
+	if strings.ContainsAny(msg, "╷│╵") || strings.Contains(msg, "CLI configuration") {
+		t.Errorf("%s\nthe Synced message keeps terraform's boxes or CLI configuration warning: %s", reason, msg)
 	}
 	if diff := cmp.Diff(w, got, cmp.AllowUnexported(want{})); diff != "" {
 		t.Errorf("%s\n-want +got:\n%s", reason, diff)
@@ -487,9 +542,11 @@ func decide(t *testing.T, inst *unstructured.Unstructured, stored *state.Stored,
 		states.stored = stored
 	}
 	writes := &writeCounts{}
-	km := &kindManager{scheme: runtime.NewScheme(), client: &instanceClient{Client: &countingClient{Client: c, counts: writes}, gvk: decisionsGVK}}
+	// As the Engine makes it: the status written as a user reads it, the requeues settled.
+	km := &kindManager{scheme: runtime.NewScheme(), client: reasonClient{Client: &instanceClient{Client: &countingClient{Client: c, counts: writes}, gvk: decisionsGVK}, notes: conn.notes}}
 	km.scheme.AddKnownTypeWithName(decisionsGVK, &kind.Instance{})
-	r := newInstanceReconciler(km, decisionsGVK, conn, Options{PollInterval: decisionsPoll, ResyncInterval: decisionsResync, Timeout: 30 * time.Second}, logr.Discard())
+	r := settling{Reconciler: newInstanceReconciler(km, decisionsGVK, conn, Options{PollInterval: decisionsPoll, ResyncInterval: decisionsResync, Timeout: 30 * time.Second}, logr.Discard()),
+		notes: conn.notes, poll: decisionsPoll}
 	// A deletion takes two reconciles: the destroy, then the finalizer's removal once the state is
 	// gone; one whose destroy is handed on is reconciled again only when it ends.
 	reconciles := 1
@@ -509,6 +566,16 @@ func decide(t *testing.T, inst *unstructured.Unstructured, stored *state.Stored,
 		return nil, &exec, events, writes, res.RequeueAfter
 	}
 	return got, &exec, events, writes, res.RequeueAfter
+}
+
+// terraformError is an error terraform printed, as package terraform's testdata holds it.
+func terraformError(t *testing.T, name string) string {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join("..", "..", "terraform", "testdata", "errors", "terraform", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(raw)
 }
 
 // decisionsKeys is a state key ring of one key, as the controller makes at its first start.

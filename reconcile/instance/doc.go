@@ -17,6 +17,8 @@
 //     deletion of an instance others use, and reconciles the dependents of a source that changed;
 //   - the ProviderConfig resolver (providerconfig.go) reads an instance's provider configuration
 //     and refuses what a tenant may not configure;
-//   - finalizer.go, reasons.go, notes.go, quiet.go: the instance's finalizer, the reasons of its
-//     conditions, what one reconcile tells the next, and the events and logs kept quiet.
+//   - finalizer.go, reasons.go, notes.go, quiet.go: the instance's finalizer, its conditions and
+//     events as a user reads them (Ready as its apply ends, a wait under its own reason, terraform's
+//     errors distilled) and when it is reconciled again, what one reconcile tells the next, and the
+//     events and logs kept quiet.
 package instance

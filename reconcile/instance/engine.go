@@ -167,7 +167,7 @@ func (e *Engine) Run(ctx context.Context, gvk schema.GroupVersionKind, snap *kin
 
 	km := newKindManager(e.mgr, gvk)
 	// An instance that waits on its wiring says so in its Synced condition's reason.
-	km.client = reasonClient{Client: km.client}
+	km.client = reasonClient{Client: km.client, notes: e.notes}
 	log := e.log.WithValues("kind", gvk.GroupKind().String())
 	name := "instances/" + strings.ToLower(gvk.GroupKind().String())
 	recorder := event.NewAPIRecorder(e.mgr.GetEventRecorderFor("modkind/" + strings.ToLower(gvk.Kind)))
@@ -178,8 +178,9 @@ func (e *Engine) Run(ctx context.Context, gvk schema.GroupVersionKind, snap *kin
 		keys: e.opts.Keys,
 	}
 	r := newInstanceReconciler(km, gvk, conn, e.opts, log)
-	// An instance waiting for a run slot is tried again at a steady pace.
-	rec := e.opts.Waiters.Paced(gvk, r)
+	// An instance that waits for its inputs, or was just created, is not retried at a backoff.
+	// One waiting for a run slot is tried again at a steady pace.
+	rec := e.opts.Waiters.Paced(gvk, settling{Reconciler: r, notes: e.notes, poll: e.opts.PollInterval})
 	c, err := controller.NewUnmanaged(name, controller.Options{
 		Reconciler:              rec,
 		SkipNameValidation:      ptr.To(true),
@@ -243,7 +244,7 @@ func newInstanceReconciler(km *kindManager, gvk schema.GroupVersionKind, conn *c
 		managed.WithMinPollInterval(o.PollInterval),
 		managed.WithPollIntervalHook(pollHook(conn.notes, o.PollInterval)),
 		// An apply that ends in Create or Update shows its outputs itself (showApplied): the
-		// instance is observed again a poll interval later, as any other.
+		// instance is observed again a poll interval later, as any other (settle).
 		managed.WithTimeout(o.Timeout),
 		managed.WithLogger(quietLogger{log: log}),
 		managed.WithRecorder(quiet(conn.record, conn.notes)),

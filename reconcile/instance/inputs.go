@@ -92,6 +92,13 @@ func IsWaiting(err error) bool {
 	return errors.As(err, &w)
 }
 
+// InputTypeError says a value a reference gave is not of its variable's type: nothing is applied
+// until the source or the reference changes, and a watch on the source reconciles it again.
+type InputTypeError struct{ err error }
+
+func (e *InputTypeError) Error() string { return e.err.Error() }
+func (e *InputTypeError) Unwrap() error { return e.err }
+
 // CycleError says an instance's references lead back to it.
 type CycleError struct{ Cycle []objKey }
 
@@ -184,10 +191,10 @@ func keyValue(r inputRef, raw string) (any, error) {
 	var tv any
 	if err := d.Decode(&tv); err != nil || d.More() {
 		// Never wrap err: a JSON error may quote the value.
-		return nil, errors.Errorf(errFmtNotJSON, r.Field, r.Source, r.Variable.Name, ty.FriendlyName())
+		return nil, &InputTypeError{errors.Errorf(errFmtNotJSON, r.Field, r.Source, r.Variable.Name, ty.FriendlyName())}
 	}
 	if err := fields.CheckType(tv, ty); err != nil {
-		return nil, errors.Wrapf(err, errFmtWrongType, r.Field, r.Source, r.Variable.Name, ty.FriendlyName())
+		return nil, &InputTypeError{errors.Wrapf(err, errFmtWrongType, r.Field, r.Source, r.Variable.Name, ty.FriendlyName())}
 	}
 	return fields.FromTerraform(tv, ty)
 }
@@ -201,7 +208,7 @@ func outputValue(r inputRef, v any) (any, error) {
 		err = fields.CheckType(tv, ty)
 	}
 	if err != nil {
-		return nil, errors.Wrapf(err, errFmtWrongType, r.Field, r.Source, r.Variable.Name, ty.FriendlyName())
+		return nil, &InputTypeError{errors.Wrapf(err, errFmtWrongType, r.Field, r.Source, r.Variable.Name, ty.FriendlyName())}
 	}
 	return v, nil
 }

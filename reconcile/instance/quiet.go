@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/modkind/modkind/slots"
+	"github.com/modkind/modkind/terraform"
 )
 
 // What crossplane-runtime's managed reconciler writes that nobody needs, left out: each is
@@ -20,12 +21,15 @@ const (
 	// handed on (job mode), they are the event that says it was.
 	reasonCreated event.Reason = "CreatedExternalResource"
 	reasonUpdated event.Reason = "UpdatedExternalResource"
+	// reasonCannotConnect is the reason of the warning every error of Connect draws; a wait
+	// (connectReason) is recorded under its own instead, once per change of what is awaited.
+	reasonCannotConnect event.Reason = "CannotConnectToProvider"
 )
 
 // quietRecorder is the recorder the managed reconciler is given: it drops the events above for
 // an apply an Applied event told of, and the warnings of a run that waits for a run slot, which
 // the instance's Synced condition and its Queued Run already show and which would otherwise be
-// recorded again at every try.
+// recorded again at every try. A wait for inputs is recorded once per change of what it awaits.
 type quietRecorder struct {
 	event.Recorder
 	notes *notebook
@@ -41,6 +45,21 @@ func (q quietRecorder) Event(obj runtime.Object, e event.Event) {
 	}
 	if e.Type == event.TypeWarning && slots.IsWaitingMessage(e.Message) {
 		return
+	}
+	if e.Type == event.TypeWarning && e.Reason == reasonCannotConnect {
+		if o, ok := obj.(metav1.Object); ok {
+			if reason, ok := q.notes.TakeWaitEvent(o.GetUID(), e.Message); reason != "" {
+				// A wait is told once per change of what is awaited, under its own reason.
+				if !ok {
+					return
+				}
+				e.Reason = event.Reason(reason)
+			}
+		}
+	}
+	if e.Type == event.TypeWarning {
+		// A user reads terraform's error first; the Run and the log keep it whole.
+		e.Message = terraform.Distill(e.Message)
 	}
 	q.Recorder.Event(obj, e)
 }

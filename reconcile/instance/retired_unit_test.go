@@ -79,7 +79,7 @@ func TestChooseRevision(t *testing.T) {
 // A retired revision's errors get their own reason on the Synced condition.
 func TestRetiredReason(t *testing.T) {
 	_, err := chooseRevision(rollout.Member{Key: "ns/i", Namespace: "ns", Current: "net-a1"}, rollout.Pin{Ref: "net-a1"}, nil, rollout.Fleet{Latest: "net-b2"}, map[string]bool{"net-a1": true}, "net")
-	got, _ := wiringReason(errConnectPrefix + err.Error())
+	got := connectReason(err)
 	if diff := cmp.Diff(ReasonRevisionRetired, got); diff != "" {
 		t.Errorf("A pin to a retired revision is reason RevisionRetired, not ReconcileError: -want, +got:\n%s", diff)
 	}

@@ -9,8 +9,10 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/modkind/modkind/apis/v1alpha1"
 	"github.com/modkind/modkind/kind"
 	"github.com/modkind/modkind/state"
 )
@@ -156,6 +158,22 @@ func TestPlanErrorSaysWhy(t *testing.T) {
 		return s["status"] == "False" && strings.Contains(msg, "Error: Resource precondition failed") &&
 			strings.Contains(msg, `The module refuses the input "refused".`), errors.New(msg)
 	})
+	// What a user reads is terraform's error first, without the process's exit status; the
+	// event says the same; the Run keeps terraform's text whole.
+	msg, _ := synced(t, inst)["message"].(string)
+	if !strings.HasPrefix(msg, "Error: Resource precondition failed") || strings.Contains(msg, "exit status") {
+		t.Errorf("the Synced message must start with terraform's first error, without the exit status: %q", msg)
+	}
+	assertInstanceEvent(t, inst, corev1.EventTypeWarning, "Error: Resource precondition failed")
+	waitRuns(t, "a failed Run that keeps terraform's whole text", ns, get(t, inst).GetUID(), func(runs []v1alpha1.Run) bool {
+		for _, r := range runs {
+			if r.Status.Phase == v1alpha1.PhaseFailed && strings.Contains(r.Status.Message, "exit status 1") &&
+				strings.Contains(r.Status.Message, "Error: Resource precondition failed") {
+				return true
+			}
+		}
+		return false
+	})
 	// A create plans and applies in one call, which stops at the failed plan: nothing is in the
 	// state, and no plan was applied.
 	ref := kind.StateRef(gvk.GroupKind().String(), ns, "refused")
@@ -170,4 +188,11 @@ func TestPlanErrorSaysWhy(t *testing.T) {
 	}
 	patchSpec(t, inst, `{"forProvider":{"input":"accepted"}}`)
 	waitInstance(t, inst, 2)
+	// Refused again, with an object in the state: the plan of the apply fails. The run is an
+	// apply, and says so, as the create's did: not "plan failed".
+	patchSpec(t, inst, `{"forProvider":{"input":"refused"}}`)
+	msg = waitSyncedFalse(t, inst, `The module refuses the input "refused".`)
+	if !strings.HasPrefix(msg, "Error: Resource precondition failed") || !strings.HasSuffix(msg, "(update failed: terraform apply failed)") || strings.Contains(msg, "plan failed") {
+		t.Errorf("a failed apply of an instance that exists: want terraform's error first and \"(update failed: terraform apply failed)\" last, got %q", msg)
+	}
 }

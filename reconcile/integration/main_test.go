@@ -20,6 +20,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
@@ -39,6 +40,8 @@ var ground struct {
 	// runLog receives a line "start|end <work dir> <subcommand>" for every terraform process.
 	runLog string
 	config reconcile.Config
+	// restConfig reaches the API server, for a test that watches.
+	restConfig *rest.Config
 }
 
 // credentialsNamespace is where the test ground reads cluster credentials from, like the
@@ -110,6 +113,7 @@ func runMain(m *testing.M) int {
 	}
 	defer g.Stop()
 	ground.client = g.Client
+	ground.restConfig = g.Config
 	// modkind made its own namespace already, for its state signing keys.
 	if err := g.Client.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: credentialsNamespace}}); err != nil && !kerrors.IsAlreadyExists(err) {
 		fmt.Fprintln(os.Stderr, err)

@@ -14,6 +14,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	lua "github.com/yuin/gopher-lua"
+	corev1 "k8s.io/api/core/v1"
+	extv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -369,6 +371,73 @@ func moduleArgoHealth(t *testing.T, name string) string {
 	return hs.RawGetString("status").String()
 }
 
+// waitRolloutCondition waits until Module name's Rollout condition is False with reason, its
+// message containing each of want.
+func waitRolloutCondition(t *testing.T, name, reason string, want ...string) {
+	t.Helper()
+	eventually(t, "Module "+name+" Rollout condition "+reason, func(ctx context.Context) (bool, error) {
+		m := &v1alpha1.Module{}
+		if err := ground.client.Get(ctx, types.NamespacedName{Name: name}, m); err != nil {
+			return false, err
+		}
+		c := m.Status.GetCondition("Rollout")
+		if c.Status != corev1.ConditionFalse || string(c.Reason) != reason {
+			return false, fmt.Errorf("Rollout condition: %s %s %q", c.Status, c.Reason, c.Message)
+		}
+		for _, w := range want {
+			if !strings.Contains(c.Message, w) {
+				return false, fmt.Errorf("Rollout condition message %q lacks %q", c.Message, w)
+			}
+		}
+		return true, nil
+	})
+}
+
+// assertModuleEvent waits for an event of type typ and reason on Module name whose message
+// contains contains.
+func assertModuleEvent(t *testing.T, name, typ, reason, contains string) {
+	t.Helper()
+	eventually(t, "a "+typ+" "+reason+" event on Module "+name, func(ctx context.Context) (bool, error) {
+		evs := &corev1.EventList{}
+		if err := ground.client.List(ctx, evs); err != nil {
+			return false, err
+		}
+		for _, e := range evs.Items {
+			if e.InvolvedObject.Kind == "Module" && e.InvolvedObject.Name == name && e.Type == typ && e.Reason == reason && strings.Contains(e.Message, contains) {
+				return true, nil
+			}
+		}
+		return false, nil
+	})
+}
+
+// assertModuleColumns checks what `kubectl get modules` shows of Module name in its REVISION
+// and ROLLOUT columns: the CRD's printer columns, evaluated on the Module.
+func assertModuleColumns(t *testing.T, name, revision, phase string) {
+	t.Helper()
+	c := &extv1.CustomResourceDefinition{}
+	if err := ground.client.Get(context.Background(), types.NamespacedName{Name: "modules.modkind.io"}, c); err != nil {
+		t.Fatal(err)
+	}
+	m := &unstructured.Unstructured{}
+	m.SetGroupVersionKind(v1alpha1.SchemeGroupVersion.WithKind("Module"))
+	if err := ground.client.Get(context.Background(), types.NamespacedName{Name: name}, m); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]any{}
+	for _, v := range c.Spec.Versions {
+		for _, col := range v.AdditionalPrinterColumns {
+			// The columns are simple paths into status: .status.revision, .status.rollout.phase.
+			if path, ok := strings.CutPrefix(col.JSONPath, ".status."); ok && (col.Name == "REVISION" || col.Name == "ROLLOUT") {
+				got[col.Name], _, _ = unstructured.NestedFieldCopy(m.Object, append([]string{"status"}, strings.Split(path, ".")...)...)
+			}
+		}
+	}
+	if diff := cmp.Diff(map[string]any{"REVISION": revision, "ROLLOUT": phase}, got); diff != "" {
+		t.Errorf("kubectl get modules %s, columns REVISION and ROLLOUT: -want +got:\n%s", name, diff)
+	}
+}
+
 func assertModuleHealth(t *testing.T, name, want string) {
 	t.Helper()
 	if got := moduleArgoHealth(t, name); got != want {
@@ -505,12 +574,18 @@ func TestStagedRollout(t *testing.T) {
 	patchModule(t, name, func(m *v1alpha1.Module) { m.Spec.Rollout.Paused = true })
 	waitRollout(t, name, v1alpha1.RolloutPausedPhase)
 	assertModuleHealth(t, name, "Suspended")
+	// What a user reads of it: the Rollout condition, a Warning event, the ROLLOUT column.
+	waitRolloutCondition(t, name, "RolloutPaused", "step 1 of", "1 moved, 1 applied")
+	assertModuleEvent(t, name, corev1.EventTypeWarning, "RolloutPaused", "paused by spec.rollout.paused")
 	patchModule(t, name, func(m *v1alpha1.Module) {
 		m.Spec.Rollout.Paused = false
 		m.Annotations[v1alpha1.AnnotationPromote] = "2"
 	})
 	ro = waitRollout(t, name, v1alpha1.RolloutStopped)
 	assertModuleHealth(t, name, "Degraded")
+	waitRolloutCondition(t, name, "RolloutStopped", "step ", fmt.Sprintf("%d failed", ro.Counts.Failed), "1 namespaces held")
+	assertModuleEvent(t, name, corev1.EventTypeWarning, "RolloutStopped", "stopped: only namespaces held by failures")
+	assertModuleColumns(t, name, rev3.Name, string(v1alpha1.RolloutStopped))
 	// v3 fails for zone b, in the second namespace: that namespace is held, while the first goes
 	// on to the last step. Only the held namespace has instances left to move: the rollout stops.
 	if ro.Counts.Failed == 0 || ro.Counts.HeldNamespaces != 1 || len(ro.Held) != 1 || ro.Held[0] != unpinned[len(unpinned)-1].GetNamespace() {

@@ -253,19 +253,19 @@ func TestWiringRefusals(t *testing.T) {
 		"WrongTypeOutput": {
 			reason: "The network's id is a string; replicas is a number.",
 			inst:   newInstance(appGVK, ns, "wrongtype", map[string]any{"forProvider": map[string]any{"subnetId": "s", "replicasFrom": outputRef(networkGVK, "net", "id")}}),
-			want:   "replicasFrom: the value of Network.wiring.example.org net is not of variable replicas's type number: value: want a number, got a string",
+			want:   "replicasFrom: the value of Network.wiring.example.org net is not of variable replicas's type number: value: want a number, got a string", wantReason: "InputTypeMismatch",
 		},
 		"WrongTypeJSON": {
 			reason: "A JSON string is not a number.",
 			inst: newInstance(appGVK, ns, "quoted", map[string]any{"forProvider": map[string]any{"subnetId": "s",
 				"replicasFrom": map[string]any{"configMapKeyRef": map[string]any{"name": "words", "key": "quoted"}}}}),
-			want: "replicasFrom: the value of ConfigMap words is not of variable replicas's type number: value: want a number, got a string",
+			want: "replicasFrom: the value of ConfigMap words is not of variable replicas's type number: value: want a number, got a string", wantReason: "InputTypeMismatch",
 		},
 		"NotJSON": {
 			reason: "A number is read as JSON; three is not JSON, and the value is not quoted back.",
 			inst: newInstance(appGVK, ns, "notjson", map[string]any{"forProvider": map[string]any{"subnetId": "s",
 				"replicasFrom": map[string]any{"configMapKeyRef": map[string]any{"name": "words", "key": "replicas"}}}}),
-			want: "replicasFrom: the value of ConfigMap words is not JSON of variable replicas's type number",
+			want: "replicasFrom: the value of ConfigMap words is not JSON of variable replicas's type number", wantReason: "InputTypeMismatch",
 		},
 		"SensitiveOutput": {
 			reason: "A sensitive output is never read through a status.",
@@ -294,6 +294,16 @@ func TestWiringRefusals(t *testing.T) {
 				tc.wantReason = "ReconcileError"
 			}
 			msg := waitSyncedReason(t, tc.inst, tc.wantReason, tc.want)
+			if strings.HasPrefix(msg, "connect failed") {
+				t.Errorf("the message must be modkind's own, without crossplane-runtime's prefix: %q", msg)
+			}
+			// Never Ready, the instance says why in Ready too: the READY column is not blank.
+			if tc.wantReason != "ReconcileError" {
+				conds, _, _ := unstructured.NestedSlice(get(t, tc.inst).Object, "status", "conditions")
+				if r := condition(conds, "Ready"); r["status"] != "False" || r["reason"] != tc.wantReason {
+					t.Errorf("%s\nReady: want False, %s; got %v", tc.reason, tc.wantReason, r)
+				}
+			}
 			// A mistake is Degraded in Argo CD; a wait is Progressing.
 			wantHealth := "Degraded"
 			if tc.wantReason == "WaitingForInputs" {

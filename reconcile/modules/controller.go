@@ -44,6 +44,7 @@ const (
 	reasonInstall    event.Reason = "CannotInstallCRD"
 	reasonBreaking   event.Reason = "BreakingSchemaChange"
 	reasonStart      event.Reason = "CannotStartController"
+	reasonNotGranted event.Reason = event.Reason(ReasonGroupNotGranted)
 	reasonReady      event.Reason = "KindReady"
 
 	conditionWaiting xpv2.ConditionReason = "WaitingForCRD"

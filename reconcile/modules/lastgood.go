@@ -68,6 +68,11 @@ func (r *ModuleReconciler) serveLastGood(ctx context.Context, m *v1alpha1.Module
 func (r *ModuleReconciler) fail(ctx context.Context, m *v1alpha1.Module, reason event.Reason, err error) (reconcile.Result, error) {
 	r.record.Event(m, event.Warning(reason, err))
 	r.serveLastGood(ctx, m)
-	m.Status.SetConditions(xpv2.ReconcileError(err), xpv2.Unavailable().WithMessage(err.Error()))
+	synced, ready := xpv2.ReconcileError(err), xpv2.Unavailable().WithMessage(err.Error())
+	var notGranted *GroupNotGrantedError
+	if errors.As(err, &notGranted) {
+		synced.Reason, ready.Reason = ReasonGroupNotGranted, ReasonGroupNotGranted
+	}
+	m.Status.SetConditions(synced, ready)
 	return reconcile.Result{RequeueAfter: r.retry}, r.updateStatus(ctx, m)
 }

@@ -156,6 +156,12 @@ func (r *ModuleReconciler) serve(ctx context.Context, m *v1alpha1.Module, mod *m
 		return 0, reasonSynthesize, err
 	}
 	snap.Served = crd.ForProviderFields(want)
+	if !r.engine.Serving(gvk) {
+		// Once only, before the kind's controller starts: its watch needs the grant.
+		if err := mayManage(ctx, r.client, gvk.Group, crd.Names(m.Spec.CRD).Plural); err != nil {
+			return 0, reasonNotGranted, err
+		}
+	}
 	wait, err := r.revise(ctx, m, mod, gvk, snap)
 	if kerrors.IsConflict(errors.Cause(err)) {
 		// The rollout's new state lost a race with a newer Module: nothing moved; read it again.

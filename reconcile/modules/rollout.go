@@ -79,6 +79,7 @@ func (r *ModuleReconciler) revise(ctx context.Context, m *v1alpha1.Module, mod *
 			wait = rolloutPollCeiling
 		}
 	}
+	showRollout(m, spec, time.Now())
 	if before != nil || m.Status.Rollout != nil {
 		if !equalRollout(before, m.Status.Rollout) {
 			if err := r.updateStatus(ctx, m); err != nil {
@@ -89,6 +90,16 @@ func (r *ModuleReconciler) revise(ctx context.Context, m *v1alpha1.Module, mod *
 	snap.Revision = name
 	snap.Fleet = fleetOf(name, spec, m.Status.Rollout, held)
 	return wait, nil
+}
+
+// showRollout sets the Module's Rollout condition from its rollout, so that a stopped or paused
+// rollout shows among the Module's conditions and in its ROLLOUT column: once a rollout began,
+// and from then on (True, NoRollout, once the Module rolls out Automatically again).
+func showRollout(m *v1alpha1.Module, spec v1alpha1.Rollout, now time.Time) {
+	if m.Status.Rollout == nil && m.Status.GetCondition(rollout.TypeRollout).Reason == "" {
+		return
+	}
+	m.Status.SetConditions(rollout.Condition(spec, m.Status.Rollout, now))
 }
 
 // fleetOf is what the kind's instances are told of the rollout: what decides which revision

@@ -2,6 +2,7 @@ package modules
 
 import (
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
@@ -80,6 +81,38 @@ func TestHeldNamed(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			if diff := cmp.Diff(tc.want, heldNamed(tc.st), cmpopts.EquateEmpty()); diff != "" {
 				t.Errorf("%s\nheldNamed(...): -want, +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}
+
+// A rollout shows in the Module's Rollout condition; a Module that never had one shows none.
+func TestShowRollout(t *testing.T) {
+	now := time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
+	staged := v1alpha1.Rollout{Policy: v1alpha1.RolloutStaged, Steps: []v1alpha1.RolloutStep{{}}}
+	stopped := &v1alpha1.RolloutStatus{To: "m-2", Phase: v1alpha1.RolloutStopped, Counts: v1alpha1.RolloutCounts{Moved: 1, Failed: 1, HeldNamespaces: 1}, Message: "stopped"}
+	cases := map[string]struct {
+		reason     string
+		st         *v1alpha1.RolloutStatus
+		shown      bool
+		wantStatus string
+		wantReason string
+	}{
+		"Never":   {reason: "No rollout ever: no condition.", wantStatus: "Unknown"},
+		"Stopped": {reason: "A stopped rollout: Rollout False, RolloutStopped.", st: stopped, wantStatus: "False", wantReason: "RolloutStopped"},
+		"Ended":   {reason: "A Module that had a rollout and has none now: Rollout True, NoRollout.", shown: true, wantStatus: "True", wantReason: "NoRollout"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			m := &v1alpha1.Module{}
+			m.Status.Rollout = tc.st
+			if tc.shown {
+				m.Status.SetConditions(rollout.Condition(staged, stopped, now))
+			}
+			showRollout(m, staged, now)
+			c := m.Status.GetCondition(rollout.TypeRollout)
+			if diff := cmp.Diff(tc.wantStatus+"/"+tc.wantReason, string(c.Status)+"/"+string(c.Reason)); diff != "" {
+				t.Errorf("%s\nRollout condition status/reason: -want +got:\n%s", tc.reason, diff)
 			}
 		})
 	}

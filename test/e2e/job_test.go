@@ -500,6 +500,12 @@ func TestJobRunner(t *testing.T) {
 			big[i] = strings.Repeat("x", 600)
 		}
 		forged.Status.Plan = &v1alpha1.RunPlan{ID: strings.Repeat("f", 300), Destroy: 2000, Destructive: big}
+		// A message past runs.MaxMessage: the API server refuses it, whoever writes it.
+		forged.Status.Message = strings.Repeat("m", runs.MaxMessage+1)
+		if err := runner.Status().Update(ctx, forged.DeepCopy()); !kerrors.IsInvalid(err) || !strings.Contains(err.Error(), "status.message") {
+			t.Fatalf("a Run's status.message longer than %d characters must be refused as invalid, got %v", runs.MaxMessage, err)
+		}
+		forged.Status.Message = ""
 		if err := runner.Status().Update(ctx, forged); err != nil {
 			t.Fatalf("the runner account writes its Runs' status: %v", err)
 		}

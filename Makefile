@@ -9,10 +9,10 @@ CONTROLLER_GEN_VERSION ?= v0.20.0
 build:
 	$(GO) build -o bin/modkind .
 
-# Starts a local control plane (etcd + kube-apiserver, built once into ~/.cache/modkind), runs
-# modkind against it and applies examples/quickstart. Ctrl-C stops everything.
+# Starts a local control plane (--local: etcd + kube-apiserver, built once into ~/.cache/modkind),
+# runs modkind against it and applies examples/quickstart. Ctrl-C stops everything.
 run: build
-	KUBEBUILDER_ASSETS="$$(hack/testbin.sh)" ./bin/modkind --quickstart examples/quickstart
+	KUBEBUILDER_ASSETS="$$(hack/testbin.sh)" ./bin/modkind --local --quickstart examples/quickstart
 
 # Downloads or builds (once, cached) or reuses the envtest binaries, kube-controller-manager, OpenTofu, Crossplane and the helm CLI, and runs every test,
 # unit and integration; the integration suite of the controllers (reconcile/integration/) and terraform/ run again
@@ -32,9 +32,11 @@ test:
 
 # Unit tests only: no API server, no terraform. The instance client's decisions
 # (instance.TestInstanceDecisions) run here against a fake executor and a fake state store; the
-# import directions (internal/layers) are checked here too.
+# entry packages (cmd/...: the command line, the controller's flags, how a cluster is found, the
+# runner's retries) and the import directions (internal/layers) are checked here too. The system
+# tests (test/e2e) are not: `make test` runs them.
 unit:
-	$(GO) test ./apis/... ./kind/... ./runs/ ./slots/ ./state/ ./executor/... ./reconcile/ ./reconcile/kinds/ ./reconcile/modules/ ./reconcile/instance/ ./module/ ./rollout/ ./printable/ ./internal/... ./terraform/detached/ ./hack/ -count=1 && \
+	$(GO) test ./apis/... ./kind/... ./runs/ ./slots/ ./state/ ./executor/... ./reconcile/ ./reconcile/kinds/ ./reconcile/modules/ ./reconcile/instance/ ./module/ ./rollout/ ./printable/ ./internal/... ./terraform/detached/ ./hack/ ./cmd/... -count=1 && \
 	$(GO) test ./terraform/ -count=1 -skip 'TestDetachedTerraform|TestRunErrorsAsTerraformSaysThem' && \
 	$(GO) test ./crd/... -count=1 -skip 'APIServer|Terraform' && \
 	$(GO) test ./artifact/ ./charts/ -count=1 -skip 'APIServer'
@@ -61,7 +63,7 @@ bench-scale: build
 testbin:
 	@hack/testbin.sh
 
-# Crossplane core for the end-to-end test (app/crossplane_test.go), downloaded or built once into ~/.cache/modkind.
+# Crossplane core for the end-to-end test (test/e2e/crossplane_test.go), downloaded or built once into ~/.cache/modkind.
 .PHONY: crossplane
 crossplane:
 	@hack/crossplane.sh

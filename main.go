@@ -1,10 +1,10 @@
 // Command modkind turns Terraform modules into Kubernetes kinds and applies their instances with
-// Terraform. Without a cluster it starts a local control plane and runs the quickstart. Its
-// modes, the CLI, the controller and the runner pod's entry, live in package app.
+// Terraform. Its modes live under cmd/: the command line and its commands (cmd/cli, which this
+// calls), the controller (cmd/controller) and the runner pod's entry (cmd/runner).
 package main
 
-import "github.com/modkind/modkind/app"
+import "github.com/modkind/modkind/cmd/cli"
 
 func main() {
-	app.Main()
+	cli.Main()
 }

@@ -31,12 +31,22 @@ var layers = [][]string{
 	// Siblings: the executors and the two controllers (the Module controller, the instance
 	// controllers), so that neither controller knows the other or a concrete executor.
 	{"executor/job", "executor/process", "executor/runner", "reconcile/modules", "reconcile/instance"},
-	// The composition root of the controllers: the only package that names the executors.
-	{"reconcile"},
-	// The binary's modes: the CLI, the controller, the runner pod, the local control plane.
-	{"app"},
+	// The composition root of the controllers: the only package that names the executors; and
+	// how every mode of the binary finds its cluster (--kubeconfig, KUBECONFIG, in-cluster,
+	// ~/.kube/config).
+	{"reconcile", "cmd/cluster"},
+	// The binary's modes, siblings: the controller (flags, manager, leader election, probes, local
+	// control plane, quickstart) and the runner pod's entry.
+	{"cmd/controller", "cmd/runner"},
+	// The command line: the command table and the commands, which start either mode.
+	{"cmd/cli"},
 	// main.go.
 	{""},
+}
+
+// apart are imports the layers would allow but that must not be, each with why.
+var apart = []struct{ from, to, why string }{
+	{"cmd/runner", "reconcile/...", "a runner pod executes one Run with the terraform harness (executor/runner): it never runs a controller"},
 }
 
 // free are packages outside the product's layers: test support, tools and test programs. They
@@ -122,6 +132,23 @@ func TestImportDirections(t *testing.T) {
 				how = "sideways (same layer)"
 			}
 			t.Errorf("%s imports %s: %s the layers (%d to %d) in internal/layers/layers_test.go", name(pkg), name(imp), how, from, to)
+		}
+	}
+}
+
+// TestApart fails for an import the table of apart rules out, though the layers allow it.
+func TestApart(t *testing.T) {
+	got := imports(t)
+	for _, a := range apart {
+		for pkg, imps := range got {
+			if !matches(a.from, pkg) {
+				continue
+			}
+			for _, imp := range imps {
+				if matches(a.to, imp) {
+					t.Errorf("%s imports %s: %s", name(pkg), name(imp), a.why)
+				}
+			}
 		}
 	}
 }

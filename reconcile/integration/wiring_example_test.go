@@ -1,10 +1,8 @@
 package integration
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -16,29 +14,20 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/yaml"
 
 	"github.com/modkind/modkind/apis/v1alpha1"
+	"github.com/modkind/modkind/cmd/controller"
 )
 
-// objectsIn reads the objects of a multi-document YAML file.
+// objectsIn reads the objects of a YAML file of one or more documents, as the quickstart reads
+// its manifests.
 func objectsIn(t *testing.T, path string) []*unstructured.Unstructured {
 	t.Helper()
-	raw, err := os.ReadFile(path)
+	objs, err := controller.ReadManifestFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out []*unstructured.Unstructured
-	for _, doc := range bytes.Split(raw, []byte("\n---\n")) {
-		u := &unstructured.Unstructured{}
-		if err := yaml.Unmarshal(doc, &u.Object); err != nil {
-			t.Fatal(err)
-		}
-		if len(u.Object) > 0 {
-			out = append(out, u)
-		}
-	}
-	return out
+	return objs
 }
 
 // examples/wiring works as its comments say: applied in the order written (the app first), all

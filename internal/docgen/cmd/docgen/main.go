@@ -8,7 +8,7 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/modkind/modkind/app"
+	"github.com/modkind/modkind/cmd/cli"
 	"github.com/modkind/modkind/internal/docgen"
 )
 
@@ -22,7 +22,7 @@ func main() {
 		os.Exit(1)
 	}
 	var table string
-	docgen.WithoutEnvironment(func() { table = docgen.FlagsTable(app.ControllerFlags()) })
+	docgen.WithoutEnvironment(func() { table = docgen.FlagsTable(cli.ControllerFlags()) })
 	if err := docgen.WriteFlagsDoc(*flags, table); err != nil {
 		fmt.Fprintf(os.Stderr, "docgen: %v\n", err)
 		os.Exit(1)

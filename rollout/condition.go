@@ -114,6 +114,9 @@ func Check(action Action, module string, spec v1alpha1.Rollout, st *v1alpha1.Rol
 		if spec.Paused {
 			return errors.Errorf(errPaused, module)
 		}
+		// With no rollout under way, a pause holds the next one at its start (Advance): there is
+		// something to pause.
+		return nil
 	case ActionResume:
 		if !spec.Paused {
 			return errors.Errorf(errNotPaused, module)

@@ -17,6 +17,7 @@ import (
 	"github.com/modkind/modkind/cmd/cluster"
 	"github.com/modkind/modkind/crd"
 	"github.com/modkind/modkind/printable"
+	"github.com/modkind/modkind/rollout"
 )
 
 // rolloutActions are the subcommands of modkind rollout. Each writes only what a GitOps commit
@@ -24,10 +25,10 @@ import (
 var rolloutActions = map[string]func(ctx context.Context, c client.Client, module string, out io.Writer) error{
 	"status": rolloutStatus,
 	"promote": func(ctx context.Context, c client.Client, m string, out io.Writer) error {
-		return signalRollout(ctx, c, m, v1alpha1.AnnotationPromote, out)
+		return signalRollout(ctx, c, m, rollout.ActionPromote, v1alpha1.AnnotationPromote, out)
 	},
 	"undo": func(ctx context.Context, c client.Client, m string, out io.Writer) error {
-		return signalRollout(ctx, c, m, v1alpha1.AnnotationUndo, out)
+		return signalRollout(ctx, c, m, rollout.ActionUndo, v1alpha1.AnnotationUndo, out)
 	},
 	"pause": func(ctx context.Context, c client.Client, m string, out io.Writer) error {
 		return setPaused(ctx, c, m, true, out)
@@ -152,13 +153,14 @@ func orNone(s string) string {
 
 // signalRollout sets one of the Module's one-shot annotations to a new value: the controller acts on
 // each new value once. A GitOps user commits a new value instead.
-func signalRollout(ctx context.Context, c client.Client, name, annotation string, out io.Writer) error {
+func signalRollout(ctx context.Context, c client.Client, name string, action rollout.Action, annotation string, out io.Writer) error {
 	m := &v1alpha1.Module{}
 	if err := c.Get(ctx, types.NamespacedName{Name: name}, m); err != nil {
 		return err
 	}
-	if m.Status.Rollout == nil {
-		return fmt.Errorf("no rollout of Module %s is under way", name)
+	// A signal with nothing to act on would be spent unseen, and the command would seem to work.
+	if err := rollout.Check(action, name, rolloutSpec(m), m.Status.Rollout); err != nil {
+		return err
 	}
 	value := time.Now().UTC().Format(time.RFC3339Nano)
 	patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]string{annotation: value}}})
@@ -176,8 +178,9 @@ func setPaused(ctx context.Context, c client.Client, name string, paused bool, o
 	if err := c.Get(ctx, types.NamespacedName{Name: name}, m); err != nil {
 		return err
 	}
-	if m.Spec.Rollout == nil || m.Spec.Rollout.Policy == "" || m.Spec.Rollout.Policy == v1alpha1.RolloutAutomatic {
-		return fmt.Errorf("nothing to pause or resume: Module %s rolls out Automatically; set spec.rollout.policy to Manual or Staged", name)
+	action := map[bool]rollout.Action{true: rollout.ActionPause, false: rollout.ActionResume}[paused]
+	if err := rollout.Check(action, name, rolloutSpec(m), m.Status.Rollout); err != nil {
+		return err
 	}
 	patch, _ := json.Marshal(map[string]any{"spec": map[string]any{"rollout": map[string]any{"paused": paused}}})
 	if err := c.Patch(ctx, m, client.RawPatch(types.MergePatchType, patch)); err != nil {
@@ -186,4 +189,12 @@ func setPaused(ctx context.Context, c client.Client, name string, paused bool, o
 	word := map[bool]string{true: "Paused", false: "Resumed"}[paused]
 	_, err := fmt.Fprintf(out, "%s the rollout of Module %s (spec.rollout.paused: %t).\n", word, name, paused)
 	return err
+}
+
+// rolloutSpec is the Module's spec.rollout, the zero one (Automatic) when it has none.
+func rolloutSpec(m *v1alpha1.Module) v1alpha1.Rollout {
+	if m.Spec.Rollout == nil {
+		return v1alpha1.Rollout{}
+	}
+	return *m.Spec.Rollout
 }

@@ -31,7 +31,8 @@ func TestRolloutActions(t *testing.T) {
 		check   func(t *testing.T, m *v1alpha1.Module, out string)
 		wantErr string
 	}{
-		"Promote": {reason: "promote sets modkind.io/promote to a new value.", action: "promote", rollout: staged, status: under,
+		"Promote": {reason: "promote sets modkind.io/promote to a new value.", action: "promote", rollout: staged,
+			status: &v1alpha1.RolloutStatus{From: "m-1", To: "m-2", Phase: v1alpha1.RolloutWaiting},
 			check: func(t *testing.T, m *v1alpha1.Module, _ string) {
 				if m.Annotations[v1alpha1.AnnotationPromote] == "" {
 					t.Errorf("no %s annotation: %v", v1alpha1.AnnotationPromote, m.Annotations)
@@ -44,6 +45,11 @@ func TestRolloutActions(t *testing.T) {
 				}
 			}},
 		"PromoteWithoutRollout": {reason: "There is nothing to promote without a rollout.", action: "promote", rollout: staged, wantErr: "no rollout of Module"},
+		"PromoteStopped": {reason: "A rollout stopped by failures moves nothing when promoted: refused, nothing written.", action: "promote", rollout: staged, status: under,
+			wantErr: "the rollout of Module net to m-2 is stopped by failures: promoting moves nothing"},
+		"PromoteComplete": {reason: "A complete rollout has nothing to promote: refused, nothing written.", action: "promote", rollout: staged,
+			status: &v1alpha1.RolloutStatus{From: "m-1", To: "m-2", Phase: v1alpha1.RolloutComplete}, wantErr: "is complete: nothing to promote"},
+		"ResumeNotPaused": {reason: "Nothing to resume.", action: "resume", rollout: staged, status: under, wantErr: "is not paused"},
 		"Pause": {reason: "pause sets spec.rollout.paused.", action: "pause", rollout: staged, status: under,
 			check: func(t *testing.T, m *v1alpha1.Module, _ string) {
 				if !m.Spec.Rollout.Paused || m.Spec.Rollout.Policy != v1alpha1.RolloutStaged || len(m.Spec.Rollout.Steps) != 1 {

@@ -10,8 +10,9 @@ import (
 )
 
 // Distill over the errors terraform 1.11 and OpenTofu 1.10 gave modkind's own calls
-// (testdata/errors, recorded by TestCaptureRunErrors), as an instance's condition shows them:
-// crossplane-runtime's "create failed: " and modkind's "terraform apply failed: " before them.
+// (testdata/errors, recorded, and checked against the terraform under test, by
+// TestRunErrorsAsTerraformSaysThem), as an instance's condition shows them: crossplane-runtime's
+// "create failed: " and modkind's "terraform apply failed: " before them.
 func TestDistill(t *testing.T) {
 	const postcondition = `Error: Resource postcondition failed
 

@@ -40,12 +40,7 @@ func (s *Store) Prune(keep []string, grace time.Duration) (removed int, err erro
 	if err != nil {
 		return 0, errors.Wrap(err, errReadStore)
 	}
-	kept := map[string]bool{}
-	for _, d := range keep {
-		if hexsum, err := ParseDigest(d); err == nil {
-			kept[hexsum] = true
-		}
-	}
+	kept := hexDigests(keep)
 	cutoff := time.Now().Add(-grace)
 	recent := func(e fs.DirEntry) bool {
 		fi, err := e.Info()
@@ -113,4 +108,16 @@ func (s *Store) Prune(keep []string, grace time.Duration) (removed int, err erro
 		}
 	}
 	return removed, errors.Join(errs...)
+}
+
+// hexDigests are the hex SHA-256 sums of digests ("sha256:<hex>"), as the store names its files;
+// what is no digest is left out.
+func hexDigests(digests []string) map[string]bool {
+	out := map[string]bool{}
+	for _, d := range digests {
+		if hexsum, err := ParseDigest(d); err == nil {
+			out[hexsum] = true
+		}
+	}
+	return out
 }

@@ -55,45 +55,7 @@ func compareSchemas(path string, old, cur *extv1.JSONSchemaProps, out *[]Break) 
 	if old.XPreserveUnknownFields != nil && *old.XPreserveUnknownFields && (cur.XPreserveUnknownFields == nil || !*cur.XPreserveUnknownFields) {
 		add("no longer accepts any value")
 	}
-	if len(cur.Enum) > 0 {
-		allowed := map[string]bool{}
-		for _, e := range cur.Enum {
-			allowed[string(e.Raw)] = true
-		}
-		var gone []string
-		for _, e := range old.Enum {
-			if !allowed[string(e.Raw)] {
-				gone = append(gone, string(e.Raw))
-			}
-		}
-		if len(old.Enum) == 0 {
-			add("values now restricted to %d choices", len(cur.Enum))
-		} else if len(gone) > 0 {
-			add("values no longer allowed: %s", strings.Join(gone, ", "))
-		}
-	}
-	// Patterns and bounds that the module's conditions give, as rules do.
-	oldPatterns := map[string]bool{old.Pattern: true}
-	for _, a := range old.AllOf {
-		oldPatterns[a.Pattern] = true
-	}
-	curPatterns := []string{cur.Pattern}
-	for _, a := range cur.AllOf {
-		curPatterns = append(curPatterns, a.Pattern)
-	}
-	for _, p := range curPatterns {
-		if p != "" && !oldPatterns[p] {
-			add("new pattern %q", p)
-		}
-	}
-	for _, b := range []struct {
-		name     string
-		old, cur *int64
-	}{{"maxLength", old.MaxLength, cur.MaxLength}, {"maxItems", old.MaxItems, cur.MaxItems}, {"maxProperties", old.MaxProperties, cur.MaxProperties}} {
-		if b.cur != nil && (b.old == nil || *b.cur < *b.old) {
-			add("%s now %d", b.name, *b.cur)
-		}
-	}
+	compareValues(old, cur, add)
 	oldRules := map[string]bool{}
 	for _, r := range old.XValidations {
 		oldRules[r.Rule] = true
@@ -133,6 +95,49 @@ func compareSchemas(path string, old, cur *extv1.JSONSchemaProps, out *[]Break) 
 	}
 	if old.AdditionalProperties != nil && old.AdditionalProperties.Schema != nil && cur.AdditionalProperties != nil && cur.AdditionalProperties.Schema != nil {
 		compareSchemas(path+"{}", old.AdditionalProperties.Schema, cur.AdditionalProperties.Schema, out)
+	}
+}
+
+// compareValues adds the breaks of the values a schema allows: enum choices removed, and the
+// patterns and bounds that the module's conditions give, as rules do.
+func compareValues(old, cur *extv1.JSONSchemaProps, add func(format string, args ...any)) {
+	if len(cur.Enum) > 0 {
+		allowed := map[string]bool{}
+		for _, e := range cur.Enum {
+			allowed[string(e.Raw)] = true
+		}
+		var gone []string
+		for _, e := range old.Enum {
+			if !allowed[string(e.Raw)] {
+				gone = append(gone, string(e.Raw))
+			}
+		}
+		if len(old.Enum) == 0 {
+			add("values now restricted to %d choices", len(cur.Enum))
+		} else if len(gone) > 0 {
+			add("values no longer allowed: %s", strings.Join(gone, ", "))
+		}
+	}
+	oldPatterns := map[string]bool{old.Pattern: true}
+	for _, a := range old.AllOf {
+		oldPatterns[a.Pattern] = true
+	}
+	curPatterns := []string{cur.Pattern}
+	for _, a := range cur.AllOf {
+		curPatterns = append(curPatterns, a.Pattern)
+	}
+	for _, p := range curPatterns {
+		if p != "" && !oldPatterns[p] {
+			add("new pattern %q", p)
+		}
+	}
+	for _, b := range []struct {
+		name     string
+		old, cur *int64
+	}{{"maxLength", old.MaxLength, cur.MaxLength}, {"maxItems", old.MaxItems, cur.MaxItems}, {"maxProperties", old.MaxProperties, cur.MaxProperties}} {
+		if b.cur != nil && (b.old == nil || *b.cur < *b.old) {
+			add("%s now %d", b.name, *b.cur)
+		}
 	}
 }
 

@@ -68,46 +68,7 @@ func Synthesize(moduleName string, n v1alpha1.CRDNames, m *module.Module) (*extv
 		return nil, err
 	}
 
-	spec := extv1.JSONSchemaProps{
-		Type:        "object",
-		Description: fmt.Sprintf("%s is the desired state of the %s: the module's inputs and how modkind manages it.", "Spec", n.Kind),
-		Properties: map[string]extv1.JSONSchemaProps{
-			fields.ForProvider:            forProvider,
-			"providerConfigRef":           providerConfigRefSchema,
-			"writeConnectionSecretToRef":  writeConnectionSecretToRefSchema,
-			"managementPolicies":          managementPoliciesSchema,
-			fields.AllowDestructive:       allowDestructiveSchema,
-			fields.Approval:               approvalSchema,
-			fields.ModuleRevisionRef:      moduleRevisionRefSchema,
-			fields.ModuleRevisionSelector: moduleRevisionSelectorSchema,
-		},
-	}
-	if requiresForProvider(m) {
-		spec.Required = []string{fields.ForProvider}
-	} else {
-		// An empty forProvider lets the API server fill the variables' defaults.
-		fp := spec.Properties[fields.ForProvider]
-		fp.Default = &extv1.JSON{Raw: []byte("{}")}
-		spec.Properties[fields.ForProvider] = fp
-	}
-	status := extv1.JSONSchemaProps{
-		Type:        "object",
-		Description: "Status is the observed state of the " + n.Kind + ".",
-		Properties: map[string]extv1.JSONSchemaProps{
-			fields.AtProvider:           atProvider,
-			"conditions":                conditionsSchema,
-			fields.LastPlan:             lastPlanSchema,
-			fields.StateLock:            stateLockSchema,
-			fields.State:                stateSchema,
-			fields.PendingDrift:         pendingDriftSchema,
-			fields.ResolvedInputs:       resolvedInputsSchema,
-			fields.ModuleRevision:       moduleRevisionStatusSchema,
-			fields.FailedModuleRevision: failedModuleRevisionStatusSchema,
-			fields.RevisionPreview:      revisionPreviewStatusSchema,
-			fields.ObservedGeneration:   {Type: "integer", Format: "int64", Description: "ObservedGeneration is the generation the conditions describe."},
-		},
-	}
-
+	spec, status := instanceSpecSchema(n.Kind, m, forProvider), instanceStatusSchema(n.Kind, atProvider)
 	return &extv1.CustomResourceDefinition{
 		TypeMeta: metav1.TypeMeta{APIVersion: extv1.SchemeGroupVersion.String(), Kind: "CustomResourceDefinition"},
 		ObjectMeta: metav1.ObjectMeta{
@@ -149,6 +110,57 @@ func Synthesize(moduleName string, n v1alpha1.CRDNames, m *module.Module) (*extv
 			}},
 		},
 	}, nil
+}
+
+// instanceSpecSchema is the schema of an instance's spec: forProvider (required when a variable has no
+// default, else defaulted to {} so that the API server fills the defaults) and the fields of
+// every managed resource.
+func instanceSpecSchema(kind string, m *module.Module, forProvider extv1.JSONSchemaProps) extv1.JSONSchemaProps {
+	spec := extv1.JSONSchemaProps{
+		Type:        "object",
+		Description: fmt.Sprintf("%s is the desired state of the %s: the module's inputs and how modkind manages it.", "Spec", kind),
+		Properties: map[string]extv1.JSONSchemaProps{
+			fields.ForProvider:            forProvider,
+			"providerConfigRef":           providerConfigRefSchema,
+			"writeConnectionSecretToRef":  writeConnectionSecretToRefSchema,
+			"managementPolicies":          managementPoliciesSchema,
+			fields.AllowDestructive:       allowDestructiveSchema,
+			fields.Approval:               approvalSchema,
+			fields.ModuleRevisionRef:      moduleRevisionRefSchema,
+			fields.ModuleRevisionSelector: moduleRevisionSelectorSchema,
+		},
+	}
+	if requiresForProvider(m) {
+		spec.Required = []string{fields.ForProvider}
+	} else {
+		// An empty forProvider lets the API server fill the variables' defaults.
+		fp := spec.Properties[fields.ForProvider]
+		fp.Default = &extv1.JSON{Raw: []byte("{}")}
+		spec.Properties[fields.ForProvider] = fp
+	}
+	return spec
+}
+
+// instanceStatusSchema is the schema of an instance's status: the module's outputs (atProvider) and what
+// modkind reports.
+func instanceStatusSchema(kind string, atProvider extv1.JSONSchemaProps) extv1.JSONSchemaProps {
+	return extv1.JSONSchemaProps{
+		Type:        "object",
+		Description: "Status is the observed state of the " + kind + ".",
+		Properties: map[string]extv1.JSONSchemaProps{
+			fields.AtProvider:           atProvider,
+			"conditions":                conditionsSchema,
+			fields.LastPlan:             lastPlanSchema,
+			fields.StateLock:            stateLockSchema,
+			fields.State:                stateSchema,
+			fields.PendingDrift:         pendingDriftSchema,
+			fields.ResolvedInputs:       resolvedInputsSchema,
+			fields.ModuleRevision:       moduleRevisionStatusSchema,
+			fields.FailedModuleRevision: failedModuleRevisionStatusSchema,
+			fields.RevisionPreview:      revisionPreviewStatusSchema,
+			fields.ObservedGeneration:   {Type: "integer", Format: "int64", Description: "ObservedGeneration is the generation the conditions describe."},
+		},
+	}
 }
 
 // ForProviderSchema is the schema of spec.forProvider: one property per module variable.

@@ -125,33 +125,9 @@ func Inspect(dir string) (*Module, error) {
 		m.ProviderSources[name] = req.Source
 	}
 	for _, tv := range tm.Variables {
-		v := Variable{
-			Name:        tv.Name,
-			Description: tv.Description,
-			TypeExpr:    tv.Type,
-			Type:        cty.DynamicPseudoType,
-			Default:     tv.Default,
-			HasDefault:  !tv.Required,
-			Sensitive:   tv.Sensitive,
-			Nullable:    true,
-		}
-		if n, ok := extra.nullable[tv.Name]; ok {
-			v.Nullable = n
-		}
-		v.Validations = extra.validations[tv.Name]
-		if tv.Type != "" {
-			ty, defaults, err := ParseType(tv.Type)
-			if err != nil {
-				return nil, &InspectError{Problems: []string{fmt.Sprintf("%s:%d: variable %q: %v", filepath.Base(tv.Pos.Filename), tv.Pos.Line, tv.Name, err)}}
-			}
-			v.Type, v.TypeDefaults = ty, defaults
-		}
-		if d, ok := extra.defaults[tv.Name]; ok && v.HasDefault {
-			def, err := typedDefault(d, v.Type, v.TypeDefaults)
-			if err != nil {
-				return nil, &InspectError{Problems: []string{fmt.Sprintf("%s:%d: variable %q: invalid default value: %v", filepath.Base(tv.Pos.Filename), tv.Pos.Line, tv.Name, err)}}
-			}
-			v.Default = def
+		v, err := variableOf(tv, extra)
+		if err != nil {
+			return nil, err
 		}
 		m.Variables = append(m.Variables, v)
 	}
@@ -173,6 +149,40 @@ func Inspect(dir string) (*Module, error) {
 	}
 	sort.Slice(m.Outputs, func(i, j int) bool { return m.Outputs[i].Name < m.Outputs[j].Name })
 	return m, nil
+}
+
+// variableOf is the Variable tv declares, with what the module's expressions say of it (extra):
+// its type, its default typed, nullability and validations.
+func variableOf(tv *tfconfig.Variable, extra *expressions) (Variable, error) {
+	v := Variable{
+		Name:        tv.Name,
+		Description: tv.Description,
+		TypeExpr:    tv.Type,
+		Type:        cty.DynamicPseudoType,
+		Default:     tv.Default,
+		HasDefault:  !tv.Required,
+		Sensitive:   tv.Sensitive,
+		Nullable:    true,
+	}
+	if n, ok := extra.nullable[tv.Name]; ok {
+		v.Nullable = n
+	}
+	v.Validations = extra.validations[tv.Name]
+	if tv.Type != "" {
+		ty, defaults, err := ParseType(tv.Type)
+		if err != nil {
+			return Variable{}, &InspectError{Problems: []string{fmt.Sprintf("%s:%d: variable %q: %v", filepath.Base(tv.Pos.Filename), tv.Pos.Line, tv.Name, err)}}
+		}
+		v.Type, v.TypeDefaults = ty, defaults
+	}
+	if d, ok := extra.defaults[tv.Name]; ok && v.HasDefault {
+		def, err := typedDefault(d, v.Type, v.TypeDefaults)
+		if err != nil {
+			return Variable{}, &InspectError{Problems: []string{fmt.Sprintf("%s:%d: variable %q: invalid default value: %v", filepath.Base(tv.Pos.Filename), tv.Pos.Line, tv.Name, err)}}
+		}
+		v.Default = def
+	}
+	return v, nil
 }
 
 // ParseType parses a Terraform type constraint such as "list(object({ name = string }))".

@@ -264,14 +264,9 @@ func parseAddress(raw string, registry bool) (address, error) {
 
 	forced, rest := splitForced(raw)
 	rest, subdir := splitSubdir(rest)
-	if subdir != "" {
-		subdir = path.Clean(strings.TrimLeft(subdir, "/"))
-		if subdir == "." {
-			subdir = ""
-		}
-		if subdir == ".." || strings.HasPrefix(subdir, "../") {
-			return address{}, fmt.Errorf("subdirectory %q leads outside of the module package", subdir)
-		}
+	subdir, err := cleanSubdir(subdir)
+	if err != nil {
+		return address{}, err
 	}
 
 	u, err := url.Parse(rest)
@@ -326,6 +321,22 @@ func parseAddress(raw string, registry bool) (address, error) {
 	default:
 		return address{}, fmt.Errorf("unknown source type %q", forced)
 	}
+}
+
+// cleanSubdir is a source's subdirectory (after "//") made relative and clean, "" for the
+// package's root; one that leads outside of the package is refused.
+func cleanSubdir(subdir string) (string, error) {
+	if subdir == "" {
+		return "", nil
+	}
+	subdir = path.Clean(strings.TrimLeft(subdir, "/"))
+	if subdir == "." {
+		return "", nil
+	}
+	if subdir == ".." || strings.HasPrefix(subdir, "../") {
+		return "", fmt.Errorf("subdirectory %q leads outside of the module package", subdir)
+	}
+	return subdir, nil
 }
 
 func gitAddress(u *url.URL, subdir string) (address, error) {

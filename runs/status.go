@@ -2,6 +2,7 @@ package runs
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 	"unicode/utf8"
@@ -100,4 +101,32 @@ func DriftNote(changes bool) string {
 		return NoteDrift
 	}
 	return NoteNoDrift
+}
+
+// outcome is the phase and message a run's error makes. Messages go through the run's Redactor
+// even when the runner redacted them already: a Run is read by everyone who may read the
+// namespace's objects.
+func PhaseOf(err error, red *terraform.Redactor) (v1alpha1.RunPhase, string) {
+	red = orNone(red)
+	var waiting *terraform.AwaitingApprovalError
+	var refused *terraform.RefusedPlanError
+	switch {
+	case err == nil:
+		return v1alpha1.PhaseSucceeded, ""
+	case errors.As(err, &waiting):
+		return v1alpha1.PhaseWaitingForApproval, red.Redact(err.Error())
+	case errors.As(err, &refused):
+		return v1alpha1.PhaseRefused, red.Redact(err.Error())
+	}
+	return v1alpha1.PhaseFailed, red.Redact(err.Error())
+}
+
+// PlanOf is a plan as a Run shows it: counts, id and the addresses of destructive changes.
+func PlanOf(s terraform.PlanSummary) *v1alpha1.RunPlan {
+	p := &v1alpha1.RunPlan{ID: s.ID, Add: int64(s.Add), Change: int64(s.Change), Destroy: int64(s.Destroy),
+		Replace: int64(s.Replacements()), Summary: terraform.CountsOf(s.Add, s.Change, s.Destroy)}
+	for _, d := range s.Destructive {
+		p.Destructive = append(p.Destructive, d.String())
+	}
+	return p
 }

@@ -53,44 +53,7 @@ func convert(path string, v any, ty cty.Type, dir direction) (any, error) {
 	}
 	switch {
 	case ty.IsObjectType():
-		in, ok := v.(map[string]any)
-		if !ok {
-			return nil, errors.Errorf(errFmtWantObject, Where(path), v)
-		}
-		attrs := ty.AttributeTypes()
-		names := make([]string, 0, len(attrs))
-		for n := range attrs {
-			names = append(names, n)
-		}
-		field, err := Names(Where(path), names)
-		if err != nil {
-			return nil, err
-		}
-		rename := map[string]string{} // key in v → key in the result
-		for n, f := range field {
-			if dir == toTerraform {
-				rename[f] = n
-			} else {
-				rename[n] = f
-			}
-		}
-		out := make(map[string]any, len(in))
-		for _, k := range slices.Sorted(maps.Keys(in)) {
-			to, ok := rename[k]
-			if !ok {
-				return nil, errors.Errorf(errFmtUnknownAttribute, Where(path), k)
-			}
-			tfName := to
-			if dir == toField {
-				tfName = k
-			}
-			c, err := convert(path+"."+k, in[k], attrs[tfName], dir)
-			if err != nil {
-				return nil, err
-			}
-			out[to] = c
-		}
-		return out, nil
+		return convertObject(path, v, ty, dir)
 	case ty.IsMapType():
 		in, ok := v.(map[string]any)
 		if !ok {
@@ -131,6 +94,49 @@ func convert(path string, v any, ty cty.Type, dir direction) (any, error) {
 		return out, nil
 	}
 	return v, nil
+}
+
+// convertObject converts an object's attributes, renaming each between the field's name and
+// the variable's attribute name in the direction dir.
+func convertObject(path string, v any, ty cty.Type, dir direction) (any, error) {
+	in, ok := v.(map[string]any)
+	if !ok {
+		return nil, errors.Errorf(errFmtWantObject, Where(path), v)
+	}
+	attrs := ty.AttributeTypes()
+	names := make([]string, 0, len(attrs))
+	for n := range attrs {
+		names = append(names, n)
+	}
+	field, err := Names(Where(path), names)
+	if err != nil {
+		return nil, err
+	}
+	rename := map[string]string{} // key in v → key in the result
+	for n, f := range field {
+		if dir == toTerraform {
+			rename[f] = n
+		} else {
+			rename[n] = f
+		}
+	}
+	out := make(map[string]any, len(in))
+	for _, k := range slices.Sorted(maps.Keys(in)) {
+		to, ok := rename[k]
+		if !ok {
+			return nil, errors.Errorf(errFmtUnknownAttribute, Where(path), k)
+		}
+		tfName := to
+		if dir == toField {
+			tfName = k
+		}
+		c, err := convert(path+"."+k, in[k], attrs[tfName], dir)
+		if err != nil {
+			return nil, err
+		}
+		out[to] = c
+	}
+	return out, nil
 }
 
 // CtyJSON renders a Terraform value as the JSON of the field that holds it. Null optional

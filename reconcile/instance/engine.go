@@ -193,21 +193,7 @@ func (e *Engine) Run(ctx context.Context, gvk schema.GroupVersionKind, snap *kin
 	}
 	u := &unstructured.Unstructured{}
 	u.SetGroupVersionKind(gvk)
-	// Only a change of what the user asks for reconciles an instance at once, as in Crossplane's
-	// providers: the status this controller writes would otherwise reconcile it again, reading
-	// its state Secret for nothing. Polls, drift checks and the reconciler's own requeues stay.
-	if err := c.Watch(source.Kind[client.Object](e.mgr.GetCache(), u, &handler.EnqueueRequestForObject{}, resource.DesiredStateChanged())); err != nil {
-		return errors.Wrap(err, errStartController)
-	}
-	// What the executor needs to reconcile an instance again: the end of a run it handed on.
-	if err := e.opts.Executor.Watch(c, gvk); err != nil {
-		return errors.Wrap(err, errStartController)
-	}
-	// What the instances that take values from others need: a change of a source.
-	kindSource := func(o client.Object, h handler.EventHandler) source.Source {
-		return source.Kind[client.Object](e.mgr.GetCache(), o, h)
-	}
-	if err := e.wiring.watch(c, u, kindSource); err != nil {
+	if err := e.watch(c, u); err != nil {
 		return errors.Wrap(err, errStartController)
 	}
 	cctx, cancel := context.WithCancel(e.base)
@@ -223,6 +209,26 @@ func (e *Engine) Run(ctx context.Context, gvk schema.GroupVersionKind, snap *kin
 	e.kinds[gvk] = k
 	log.Info("started instance controller")
 	return nil
+}
+
+// watch has c reconcile an instance of u's kind when its spec changes, when a run the executor
+// handed on ends, and when a source it takes values from changes.
+func (e *Engine) watch(c controller.Controller, u *unstructured.Unstructured) error {
+	// Only a change of what the user asks for reconciles an instance at once, as in Crossplane's
+	// providers: the status this controller writes would otherwise reconcile it again, reading
+	// its state Secret for nothing. Polls, drift checks and the reconciler's own requeues stay.
+	if err := c.Watch(source.Kind[client.Object](e.mgr.GetCache(), u, &handler.EnqueueRequestForObject{}, resource.DesiredStateChanged())); err != nil {
+		return err
+	}
+	// What the executor needs to reconcile an instance again: the end of a run it handed on.
+	if err := e.opts.Executor.Watch(c, u.GroupVersionKind()); err != nil {
+		return err
+	}
+	// What the instances that take values from others need: a change of a source.
+	kindSource := func(o client.Object, h handler.EventHandler) source.Source {
+		return source.Kind[client.Object](e.mgr.GetCache(), o, h)
+	}
+	return e.wiring.watch(c, u, kindSource)
 }
 
 // newInstanceReconciler is the managed reconciler of gvk's instances: crossplane-runtime's,

@@ -61,21 +61,10 @@ func Run(binary string, args []string, stdout, stderr io.Writer) int {
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
 
-	dir := Dir
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		fmt.Fprintf(stderr, "%s: %v\n", errShimStart, err)
-		return 1
-	}
-	base := filepath.Join(dir, strconv.Itoa(os.Getpid()))
+	base := filepath.Join(Dir, strconv.Itoa(os.Getpid()))
 	outFile, errFile := base+".stdout", base+".stderr"
-	out, err := os.OpenFile(outFile, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o600)
+	out, errOut, err := outputFiles(outFile, errFile)
 	if err != nil {
-		fmt.Fprintf(stderr, "%s: %v\n", errShimStart, err)
-		return 1
-	}
-	errOut, err := os.OpenFile(errFile, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o600)
-	if err != nil {
-		_ = out.Close()
 		fmt.Fprintf(stderr, "%s: %v\n", errShimStart, err)
 		return 1
 	}
@@ -140,6 +129,22 @@ func Run(binary string, args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return exitCode(cmd.ProcessState)
+}
+
+// outputFiles creates, in Dir, the files terraform writes its output to: files, which outlive the
+// shim, not pipes.
+func outputFiles(outFile, errFile string) (out, errOut *os.File, err error) {
+	if err := os.MkdirAll(Dir, 0o700); err != nil {
+		return nil, nil, err
+	}
+	if out, err = os.OpenFile(outFile, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o600); err != nil {
+		return nil, nil, err
+	}
+	if errOut, err = os.OpenFile(errFile, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o600); err != nil {
+		_ = out.Close()
+		return nil, nil, err
+	}
+	return out, errOut, nil
 }
 
 // exitCode is the exit code a process ended with; a process killed by a signal is reported as the

@@ -24,7 +24,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"golang.org/x/mod/sumdb/dirhash"
-	authenticationv1 "k8s.io/api/authentication/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
@@ -33,9 +32,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
@@ -417,21 +414,7 @@ func TestJobRunner(t *testing.T) {
 	})
 
 	t.Run("a runner's token reads its own namespace's state and no other", func(t *testing.T) {
-		cs, err := kubernetes.NewForConfig(g.cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		tr, err := cs.CoreV1().ServiceAccounts("team-a").CreateToken(ctx, jobexec.DefaultRunnerServiceAccount,
-			&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To[int64](600)}}, metav1.CreateOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		as := rest.AnonymousClientConfig(g.cfg)
-		as.BearerToken = tr.Status.Token
-		runner, err := client.New(as, client.Options{Scheme: c.Scheme()})
-		if err != nil {
-			t.Fatal(err)
-		}
+		runner := runnerAccount(t, g, "team-a")
 		ref := kind.StateRef(greeting.GroupKind().String(), "team-a", "world")
 		if st, err := (&state.Store{Client: runner}).Get(ctx, ref); err != nil || st == nil {
 			t.Errorf("team-a's runner cannot read team-a's state: %v", err)
@@ -477,21 +460,7 @@ func TestJobRunner(t *testing.T) {
 	})
 
 	t.Run("a plan the tenant's runner account forges in a Run's status reaches status.lastPlan only within bounds", func(t *testing.T) {
-		cs, err := kubernetes.NewForConfig(g.cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		tr, err := cs.CoreV1().ServiceAccounts("team-a").CreateToken(ctx, jobexec.DefaultRunnerServiceAccount,
-			&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To[int64](600)}}, metav1.CreateOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		as := rest.AnonymousClientConfig(g.cfg)
-		as.BearerToken = tr.Status.Token
-		runner, err := client.New(as, client.Options{Scheme: c.Scheme()})
-		if err != nil {
-			t.Fatal(err)
-		}
+		runner := runnerAccount(t, g, "team-a")
 		all := runsOf(t, c, world)
 		runs.Sort(all)
 		forged := all[0].DeepCopy()

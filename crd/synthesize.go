@@ -56,7 +56,8 @@ func Names(n v1alpha1.CRDNames) v1alpha1.CRDNames {
 func Name(n v1alpha1.CRDNames) string { return Names(n).Plural + "." + n.Group }
 
 // Synthesize builds the CRD of the kind that module m becomes under the given names. It is a pure
-// function of its inputs, so the same module always yields the same CRD.
+// function of its inputs, so the same module always yields the same CRD. A CRD larger than
+// MaxBytes comes with a *TooLargeError: it is not to be installed.
 func Synthesize(moduleName string, n v1alpha1.CRDNames, m *module.Module) (*extv1.CustomResourceDefinition, error) {
 	n = Names(n)
 	forProvider, err := ForProviderSchema(m)
@@ -69,7 +70,7 @@ func Synthesize(moduleName string, n v1alpha1.CRDNames, m *module.Module) (*extv
 	}
 
 	spec, status := instanceSpecSchema(n.Kind, m, forProvider), instanceStatusSchema(n.Kind, atProvider)
-	return &extv1.CustomResourceDefinition{
+	c := &extv1.CustomResourceDefinition{
 		TypeMeta: metav1.TypeMeta{APIVersion: extv1.SchemeGroupVersion.String(), Kind: "CustomResourceDefinition"},
 		ObjectMeta: metav1.ObjectMeta{
 			Name:        n.Plural + "." + n.Group,
@@ -109,7 +110,11 @@ func Synthesize(moduleName string, n v1alpha1.CRDNames, m *module.Module) (*extv
 				}},
 			}},
 		},
-	}, nil
+	}
+	if err := checkSize(c); err != nil {
+		return nil, err
+	}
+	return c, nil
 }
 
 // instanceSpecSchema is the schema of an instance's spec: forProvider (required when a variable has no

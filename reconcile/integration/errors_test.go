@@ -2,17 +2,20 @@ package integration
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	extv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/modkind/modkind/apis/v1alpha1"
+	"github.com/modkind/modkind/reconcile/modules"
 )
 
 // waitModuleFailed waits until the Module reports it cannot be served and returns its message.
@@ -46,6 +49,34 @@ func TestModuleWithSyntaxError(t *testing.T) {
 	msg := waitModuleFailed(t, "broken")
 	if !strings.Contains(msg, "main.tf:") {
 		t.Errorf("Synced message must name the file and line of the syntax error, got %q", msg)
+	}
+}
+
+// A module whose CRD would be too large for the API server gets a condition that says so, names
+// the heaviest fields and what to do, and no CRD: never a half-installed kind.
+func TestModuleTooLargeForItsCRD(t *testing.T) {
+	dir := t.TempDir()
+	var b strings.Builder
+	for i := range 700 {
+		fmt.Fprintf(&b, "variable \"setting_%03d\" {\n  type        = string\n  description = \"Setting %d of a module with too many variables for one kind.\"\n  default     = \"\"\n}\n", i, i)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "main.tf"), []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	createModule(t, "too-large", dir, "toolarge.example.org", "TooLarge")
+	waitModuleFailed(t, "too-large")
+	m := &v1alpha1.Module{}
+	if err := ground.client.Get(context.Background(), types.NamespacedName{Name: "too-large"}, m); err != nil {
+		t.Fatal(err)
+	}
+	ready := m.Status.GetCondition("Ready")
+	if ready.Reason != modules.ReasonCRDTooLarge || !strings.Contains(ready.Message, "nothing was installed") || !strings.Contains(ready.Message, "fewer variables") {
+		t.Errorf("\nReady should say the CRD is too large and what to do.\nReady: %s: %s", ready.Reason, ready.Message)
+	}
+	assertWarningEvent(t, "too-large", "KiB")
+	err := ground.client.Get(context.Background(), types.NamespacedName{Name: "toolarges.toolarge.example.org"}, &extv1.CustomResourceDefinition{})
+	if !kerrors.IsNotFound(err) {
+		t.Errorf("\nNo CRD should be installed for a module too large for one.\nGet: %v", err)
 	}
 }
 

@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	"github.com/modkind/modkind/apis/v1alpha1"
+	"github.com/modkind/modkind/crd"
 )
 
 // accessClient answers SelfSubjectAccessReviews as an API server whose RBAC grants modkind the
@@ -108,3 +109,28 @@ func (r *recordedEvents) Event(_ runtime.Object, e event.Event) {
 }
 
 func (r *recordedEvents) WithAnnotations(...string) event.Recorder { return r }
+
+// A Module whose kind's CRD would be too large says so in its conditions and a Warning event with
+// reason CRDTooLarge, whatever step found it.
+func TestCRDTooLargeShown(t *testing.T) {
+	m := &v1alpha1.Module{ObjectMeta: metav1.ObjectMeta{Name: "wide"}}
+	c := accessClient(t, nil, m)
+	rec := &recordedEvents{}
+	r := &ModuleReconciler{client: c, record: rec}
+	tooLarge := &crd.TooLargeError{Bytes: 1_300_000, Largest: []crd.FieldSize{{Field: "nodePools", Bytes: 9000}}}
+	if _, err := r.fail(context.Background(), m, reasonSynthesize, tooLarge); err != nil {
+		t.Fatal(err)
+	}
+	got := &v1alpha1.Module{}
+	if err := c.Get(context.Background(), client.ObjectKeyFromObject(m), got); err != nil {
+		t.Fatal(err)
+	}
+	for _, typ := range []xpv2.ConditionType{xpv2.TypeReady, xpv2.TypeSynced} {
+		if cond := got.Status.GetCondition(typ); cond.Status != "False" || cond.Reason != ReasonCRDTooLarge || !strings.Contains(cond.Message, "nodePools (9 KiB)") {
+			t.Errorf("%s: want False, CRDTooLarge, naming nodePools, got %s, %s: %s", typ, cond.Status, cond.Reason, cond.Message)
+		}
+	}
+	if len(rec.events) != 1 || !strings.HasPrefix(rec.events[0], "Warning CRDTooLarge: the kind's CRD would be 1270 KiB") {
+		t.Errorf("want one Warning CRDTooLarge event, got %q", rec.events)
+	}
+}

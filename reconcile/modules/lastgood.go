@@ -63,16 +63,24 @@ func (r *ModuleReconciler) serveLastGood(ctx context.Context, m *v1alpha1.Module
 	r.engine.Own(m.Name, gvk)
 }
 
+// ReasonCRDTooLarge is the reason of a Module whose kind's CRD would be too large to install
+// (crd.MaxBytes); its message names the heaviest variables and what to do.
+const ReasonCRDTooLarge xpv2.ConditionReason = "CRDTooLarge"
+
 // fail records why the Module cannot be served. The CRD and controller from an earlier success, if
 // any, stay in place: a broken source must not break the instances that already work.
 func (r *ModuleReconciler) fail(ctx context.Context, m *v1alpha1.Module, reason event.Reason, err error) (reconcile.Result, error) {
-	r.record.Event(m, event.Warning(reason, err))
-	r.serveLastGood(ctx, m)
 	synced, ready := xpv2.ReconcileError(err), xpv2.Unavailable().WithMessage(err.Error())
 	var notGranted *GroupNotGrantedError
-	if errors.As(err, &notGranted) {
+	var tooLarge *crd.TooLargeError
+	switch {
+	case errors.As(err, &notGranted):
 		synced.Reason, ready.Reason = ReasonGroupNotGranted, ReasonGroupNotGranted
+	case errors.As(err, &tooLarge):
+		synced.Reason, ready.Reason, reason = ReasonCRDTooLarge, ReasonCRDTooLarge, event.Reason(ReasonCRDTooLarge)
 	}
+	r.record.Event(m, event.Warning(reason, err))
+	r.serveLastGood(ctx, m)
 	m.Status.SetConditions(synced, ready)
 	return reconcile.Result{RequeueAfter: r.retry}, r.updateStatus(ctx, m)
 }

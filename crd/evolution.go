@@ -2,11 +2,13 @@ package crd
 
 import (
 	"fmt"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
 
 	extv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/utils/ptr"
 )
 
 // A Break is a schema change that existing instances may not survive.
@@ -55,6 +57,13 @@ func compareSchemas(path string, old, cur *extv1.JSONSchemaProps, out *[]Break) 
 	if old.XPreserveUnknownFields != nil && *old.XPreserveUnknownFields && (cur.XPreserveUnknownFields == nil || !*cur.XPreserveUnknownFields) {
 		add("no longer accepts any value")
 	}
+	if allowsOneField(old) {
+		// A rule that allows exactly one of an object's fields (the references' before they
+		// became maxProperties) bounds it as maxProperties 1 does.
+		bounded := *old
+		bounded.MaxProperties = ptr.To[int64](1)
+		old = &bounded
+	}
 	compareValues(old, cur, add)
 	oldRules := map[string]bool{}
 	for _, r := range old.XValidations {
@@ -83,6 +92,10 @@ func compareSchemas(path string, old, cur *extv1.JSONSchemaProps, out *[]Break) 
 	for name, op := range old.Properties {
 		cp, ok := cur.Properties[name]
 		if !ok {
+			if refusedField(old, name) {
+				// No instance holds a field a rule refused: removing it removes nothing.
+				continue
+			}
 			if cur.XPreserveUnknownFields == nil || !*cur.XPreserveUnknownFields {
 				*out = append(*out, Break{Path: path + "." + name, Reason: "field removed"})
 			}
@@ -139,6 +152,18 @@ func compareValues(old, cur *extv1.JSONSchemaProps, add func(format string, args
 			add("%s now %d", b.name, *b.cur)
 		}
 	}
+}
+
+// reOneField is a rule that allows exactly one of an object's fields.
+var reOneField = regexp.MustCompile(`^\[has\(self\.\w+\)(, has\(self\.\w+\))*\]\.filter\(b, b\)\.size\(\) == 1$`)
+
+func allowsOneField(s *extv1.JSONSchemaProps) bool {
+	return slices.ContainsFunc(s.XValidations, func(r extv1.ValidationRule) bool { return reOneField.MatchString(r.Rule) })
+}
+
+// refusedField says whether a rule of s refuses its field name whenever it is set.
+func refusedField(s *extv1.JSONSchemaProps, name string) bool {
+	return slices.ContainsFunc(s.XValidations, func(r extv1.ValidationRule) bool { return r.Rule == "!has(self."+name+")" })
 }
 
 func orAny(t string) string {

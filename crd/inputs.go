@@ -85,43 +85,38 @@ func inputRuleBreak(path, rule string, old *extv1.JSONSchemaProps) (b *Break, ok
 	return nil, false
 }
 
-// noNamespace refuses a namespace in a reference at admission, whatever the client's field
-// validation: a reference never leaves the instance's namespace.
-var noNamespace = extv1.ValidationRule{Rule: "!has(self.namespace)", Message: "references cannot leave the instance's namespace: remove namespace"}
-
-// refSchema is one kind of source: its fields, all required but namespace, which is declared
-// only to be refused.
+// refSchema is one kind of source: its fields, all required and not empty. It has no namespace
+// field: a reference never leaves the instance's namespace, and the API server drops, or under
+// strict field validation refuses, a namespace written in one.
 func refSchema(required ...string) extv1.JSONSchemaProps {
-	props := map[string]extv1.JSONSchemaProps{"namespace": {Type: "string"}}
+	props := make(map[string]extv1.JSONSchemaProps, len(required))
 	for _, f := range required {
 		props[f] = extv1.JSONSchemaProps{Type: "string", MinLength: ptr.To[int64](1)}
 	}
-	return extv1.JSONSchemaProps{Type: "object", Required: required, Properties: props, XValidations: extv1.ValidationRules{noNamespace}}
+	return extv1.JSONSchemaProps{Type: "object", Required: required, Properties: props}
 }
 
 // fromSchema is the schema of the reference of the variable whose value is field val, of the
-// Terraform type named typeName. A module has one per variable, so it says only what differs
-// between them: what a reference is, forProvider says once (refsDescription). Wordier, it
-// made three quarters of a large module's CRD (409 KB of the 468 KB of GKE's 145 variables).
+// Terraform type named typeName. A module has one per variable, so it holds only what differs
+// between them and what the API server must check: what a reference is, forProvider says once
+// (refsDescription); exactly one source is minProperties and maxProperties, not a rule. Wordier,
+// references made 87% of the CRD of GKE's module (409 of its 468 KB as JSON; 849 KB as YAML).
 func fromSchema(val, typeName string) extv1.JSONSchemaProps {
 	return extv1.JSONSchemaProps{
 		Type:        "object",
-		Description: fmt.Sprintf("Where the value of %s (%s) comes from instead of the spec: see forProvider.", val, typeName),
+		Description: fmt.Sprintf("Where the value of %s (%s) comes from instead of the spec: exactly one source (see forProvider).", val, typeName),
 		Properties: map[string]extv1.JSONSchemaProps{
 			fields.FromInstanceOutput: refSchema("apiVersion", "kind", "name", "output"),
 			fields.FromConfigMapKey:   refSchema("name", "key"),
 			fields.FromSecretKey:      refSchema("name", "key"),
 		},
-		XValidations: extv1.ValidationRules{{
-			Rule:    "[has(self.instanceOutput), has(self.configMapKeyRef), has(self.secretKeyRef)].filter(b, b).size() == 1",
-			Message: "set exactly one of instanceOutput, configMapKeyRef, secretKeyRef",
-		}},
+		MinProperties: ptr.To[int64](1), MaxProperties: ptr.To[int64](1),
 	}
 }
 
 // refsDescription is what forProvider says of the <field>From references, once for all of them.
-const refsDescription = " A variable's value may come instead from its <field>From reference, in the instance's namespace " +
-	"(a namespace is refused): instanceOutput {apiVersion, kind, name, output} names a non-sensitive output of another " +
+const refsDescription = " A variable's value may come instead from its <field>From reference, which names exactly one " +
+	"source in the instance's namespace (it has no namespace field): instanceOutput {apiVersion, kind, name, output} names a non-sensitive output of another " +
 	"instance of a modkind kind, as its status.atProvider shows it (output as Terraform names it, vpc_id, or as " +
 	"status.atProvider does, vpcId); configMapKeyRef and secretKeyRef {name, key} name a key of a ConfigMap or a Secret, " +
 	"whose string is taken as it is for a variable of type string and is JSON with Terraform's attribute names for any other " +

@@ -57,8 +57,8 @@ func TestModuleWithSyntaxError(t *testing.T) {
 func TestModuleTooLargeForItsCRD(t *testing.T) {
 	dir := t.TempDir()
 	var b strings.Builder
-	for i := range 700 {
-		fmt.Fprintf(&b, "variable \"setting_%03d\" {\n  type        = string\n  description = \"Setting %d of a module with too many variables for one kind.\"\n  default     = \"\"\n}\n", i, i)
+	for i := range 1500 {
+		fmt.Fprintf(&b, "variable \"setting_%04d\" {\n  type        = string\n  description = \"Setting %d of a module with too many variables for one kind.\"\n  default     = \"\"\n}\n", i, i)
 	}
 	if err := os.WriteFile(filepath.Join(dir, "main.tf"), []byte(b.String()), 0o644); err != nil {
 		t.Fatal(err)

@@ -325,32 +325,36 @@ func TestWiringRefusals(t *testing.T) {
 	}
 }
 
-// The API server refuses a reference that would leave the namespace, or that names two sources,
-// or a value and a reference both.
+// The API server refuses a reference that would leave the namespace (under strict field
+// validation, as kubectl asks; otherwise it drops the field), or that names two sources, or a
+// value and a reference both.
 func TestWiringAdmission(t *testing.T) {
 	wiringKinds(t)
 	ns := newNamespace(t)
 	cases := map[string]struct {
 		reason string
 		fp     map[string]any
+		strict bool
 		want   string
 	}{
 		"OtherNamespace": {
-			reason: "References never leave the instance's namespace.",
+			reason: "References never leave the instance's namespace: they have no namespace field, and kubectl's strict field validation says so.",
 			fp: map[string]any{"networkIdFrom": map[string]any{"instanceOutput": map[string]any{
 				"apiVersion": "wiring.example.org/v1alpha1", "kind": "Network", "name": "net", "output": "id", "namespace": "other"}}},
-			want: "references cannot leave the instance's namespace: remove namespace",
+			strict: true,
+			want:   `unknown field "spec.forProvider.networkIdFrom.instanceOutput.namespace"`,
 		},
 		"OtherNamespaceSecret": {
 			reason: "A Secret key reference never leaves the namespace either.",
 			fp:     map[string]any{"networkIdFrom": map[string]any{"secretKeyRef": map[string]any{"name": "s", "key": "k", "namespace": "kube-system"}}},
-			want:   "references cannot leave the instance's namespace: remove namespace",
+			strict: true,
+			want:   `unknown field "spec.forProvider.networkIdFrom.secretKeyRef.namespace"`,
 		},
 		"TwoSources": {
 			reason: "A reference names exactly one source.",
 			fp: map[string]any{"networkIdFrom": map[string]any{"configMapKeyRef": map[string]any{"name": "c", "key": "k"},
 				"secretKeyRef": map[string]any{"name": "s", "key": "k"}}},
-			want: "set exactly one of instanceOutput, configMapKeyRef, secretKeyRef",
+			want: "spec.forProvider.networkIdFrom: Too many: 2: must have at most 1 item",
 		},
 		"ValueAndReference": {
 			reason: "A value and a reference both are refused.",
@@ -365,8 +369,12 @@ func TestWiringAdmission(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			err := ground.client.Create(context.Background(), newInstance(subnetGVK, ns, strings.ToLower(name), map[string]any{"forProvider": tc.fp}))
-			if err == nil || !kerrors.IsInvalid(err) || !strings.Contains(err.Error(), tc.want) {
+			var opts []client.CreateOption
+			if tc.strict {
+				opts = append(opts, client.FieldValidation("Strict"))
+			}
+			err := ground.client.Create(context.Background(), newInstance(subnetGVK, ns, strings.ToLower(name), map[string]any{"forProvider": tc.fp}), opts...)
+			if err == nil || !(kerrors.IsInvalid(err) || kerrors.IsBadRequest(err)) || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("%s\nwant the API server to refuse it with %q, got %v", tc.reason, tc.want, err)
 			}
 		})

@@ -44,50 +44,43 @@ func (s moduleShape) write(t *testing.T) string {
 	t.Helper()
 	var b strings.Builder
 	desc := func(sort string, i int) string {
-		return fmt.Sprintf("The %s setting number %d of the cluster: what it changes, when it applies and which value turns it off (optional).", sort, i)
+		return fmt.Sprintf("The %s setting number %d of the cluster: what it changes, when it applies and which value turns it off (optional).", strings.ReplaceAll(sort, "_", " "), i)
 	}
-	variable := func(name, sort string, i int, body string) {
-		fmt.Fprintf(&b, "variable %q {\n  description = %q\n%s}\n\n", fmt.Sprintf("%s_%03d", name, i), desc(sort, i), body)
-	}
-	for i := range s.bools {
-		variable("enable", "boolean", i, "  type    = bool\n  default = false\n")
-	}
-	for i := range s.strings {
-		variable("name", "string", i, "  type    = string\n  default = \"\"\n")
-	}
-	for i := range s.stringLists {
-		variable("zones", "list", i, "  type    = list(string)\n  default = []\n")
-	}
-	for i := range s.stringMaps {
-		variable("labels", "map", i, "  type    = map(string)\n  default = {}\n")
-	}
-	object := `object({
+	// Each sort: its count, the variable's name prefix, and its body (%[1]s is the variable's name).
+	sorts := []struct {
+		count      int
+		name, body string
+	}{
+		{s.bools, "enable", "  type    = bool\n  default = false\n"},
+		{s.strings, "name", "  type    = string\n  default = \"\"\n"},
+		{s.stringLists, "zones", "  type    = list(string)\n  default = []\n"},
+		{s.stringMaps, "labels", "  type    = map(string)\n  default = {}\n"},
+		{s.objects, "autoscaling", `  type = object({
     enabled       = bool
     min_cpu_cores = optional(number, 0)
     max_cpu_cores = optional(number, 0)
     mode          = optional(string, "BALANCED")
     gpu_resources = optional(list(object({ resource_type = string, minimum = number, maximum = number })), [])
-  })`
-	for i := range s.objects {
-		variable("autoscaling", "object", i, fmt.Sprintf("  type    = %s\n  default = { enabled = false }\n", object))
-	}
-	for i := range s.objectLists {
-		variable("exclusions", "list of objects", i, "  type    = list(object({ name = string, start_time = string, end_time = string, scope = optional(string) }))\n  default = []\n")
-	}
-	for i := range s.mapsOfMaps {
-		variable("pool_labels", "map of maps", i, "  type    = map(map(string))\n  default = { all = {} }\n")
-	}
-	for i := range s.numbers {
-		variable("priority", "number", i, "  type    = number\n  default = 1000\n")
-	}
-	for i := range s.validated {
-		variable("channel", "validated", i, fmt.Sprintf(`  type    = string
+  })
+  default = { enabled = false }
+`},
+		{s.objectLists, "exclusions", "  type    = list(object({ name = string, start_time = string, end_time = string, scope = optional(string) }))\n  default = []\n"},
+		{s.mapsOfMaps, "pool_labels", "  type    = map(map(string))\n  default = { all = {} }\n"},
+		{s.numbers, "priority", "  type    = number\n  default = 1000\n"},
+		{s.validated, "channel", `  type    = string
   default = "REGULAR"
   validation {
-    condition     = contains(["UNSPECIFIED", "RAPID", "REGULAR", "STABLE"], var.channel_%03[1]d)
-    error_message = "channel_%03[1]d must be UNSPECIFIED, RAPID, REGULAR or STABLE."
+    condition     = contains(["UNSPECIFIED", "RAPID", "REGULAR", "STABLE"], var.%[1]s)
+    error_message = "%[1]s must be UNSPECIFIED, RAPID, REGULAR or STABLE."
   }
-`, i))
+`},
+	}
+	for _, sort := range sorts {
+		for i := range sort.count {
+			name := fmt.Sprintf("%s_%03d", sort.name, i)
+			body := strings.ReplaceAll(sort.body, "%[1]s", name)
+			fmt.Fprintf(&b, "variable %q {\n  description = %q\n%s}\n\n", name, desc(sort.name, i), body)
+		}
 	}
 	b.WriteString("output \"id\" {\n  value = var.name_000\n}\n")
 	dir := t.TempDir()

@@ -102,14 +102,15 @@ var commands map[string]command
 
 func init() {
 	commands = map[string]command{
-		"approve":  {summary: "approve the plan that waits for an instance in approval mode", run: approve},
-		"generate": {summary: "print the CRD that a Module with the given source would install", run: generate},
-		"plan":     {summary: "print the last plan of an instance, as terraform shows it", run: plan},
-		"render":   {summary: "print the root module and tfvars modkind would run for an instance", run: render},
-		"rollout":  {summary: "show, preview, promote, pause, resume or undo the rollout of a Module's new revision", run: rolloutCommand},
-		"runner":   {summary: "execute one Run, as the Job the controller made for it does (--runner job)", run: runnerCommand},
-		"state":    {summary: "show, accept (sign) an instance's state, or rotate the state signing keys, as a cluster admin", run: stateCommand},
-		"version":  {summary: "print modkind's version", run: version},
+		"approve":   {summary: "approve the plan that waits for an instance in approval mode", run: approve},
+		"dashboard": {summary: "serve a live local web page of the fleet: Modules, instances by state, plans waiting for approval", run: dashboardCommand},
+		"generate":  {summary: "print the CRD that a Module with the given source would install", run: generate},
+		"plan":      {summary: "print the last plan of an instance, as terraform shows it", run: plan},
+		"render":    {summary: "print the root module and tfvars modkind would run for an instance", run: render},
+		"rollout":   {summary: "show, preview, promote, pause, resume or undo the rollout of a Module's new revision", run: rolloutCommand},
+		"runner":    {summary: "execute one Run, as the Job the controller made for it does (--runner job)", run: runnerCommand},
+		"state":     {summary: "show, accept (sign) an instance's state, or rotate the state signing keys, as a cluster admin", run: stateCommand},
+		"version":   {summary: "print modkind's version", run: version},
 	}
 }
 

@@ -37,7 +37,7 @@ var layers = [][]string{
 	{"reconcile", "cmd/cluster"},
 	// The binary's modes, siblings: the controller (flags, manager, leader election, probes, local
 	// control plane, quickstart) and the runner pod's entry.
-	{"cmd/controller", "cmd/runner"},
+	{"cmd/controller", "cmd/runner", "dashboard"},
 	// The command line: the command table and the commands, which start either mode.
 	{"cmd/cli"},
 	// main.go.

@@ -1,0 +1,27 @@
+package dashboard
+
+import (
+	"net/http"
+	"net/url"
+)
+
+// approve approves the plan id posted for an instance, as `modkind approve --plan` does: a plan
+// other than the one shown is refused by kind.Approve. A destructive plan needs the instance's
+// name typed in confirm.
+func (s *Server) approve(w http.ResponseWriter, r *http.Request) {
+	if err := r.ParseForm(); err != nil {
+		http.Error(w, "cannot read the form", http.StatusBadRequest)
+		return
+	}
+	f := r.PostForm
+	name := f.Get("name")
+	if f.Get("destructive") == "true" && f.Get("confirm") != name {
+		http.Error(w, "a destructive plan is approved only with the instance's name typed", http.StatusBadRequest)
+		return
+	}
+	if err := s.src.Approve(r.Context(), f.Get("kind"), f.Get("namespace"), name, f.Get("plan")); err != nil {
+		http.Error(w, "not approved: "+err.Error(), http.StatusConflict)
+		return
+	}
+	http.Redirect(w, r, "/?"+url.Values{"approved": {f.Get("namespace") + "/" + name}}.Encode(), http.StatusSeeOther)
+}

@@ -1,0 +1,198 @@
+package dashboard
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/watch"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/modkind/modkind/apis/v1alpha1"
+	"github.com/modkind/modkind/kind"
+)
+
+const errWatch = "cannot watch %s"
+
+// Cluster is the Source that reads a cluster through the user's own credentials.
+type Cluster struct {
+	Client client.WithWatch
+}
+
+// gvk is the kind a Module generates.
+func gvk(m *v1alpha1.Module) schema.GroupVersionKind {
+	v := m.Spec.CRD.Version
+	if v == "" {
+		v = "v1alpha1"
+	}
+	return schema.GroupVersionKind{Group: m.Spec.CRD.Group, Version: v, Kind: m.Spec.CRD.Kind}
+}
+
+// Fleet lists the Modules and, for each, its instances (in namespace when set).
+func (c *Cluster) Fleet(ctx context.Context, namespace string) ([]ModuleRow, error) {
+	var mods v1alpha1.ModuleList
+	if err := c.Client.List(ctx, &mods); err != nil {
+		return nil, err
+	}
+	rows := make([]ModuleRow, 0, len(mods.Items))
+	for i := range mods.Items {
+		rows = append(rows, c.moduleRow(ctx, &mods.Items[i], namespace))
+	}
+	sort.Slice(rows, func(i, j int) bool { return rows[i].Name < rows[j].Name })
+	return rows, nil
+}
+
+func (c *Cluster) moduleRow(ctx context.Context, m *v1alpha1.Module, namespace string) ModuleRow {
+	k := gvk(m)
+	row := ModuleRow{Name: m.Name, Kind: k.Kind + "." + k.Group, Revision: m.Status.Revision, Counts: map[State]int{}}
+	if r := m.Status.Rollout; r != nil {
+		row.Rollout = fmt.Sprintf("%s → %s: %s, step %d", r.From, r.To, r.Phase, r.Step+1)
+	}
+	list := &unstructured.UnstructuredList{}
+	list.SetGroupVersionKind(k.GroupVersion().WithKind(k.Kind + "List"))
+	if err := c.Client.List(ctx, list, client.InNamespace(namespace)); err != nil {
+		row.Unreadable = "instances not readable: " + err.Error()
+		return row
+	}
+	for _, u := range list.Items {
+		st, in := classify(u.Object)
+		in.Kind, in.Namespace, in.Name, in.Generation = row.Kind, u.GetNamespace(), u.GetName(), u.GetGeneration()
+		row.Counts[st]++
+		row.Total++
+		switch st {
+		case StateFailing:
+			row.Failing = append(row.Failing, in)
+		case StateApproval:
+			row.Waiting = append(row.Waiting, in)
+		}
+	}
+	return row
+}
+
+// classify is an instance's state from its conditions and status.lastPlan.
+func classify(obj map[string]any) (State, Instance) {
+	var in Instance
+	if plan, ok := nested(obj, "status", "lastPlan").(map[string]any); ok {
+		if id, _ := plan["id"].(string); id != "" && plan["approved"] != true && strings.Contains(fmt.Sprint(plan["state"]), "Approval") {
+			in.Plan = id
+		}
+	}
+	var ready, synced xpv2.Condition
+	conds, _ := nested(obj, "status", "conditions").([]any)
+	for _, raw := range conds {
+		m, _ := raw.(map[string]any)
+		c := xpv2.Condition{Type: xpv2.ConditionType(fmt.Sprint(m["type"])), Status: corev1.ConditionStatus(fmt.Sprint(m["status"])), Reason: xpv2.ConditionReason(fmt.Sprint(m["reason"])), Message: fmt.Sprint(m["message"])}
+		switch c.Type {
+		case xpv2.TypeReady:
+			ready = c
+		case xpv2.TypeSynced:
+			synced = c
+		}
+	}
+	reason := string(ready.Reason) + " " + string(synced.Reason)
+	switch {
+	case strings.Contains(reason, "Approval") || in.Plan != "":
+		return StateApproval, in
+	case strings.Contains(reason, "WaitingForInputs"):
+		return StateInputs, in
+	case strings.Contains(reason, "InUse"):
+		return StateInUse, in
+	case ready.Status == "True":
+		return StateReady, in
+	case synced.Status == "False":
+		in.Message = synced.Message
+		return StateFailing, in
+	}
+	return StatePending, in
+}
+
+func nested(obj map[string]any, path ...string) any {
+	var cur any = obj
+	for _, p := range path {
+		m, ok := cur.(map[string]any)
+		if !ok {
+			return nil
+		}
+		cur = m[p]
+	}
+	return cur
+}
+
+// Approve approves the plan as `modkind approve --plan` does (kind.Approve).
+func (c *Cluster) Approve(ctx context.Context, kindGroup, namespace, name, plan string) error {
+	k, g, _ := strings.Cut(kindGroup, ".")
+	var mods v1alpha1.ModuleList
+	if err := c.Client.List(ctx, &mods); err != nil {
+		return err
+	}
+	for i := range mods.Items {
+		if m := gvk(&mods.Items[i]); m.Kind == k && m.Group == g {
+			_, err := kind.Approve(ctx, c.Client, m, types.NamespacedName{Namespace: namespace, Name: name}, plan)
+			return err
+		}
+	}
+	return fmt.Errorf("no Module defines %s", kindGroup)
+}
+
+// Changes watches the Modules and every kind they generate, and calls changed on each event.
+// A watch that ends is restarted from the Module list, so a new Module's kind is watched too.
+func (c *Cluster) Changes(ctx context.Context, changed func()) error {
+	for ctx.Err() == nil {
+		if err := c.watchOnce(ctx, changed); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (c *Cluster) watchOnce(ctx context.Context, changed func()) error {
+	var mods v1alpha1.ModuleList
+	if err := c.Client.List(ctx, &mods); err != nil {
+		return fmt.Errorf(errWatch+": %w", "Modules", err)
+	}
+	watches := []watch.Interface{}
+	defer func() {
+		for _, w := range watches {
+			w.Stop()
+		}
+	}()
+	mw, err := c.Client.Watch(ctx, &v1alpha1.ModuleList{}, &client.ListOptions{Raw: &metav1.ListOptions{ResourceVersion: mods.ResourceVersion}})
+	if err != nil {
+		return fmt.Errorf(errWatch+": %w", "Modules", err)
+	}
+	watches = append(watches, mw)
+	for i := range mods.Items {
+		k := gvk(&mods.Items[i])
+		list := &unstructured.UnstructuredList{}
+		list.SetGroupVersionKind(k.GroupVersion().WithKind(k.Kind + "List"))
+		if w, err := c.Client.Watch(ctx, list); err == nil {
+			watches = append(watches, w)
+		}
+	}
+	for _, w := range watches[1:] {
+		go func(w watch.Interface) {
+			for range w.ResultChan() {
+				changed()
+			}
+		}(w)
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case ev, ok := <-mw.ResultChan():
+			changed()
+			if !ok || ev.Type != watch.Modified {
+				// A Module added or deleted (or the watch ended): watch its kind too.
+				return nil
+			}
+		}
+	}
+}

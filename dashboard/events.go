@@ -1,0 +1,100 @@
+package dashboard
+
+import (
+	"bytes"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+)
+
+// coalesce is the least time between two pushes to one page: a burst of informer events (a
+// rollout moving 1,000 instances) becomes one render a quarter second.
+const coalesce = 250 * time.Millisecond
+
+// hub tells every open page that the cluster changed.
+type hub struct {
+	mu   sync.Mutex
+	subs map[chan struct{}]bool
+}
+
+func newHub() *hub { return &hub{subs: map[chan struct{}]bool{}} }
+
+// mark marks every page dirty; a page already dirty stays so, once.
+func (h *hub) mark() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for c := range h.subs {
+		select {
+		case c <- struct{}{}:
+		default:
+		}
+	}
+}
+
+func (h *hub) subscribe() chan struct{} {
+	c := make(chan struct{}, 1)
+	h.mu.Lock()
+	h.subs[c] = true
+	h.mu.Unlock()
+	return c
+}
+
+func (h *hub) unsubscribe(c chan struct{}) {
+	h.mu.Lock()
+	delete(h.subs, c)
+	h.mu.Unlock()
+}
+
+// events streams the Fleet page's body to an open page as Server-Sent Events: re-rendered when
+// the cluster changed, at most once per coalesce, and sent only when it differs from the last.
+func (s *Server) events(w http.ResponseWriter, r *http.Request) {
+	flusher, ok := w.(http.Flusher)
+	if !ok {
+		http.Error(w, "streaming unsupported", http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	dirty := s.hub.subscribe()
+	defer s.hub.unsubscribe(dirty)
+	fmt.Fprint(w, ": live\n\n")
+	flusher.Flush()
+	var last []byte
+	for {
+		select {
+		case <-r.Context().Done():
+			return
+		case <-dirty:
+		}
+		v, err := s.fleetView(r)
+		if err != nil {
+			continue
+		}
+		var b bytes.Buffer
+		if err := s.pages.ExecuteTemplate(&b, "fleet-body", v); err != nil {
+			continue
+		}
+		if !bytes.Equal(b.Bytes(), last) {
+			last = b.Bytes()
+			writeEvent(&sseWriter{w}, "fleet", b.String())
+			flusher.Flush()
+		}
+		select {
+		case <-r.Context().Done():
+			return
+		case <-time.After(coalesce):
+		}
+	}
+}
+
+type sseWriter struct{ w http.ResponseWriter }
+
+// writeEvent writes one event whose data is the id of the element to replace and then its HTML.
+func writeEvent(w *sseWriter, id, html string) {
+	fmt.Fprintf(w.w, "event: swap\ndata: %s\n", id)
+	for _, line := range strings.Split(html, "\n") {
+		fmt.Fprintf(w.w, "data: %s\n", strings.TrimSuffix(line, "\r"))
+	}
+	fmt.Fprint(w.w, "\n")
+}

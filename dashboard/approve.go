@@ -3,6 +3,7 @@ package dashboard
 import (
 	"net/http"
 	"net/url"
+	"strconv"
 )
 
 // approve approves the plan id posted for an instance, as `modkind approve --plan` does: a plan
@@ -19,7 +20,12 @@ func (s *Server) approve(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "a destructive plan is approved only with the instance's name typed", http.StatusBadRequest)
 		return
 	}
-	if err := s.src.Approve(r.Context(), f.Get("kind"), f.Get("namespace"), name, f.Get("plan")); err != nil {
+	gen, err := strconv.ParseInt(f.Get("generation"), 10, 64)
+	if err != nil {
+		http.Error(w, "the form carries no generation", http.StatusBadRequest)
+		return
+	}
+	if err := s.src.Approve(r.Context(), f.Get("kind"), f.Get("namespace"), name, f.Get("plan"), gen); err != nil {
 		http.Error(w, "not approved: "+err.Error(), http.StatusConflict)
 		return
 	}

@@ -19,7 +19,10 @@ import (
 	"github.com/modkind/modkind/kind"
 )
 
-const errWatch = "cannot watch %s"
+const (
+	errWatch      = "cannot watch %s"
+	errGeneration = "the page showed generation %d, the instance is at generation %d now: review its plan again"
+)
 
 // Cluster is the Source that reads a cluster through the user's own credentials.
 type Cluster struct {
@@ -62,7 +65,7 @@ func (c *Cluster) moduleRow(ctx context.Context, m *v1alpha1.Module, namespace s
 		return row
 	}
 	for _, u := range list.Items {
-		st, in := classify(u.Object)
+		st, in := classify(&u)
 		in.Kind, in.Namespace, in.Name, in.Generation = row.Kind, u.GetNamespace(), u.GetName(), u.GetGeneration()
 		row.Counts[st]++
 		row.Total++
@@ -76,16 +79,18 @@ func (c *Cluster) moduleRow(ctx context.Context, m *v1alpha1.Module, namespace s
 	return row
 }
 
-// classify is an instance's state from its conditions and status.lastPlan.
-func classify(obj map[string]any) (State, Instance) {
-	var in Instance
-	if plan, ok := nested(obj, "status", "lastPlan").(map[string]any); ok {
-		if id, _ := plan["id"].(string); id != "" && plan["approved"] != true && strings.Contains(fmt.Sprint(plan["state"]), "Approval") {
-			in.Plan = id
-		}
+// classify is an instance's state from its conditions: a plan waiting for approval first (as
+// modkind approve finds it, kind.WaitingPlan), then the wiring's reasons, then Ready, then a
+// Synced condition that is False (its message, terraform's error, is what the page shows).
+func classify(u *unstructured.Unstructured) (State, Instance) {
+	in := Instance{Plan: kind.WaitingPlan(u)}
+	if in.Plan != "" {
+		d, _, _ := unstructured.NestedStringSlice(u.Object, "status", "lastPlan", "destructive")
+		in.Destructive = d
+		return StateApproval, in
 	}
 	var ready, synced xpv2.Condition
-	conds, _ := nested(obj, "status", "conditions").([]any)
+	conds, _ := nested(u.Object, "status", "conditions").([]any)
 	for _, raw := range conds {
 		m, _ := raw.(map[string]any)
 		c := xpv2.Condition{Type: xpv2.ConditionType(fmt.Sprint(m["type"])), Status: corev1.ConditionStatus(fmt.Sprint(m["status"])), Reason: xpv2.ConditionReason(fmt.Sprint(m["reason"])), Message: fmt.Sprint(m["message"])}
@@ -98,19 +103,27 @@ func classify(obj map[string]any) (State, Instance) {
 	}
 	reason := string(ready.Reason) + " " + string(synced.Reason)
 	switch {
-	case strings.Contains(reason, "Approval") || in.Plan != "":
-		return StateApproval, in
 	case strings.Contains(reason, "WaitingForInputs"):
+		in.Message = firstNonEmpty(synced.Message, ready.Message)
 		return StateInputs, in
 	case strings.Contains(reason, "InUse"):
 		return StateInUse, in
-	case ready.Status == "True":
-		return StateReady, in
-	case synced.Status == "False":
+	case synced.Status == corev1.ConditionFalse:
 		in.Message = synced.Message
 		return StateFailing, in
+	case ready.Status == corev1.ConditionTrue:
+		return StateReady, in
 	}
 	return StatePending, in
+}
+
+func firstNonEmpty(s ...string) string {
+	for _, v := range s {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
 }
 
 func nested(obj map[string]any, path ...string) any {
@@ -126,7 +139,9 @@ func nested(obj map[string]any, path ...string) any {
 }
 
 // Approve approves the plan as `modkind approve --plan` does (kind.Approve).
-func (c *Cluster) Approve(ctx context.Context, kindGroup, namespace, name, plan string) error {
+// The instance's generation must still be the one the page showed: a spec changed since is
+// another plan's to approve.
+func (c *Cluster) Approve(ctx context.Context, kindGroup, namespace, name, plan string, generation int64) error {
 	k, g, _ := strings.Cut(kindGroup, ".")
 	var mods v1alpha1.ModuleList
 	if err := c.Client.List(ctx, &mods); err != nil {
@@ -134,7 +149,16 @@ func (c *Cluster) Approve(ctx context.Context, kindGroup, namespace, name, plan 
 	}
 	for i := range mods.Items {
 		if m := gvk(&mods.Items[i]); m.Kind == k && m.Group == g {
-			_, err := kind.Approve(ctx, c.Client, m, types.NamespacedName{Namespace: namespace, Name: name}, plan)
+			key := types.NamespacedName{Namespace: namespace, Name: name}
+			u := &unstructured.Unstructured{}
+			u.SetGroupVersionKind(m)
+			if err := c.Client.Get(ctx, key, u); err != nil {
+				return err
+			}
+			if u.GetGeneration() != generation {
+				return fmt.Errorf(errGeneration, generation, u.GetGeneration())
+			}
+			_, err := kind.Approve(ctx, c.Client, m, key, plan)
 			return err
 		}
 	}

@@ -48,6 +48,8 @@ type Instance struct {
 	// Plan is the id of the plan waiting for approval, Generation the instance's generation.
 	Plan       string
 	Generation int64
+	// Destructive are the addresses the waiting plan deletes or replaces.
+	Destructive []string
 }
 
 // Bar is one segment of a module's state bar.

@@ -44,8 +44,8 @@ type Options struct {
 type Source interface {
 	// Fleet returns every Module and its instances' counts.
 	Fleet(ctx context.Context, namespace string) ([]ModuleRow, error)
-	// Approve approves the plan id of an instance, as `modkind approve` does.
-	Approve(ctx context.Context, kind, namespace, name, plan string) error
+	// Approve approves the plan id of an instance at generation, as `modkind approve` does.
+	Approve(ctx context.Context, kind, namespace, name, plan string, generation int64) error
 	// Changes calls changed whenever a Module or an instance changes, until ctx ends.
 	Changes(ctx context.Context, changed func()) error
 }

@@ -2,6 +2,7 @@ package dashboard
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -19,8 +20,8 @@ type fakeSource struct {
 
 func (f *fakeSource) Fleet(context.Context, string) ([]ModuleRow, error) { return f.mods, nil }
 
-func (f *fakeSource) Approve(_ context.Context, kind, ns, name, plan string) error {
-	f.approved = append(f.approved, kind+" "+ns+"/"+name+" "+plan)
+func (f *fakeSource) Approve(_ context.Context, kind, ns, name, plan string, gen int64) error {
+	f.approved = append(f.approved, fmt.Sprintf("%s %s/%s %s %d", kind, ns, name, plan, gen))
 	return nil
 }
 
@@ -49,7 +50,7 @@ func newTestServer(t *testing.T, src Source, o Options) (*Server, http.Handler, 
 }
 
 func TestSecurity(t *testing.T) {
-	approveForm := url.Values{"kind": {"Bucket.example.org"}, "namespace": {"team-a"}, "name": {"b"}, "plan": {"p1"}}.Encode()
+	approveForm := url.Values{"kind": {"Bucket.example.org"}, "namespace": {"team-a"}, "name": {"b"}, "plan": {"p1"}, "generation": {"4"}}.Encode()
 	cases := map[string]struct {
 		reason   string
 		opts     Options
@@ -181,7 +182,7 @@ func TestFleetPage(t *testing.T) {
 		Name: "buckets", Kind: "Bucket.example.org", Revision: "buckets-2",
 		Counts: map[State]int{StateReady: 3, StateFailing: 1, StateApproval: 1}, Total: 5,
 		Failing: []Instance{{Namespace: "team-a", Name: "b1", Message: `Error: <script>alert("x")</script> bad bucket name`}},
-		Waiting: []Instance{{Kind: "Bucket.example.org", Namespace: "team-a", Name: "b2", Plan: "plan-7", Generation: 3}},
+		Waiting: []Instance{{Kind: "Bucket.example.org", Namespace: "team-a", Name: "b2", Plan: "plan-7", Generation: 3, Destructive: []string{"aws_s3_bucket.this (replace: name)"}}},
 	}}}
 	cases := map[string]struct {
 		reason string
@@ -196,7 +197,7 @@ func TestFleetPage(t *testing.T) {
 		},
 		"ApproveButton": {
 			reason: "A plan waiting shows its id and an Approve form that posts that id back.",
-			want:   []string{"plan-7", `name="plan" value="plan-7"`, "Approve</button>"},
+			want:   []string{"plan-7", `name="plan" value="plan-7"`, `name="generation" value="3"`, "Approve</button>", "aws_s3_bucket.this", `name="confirm"`},
 		},
 		"ReadOnlyNoButton": {
 			reason: "--read-only shows no write button.",
@@ -236,7 +237,7 @@ func TestApproveDestructiveNeedsName(t *testing.T) {
 		confirm string
 		want    []string
 	}{
-		"NameTyped":    {reason: "The instance's name typed approves the destructive plan shown.", confirm: "b", want: []string{"Bucket.example.org team-a/b p1"}},
+		"NameTyped":    {reason: "The instance's name typed approves the destructive plan shown.", confirm: "b", want: []string{"Bucket.example.org team-a/b p1 4"}},
 		"WrongName":    {reason: "Another name typed approves nothing.", confirm: "c"},
 		"NothingTyped": {reason: "Nothing typed approves nothing.", confirm: ""},
 	}
@@ -244,7 +245,7 @@ func TestApproveDestructiveNeedsName(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			src := &fakeSource{}
 			_, h, cookie := newTestServer(t, src, Options{})
-			form := url.Values{"kind": {"Bucket.example.org"}, "namespace": {"team-a"}, "name": {"b"}, "plan": {"p1"}, "destructive": {"true"}, "confirm": {tc.confirm}}
+			form := url.Values{"kind": {"Bucket.example.org"}, "namespace": {"team-a"}, "name": {"b"}, "plan": {"p1"}, "generation": {"4"}, "destructive": {"true"}, "confirm": {tc.confirm}}
 			r := httptest.NewRequest(http.MethodPost, "http://"+addr+"/approve", strings.NewReader(form.Encode()))
 			r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 			r.Header.Set("Sec-Fetch-Site", "same-origin")

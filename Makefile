@@ -19,8 +19,8 @@ run: build
 # with tofu instead of terraform.
 test:
 	assets="$$(hack/testbin.sh)" && tofu="$$(hack/tofu.sh)" && crossplane="$$(hack/crossplane.sh)" && \
-	kcm="$$(hack/controller-manager.sh)" && helm="$$(hack/helm.sh)" && \
-	KUBEBUILDER_ASSETS="$$assets" MODKIND_CROSSPLANE="$$crossplane" MODKIND_CONTROLLER_MANAGER="$$kcm" MODKIND_HELM="$$helm" $(GO) test ./... -count=1 -timeout 30m && \
+	kcm="$$(hack/controller-manager.sh)" && helm="$$(hack/helm.sh)" && chromium="$$(hack/chromium.sh)" && \
+	KUBEBUILDER_ASSETS="$$assets" MODKIND_CROSSPLANE="$$crossplane" MODKIND_CONTROLLER_MANAGER="$$kcm" MODKIND_HELM="$$helm" MODKIND_CHROMIUM="$$chromium" $(GO) test ./... -count=1 -timeout 30m && \
 	echo "== reconcile/integration/ and terraform/ with OpenTofu ($$tofu)" && \
 	KUBEBUILDER_ASSETS="$$assets" MODKIND_TERRAFORM="$$tofu" $(GO) test ./reconcile/integration/ ./terraform/ -count=1 -timeout 30m && \
 	echo "== test provider and composition function (modules of their own)" && \

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -64,8 +65,12 @@ func (c *Cluster) moduleRow(ctx context.Context, m *v1alpha1.Module, namespace s
 		row.Unreadable = "instances not readable: " + err.Error()
 		return row
 	}
+	access := map[string]string{}
 	for _, u := range list.Items {
 		st, in := classify(&u)
+		if st == StateApproval {
+			in.Denied = c.mayPatch(ctx, k, u.GetNamespace(), access)
+		}
 		in.Kind, in.Namespace, in.Name, in.Generation = row.Kind, u.GetNamespace(), u.GetName(), u.GetGeneration()
 		row.Counts[st]++
 		row.Total++
@@ -77,6 +82,32 @@ func (c *Cluster) moduleRow(ctx context.Context, m *v1alpha1.Module, namespace s
 		}
 	}
 	return row
+}
+
+// mayPatch asks the API server (a SelfSubjectAccessReview, as the user) whether the user may
+// patch instances of k in namespace, which approving does; it returns "" when so, and why not
+// otherwise. Answers are kept in seen per namespace for one page.
+func (c *Cluster) mayPatch(ctx context.Context, k schema.GroupVersionKind, namespace string, seen map[string]string) string {
+	if why, ok := seen[namespace]; ok {
+		return why
+	}
+	why := ""
+	mapping, err := c.Client.RESTMapper().RESTMapping(k.GroupKind(), k.Version)
+	if err != nil {
+		why = "cannot tell the kind's resource: " + err.Error()
+	} else {
+		review := &authorizationv1.SelfSubjectAccessReview{Spec: authorizationv1.SelfSubjectAccessReviewSpec{
+			ResourceAttributes: &authorizationv1.ResourceAttributes{Namespace: namespace, Verb: "patch", Group: k.Group, Resource: mapping.Resource.Resource},
+		}}
+		switch err := c.Client.Create(ctx, review); {
+		case err != nil:
+			why = "cannot ask whether you may approve: " + err.Error()
+		case !review.Status.Allowed:
+			why = fmt.Sprintf("you may not patch %s in %s", mapping.Resource.Resource, namespace)
+		}
+	}
+	seen[namespace] = why
+	return why
 }
 
 // classify is an instance's state from its conditions: a plan waiting for approval first (as

@@ -50,6 +50,9 @@ type Instance struct {
 	Generation int64
 	// Destructive are the addresses the waiting plan deletes or replaces.
 	Destructive []string
+	// Denied says why the user may not approve it (a SelfSubjectAccessReview said no), empty
+	// when they may.
+	Denied string
 }
 
 // Bar is one segment of a module's state bar.

@@ -187,6 +187,7 @@ func TestFleetPage(t *testing.T) {
 	cases := map[string]struct {
 		reason string
 		opts   Options
+		mods   []ModuleRow
 		want   []string
 		absent []string
 	}{
@@ -199,6 +200,13 @@ func TestFleetPage(t *testing.T) {
 			reason: "A plan waiting shows its id and an Approve form that posts that id back.",
 			want:   []string{"plan-7", `name="plan" value="plan-7"`, `name="generation" value="3"`, "Approve</button>", "aws_s3_bucket.this", `name="confirm"`},
 		},
+		"DeniedDisabled": {
+			reason: "A plan the user may not approve shows a disabled button and why, and no form.",
+			mods: []ModuleRow{{Name: "m", Counts: map[State]int{StateApproval: 1}, Total: 1,
+				Waiting: []Instance{{Namespace: "team-b", Name: "c", Plan: "plan-9", Denied: "you may not patch buckets in team-b"}}}},
+			want:   []string{"plan-9", `<button type="button" disabled title="you may not patch buckets in team-b">Approve</button>`},
+			absent: []string{`action="/approve"`},
+		},
 		"ReadOnlyNoButton": {
 			reason: "--read-only shows no write button.",
 			opts:   Options{ReadOnly: true},
@@ -208,7 +216,11 @@ func TestFleetPage(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			_, h, cookie := newTestServer(t, src, tc.opts)
+			page := src
+			if tc.mods != nil {
+				page = &fakeSource{mods: tc.mods}
+			}
+			_, h, cookie := newTestServer(t, page, tc.opts)
 			r := httptest.NewRequest(http.MethodGet, "http://"+addr+"/", nil)
 			r.AddCookie(cookie)
 			w := httptest.NewRecorder()

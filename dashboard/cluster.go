@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 	authorizationv1 "k8s.io/api/authorization/v1"
@@ -202,6 +203,12 @@ func (c *Cluster) Changes(ctx context.Context, changed func()) error {
 	for ctx.Err() == nil {
 		if err := c.watchOnce(ctx, changed); err != nil {
 			return err
+		}
+		// A watch the API server keeps ending (an error event, a timeout) is not restarted in a
+		// tight loop: at most once a second.
+		select {
+		case <-ctx.Done():
+		case <-time.After(time.Second):
 		}
 	}
 	return nil

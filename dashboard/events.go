@@ -47,7 +47,7 @@ func (h *hub) unsubscribe(c chan struct{}) {
 	h.mu.Unlock()
 }
 
-// events streams the Fleet page's body to an open page as Server-Sent Events: re-rendered when
+// events streams the open page's body (fragment) as Server-Sent Events: re-rendered when
 // the cluster changed, at most once per coalesce, and sent only when it differs from the last.
 func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 	flusher, ok := w.(http.Flusher)
@@ -67,17 +67,13 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 			return
 		case <-dirty:
 		}
-		v, err := s.fleetView(r)
+		id, body, err := s.fragment(r)
 		if err != nil {
 			continue
 		}
-		var b bytes.Buffer
-		if err := s.pages.ExecuteTemplate(&b, "fleet-body", v); err != nil {
-			continue
-		}
-		if !bytes.Equal(b.Bytes(), last) {
-			last = b.Bytes()
-			writeEvent(&sseWriter{w}, "fleet", b.String())
+		if !bytes.Equal(body, last) {
+			last = body
+			writeEvent(&sseWriter{w}, id, string(body))
 			flusher.Flush()
 		}
 		select {
@@ -86,6 +82,27 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 		case <-time.After(coalesce):
 		}
 	}
+}
+
+// fragment renders the part of the page the request's events are for: a Module's page when it
+// names one (?module=), the Fleet page's table otherwise. It returns the element's id and HTML.
+func (s *Server) fragment(r *http.Request) (string, []byte, error) {
+	var b bytes.Buffer
+	if r.URL.Query().Has("module") {
+		r.SetPathValue("name", r.URL.Query().Get("module"))
+		v, err := s.moduleView(r)
+		if err != nil {
+			return "", nil, err
+		}
+		err = s.pages.ExecuteTemplate(&b, "module-body", v)
+		return "module", b.Bytes(), err
+	}
+	v, err := s.fleetView(r)
+	if err != nil {
+		return "", nil, err
+	}
+	err = s.pages.ExecuteTemplate(&b, "fleet-body", v)
+	return "fleet", b.Bytes(), err
 }
 
 type sseWriter struct{ w http.ResponseWriter }

@@ -11,7 +11,6 @@ import (
 	"errors"
 	"fmt"
 	"html/template"
-	"io/fs"
 	"net"
 	"net/http"
 	"time"
@@ -37,17 +36,6 @@ type Options struct {
 	ReadOnly bool
 	// Namespace limits the pages to one namespace when set.
 	Namespace string
-}
-
-// Source is what the pages read and do: the cluster through the user's kubeconfig in modkind,
-// a fake in unit tests.
-type Source interface {
-	// Fleet returns every Module and its instances' counts.
-	Fleet(ctx context.Context, namespace string) ([]ModuleRow, error)
-	// Approve approves the plan id of an instance at generation, as `modkind approve` does.
-	Approve(ctx context.Context, kind, namespace, name, plan string, generation int64) error
-	// Changes calls changed whenever a Module or an instance changes, until ctx ends.
-	Changes(ctx context.Context, changed func()) error
 }
 
 // Server is the dashboard: Handler serves it, the token in URL opens it once.
@@ -104,19 +92,6 @@ func New(src Source, addr string, o Options) (*Server, error) {
 // URL is the address to open: it carries the one-time token.
 func (s *Server) URL() string {
 	return "http://" + s.addr + "/?token=" + s.token
-}
-
-// Handler is the dashboard's routes behind its security layer.
-func (s *Server) Handler() http.Handler {
-	mux := http.NewServeMux()
-	static, _ := fs.Sub(staticFiles, "static")
-	mux.Handle("GET /static/", http.StripPrefix("/static/", http.FileServerFS(static)))
-	mux.HandleFunc("GET /{$}", s.fleetPage)
-	mux.HandleFunc("GET /events", s.events)
-	if !s.opts.ReadOnly {
-		mux.HandleFunc("POST /approve", s.approve)
-	}
-	return s.secure(mux)
 }
 
 // Serve serves the dashboard on l until ctx ends, and watches the cluster for the live pages.

@@ -10,12 +10,16 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/modkind/modkind/rollout"
 )
 
 // fakeSource is a fleet in memory, and records what was approved.
 type fakeSource struct {
 	mods     []ModuleRow
+	module   ModuleDetail
 	approved []string
+	signals  []string
 }
 
 func (f *fakeSource) Fleet(context.Context, string) ([]ModuleRow, error) { return f.mods, nil }
@@ -26,6 +30,18 @@ func (f *fakeSource) Approve(_ context.Context, kind, ns, name, plan string, gen
 }
 
 func (f *fakeSource) Changes(ctx context.Context, _ func()) error { <-ctx.Done(); return nil }
+
+func (f *fakeSource) Module(_ context.Context, name, _ string) (ModuleDetail, error) {
+	if name != f.module.Name {
+		return ModuleDetail{}, fmt.Errorf("modules.modkind.io %q not found", name)
+	}
+	return f.module, nil
+}
+
+func (f *fakeSource) Rollout(_ context.Context, module string, action rollout.Action) error {
+	f.signals = append(f.signals, module+" "+string(action))
+	return nil
+}
 
 const addr = "127.0.0.1:8080"
 

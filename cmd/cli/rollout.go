@@ -2,11 +2,9 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"sort"
-	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
@@ -23,19 +21,11 @@ import (
 // rolloutActions are the subcommands of modkind rollout. Each writes only what a GitOps commit
 // could write instead: an annotation on the Module (promote, undo) or spec.rollout.paused.
 var rolloutActions = map[string]func(ctx context.Context, c client.Client, module string, out io.Writer) error{
-	"status": rolloutStatus,
-	"promote": func(ctx context.Context, c client.Client, m string, out io.Writer) error {
-		return signalRollout(ctx, c, m, rollout.ActionPromote, v1alpha1.AnnotationPromote, out)
-	},
-	"undo": func(ctx context.Context, c client.Client, m string, out io.Writer) error {
-		return signalRollout(ctx, c, m, rollout.ActionUndo, v1alpha1.AnnotationUndo, out)
-	},
-	"pause": func(ctx context.Context, c client.Client, m string, out io.Writer) error {
-		return setPaused(ctx, c, m, true, out)
-	},
-	"resume": func(ctx context.Context, c client.Client, m string, out io.Writer) error {
-		return setPaused(ctx, c, m, false, out)
-	},
+	"status":  rolloutStatus,
+	"promote": signalRollout(rollout.ActionPromote),
+	"undo":    signalRollout(rollout.ActionUndo),
+	"pause":   signalRollout(rollout.ActionPause),
+	"resume":  signalRollout(rollout.ActionResume),
 }
 
 // rolloutCommand answers `modkind rollout status|preview|promote|pause|resume|undo <module>`.
@@ -151,50 +141,21 @@ func orNone(s string) string {
 	return s
 }
 
-// signalRollout sets one of the Module's one-shot annotations to a new value: the controller acts on
-// each new value once. A GitOps user commits a new value instead.
-func signalRollout(ctx context.Context, c client.Client, name string, action rollout.Action, annotation string, out io.Writer) error {
-	m := &v1alpha1.Module{}
-	if err := c.Get(ctx, types.NamespacedName{Name: name}, m); err != nil {
+// signalRollout asks the Module's rollout for action (rollout.Signal) and says what it wrote. A
+// GitOps user commits the same instead.
+func signalRollout(action rollout.Action) func(ctx context.Context, c client.Client, module string, out io.Writer) error {
+	return func(ctx context.Context, c client.Client, module string, out io.Writer) error {
+		wrote, err := rollout.Signal(ctx, c, module, action)
+		if err != nil {
+			return err
+		}
+		switch action {
+		case rollout.ActionPause, rollout.ActionResume:
+			word := map[rollout.Action]string{rollout.ActionPause: "Paused", rollout.ActionResume: "Resumed"}[action]
+			_, err = fmt.Fprintf(out, "%s the rollout of Module %s (%s).\n", word, module, wrote)
+		default:
+			_, err = fmt.Fprintf(out, "Asked for %s of the rollout of Module %s (%s); `modkind rollout status %s` shows the result.\n", action, module, wrote, module)
+		}
 		return err
 	}
-	// A signal with nothing to act on would be spent unseen, and the command would seem to work.
-	if err := rollout.Check(action, name, rolloutSpec(m), m.Status.Rollout); err != nil {
-		return err
-	}
-	value := time.Now().UTC().Format(time.RFC3339Nano)
-	patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]string{annotation: value}}})
-	if err := c.Patch(ctx, m, client.RawPatch(types.MergePatchType, patch)); err != nil {
-		return err
-	}
-	verb := strings.TrimPrefix(annotation, "modkind.io/")
-	_, err := fmt.Fprintf(out, "Asked for %s of the rollout of Module %s (%s=%s); `modkind rollout status %s` shows the result.\n", verb, name, annotation, value, name)
-	return err
-}
-
-// setPaused sets spec.rollout.paused, as a GitOps commit would.
-func setPaused(ctx context.Context, c client.Client, name string, paused bool, out io.Writer) error {
-	m := &v1alpha1.Module{}
-	if err := c.Get(ctx, types.NamespacedName{Name: name}, m); err != nil {
-		return err
-	}
-	action := map[bool]rollout.Action{true: rollout.ActionPause, false: rollout.ActionResume}[paused]
-	if err := rollout.Check(action, name, rolloutSpec(m), m.Status.Rollout); err != nil {
-		return err
-	}
-	patch, _ := json.Marshal(map[string]any{"spec": map[string]any{"rollout": map[string]any{"paused": paused}}})
-	if err := c.Patch(ctx, m, client.RawPatch(types.MergePatchType, patch)); err != nil {
-		return err
-	}
-	word := map[bool]string{true: "Paused", false: "Resumed"}[paused]
-	_, err := fmt.Fprintf(out, "%s the rollout of Module %s (spec.rollout.paused: %t).\n", word, name, paused)
-	return err
-}
-
-// rolloutSpec is the Module's spec.rollout, the zero one (Automatic) when it has none.
-func rolloutSpec(m *v1alpha1.Module) v1alpha1.Rollout {
-	if m.Spec.Rollout == nil {
-		return v1alpha1.Rollout{}
-	}
-	return *m.Spec.Rollout
 }

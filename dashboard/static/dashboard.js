@@ -6,7 +6,9 @@
   if (!window.EventSource) {
     return;
   }
-  var source = new EventSource("/events" + window.location.search);
+  // A page names where its updates come from (data-events); the Fleet page's follow its filter.
+  var events = document.body.getAttribute("data-events") || "/events" + window.location.search;
+  var source = new EventSource(events);
   source.addEventListener("swap", function (e) {
     var cut = e.data.indexOf("\n");
     var id = cut < 0 ? e.data : e.data.slice(0, cut);

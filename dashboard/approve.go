@@ -8,7 +8,7 @@ import (
 
 // approve approves the plan id posted for an instance, as `modkind approve --plan` does: a plan
 // other than the one shown is refused by kind.Approve. A destructive plan needs the instance's
-// name typed in confirm.
+// name typed in confirm: the Source checks it against the plan it reads, not against the form.
 func (s *Server) approve(w http.ResponseWriter, r *http.Request) {
 	if err := r.ParseForm(); err != nil {
 		http.Error(w, "cannot read the form", http.StatusBadRequest)
@@ -16,16 +16,12 @@ func (s *Server) approve(w http.ResponseWriter, r *http.Request) {
 	}
 	f := r.PostForm
 	name := f.Get("name")
-	if f.Get("destructive") == "true" && f.Get("confirm") != name {
-		http.Error(w, "a destructive plan is approved only with the instance's name typed", http.StatusBadRequest)
-		return
-	}
 	gen, err := strconv.ParseInt(f.Get("generation"), 10, 64)
 	if err != nil {
 		http.Error(w, "the form carries no generation", http.StatusBadRequest)
 		return
 	}
-	if err := s.src.Approve(r.Context(), f.Get("kind"), f.Get("namespace"), name, f.Get("plan"), gen); err != nil {
+	if err := s.src.Approve(r.Context(), f.Get("kind"), f.Get("namespace"), name, f.Get("plan"), gen, f.Get("confirm")); err != nil {
 		http.Error(w, "not approved: "+err.Error(), http.StatusConflict)
 		return
 	}

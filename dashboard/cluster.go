@@ -2,6 +2,7 @@ package dashboard
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -24,6 +25,7 @@ import (
 const (
 	errWatch      = "cannot watch %s"
 	errGeneration = "the page showed generation %d, the instance is at generation %d now: review its plan again"
+	errConfirm    = "the plan destroys or replaces objects: it is approved only with the instance's name typed"
 )
 
 // Cluster is the Source that reads a cluster through the user's own credentials.
@@ -173,7 +175,7 @@ func nested(obj map[string]any, path ...string) any {
 // Approve approves the plan as `modkind approve --plan` does (kind.Approve).
 // The instance's generation must still be the one the page showed: a spec changed since is
 // another plan's to approve.
-func (c *Cluster) Approve(ctx context.Context, kindGroup, namespace, name, plan string, generation int64) error {
+func (c *Cluster) Approve(ctx context.Context, kindGroup, namespace, name, plan string, generation int64, confirm string) error {
 	k, g, _ := strings.Cut(kindGroup, ".")
 	var mods v1alpha1.ModuleList
 	if err := c.Client.List(ctx, &mods); err != nil {
@@ -190,11 +192,24 @@ func (c *Cluster) Approve(ctx context.Context, kindGroup, namespace, name, plan 
 			if u.GetGeneration() != generation {
 				return fmt.Errorf(errGeneration, generation, u.GetGeneration())
 			}
+			d, _, _ := unstructured.NestedStringSlice(u.Object, "status", "lastPlan", "destructive")
+			if err := confirmed(d, name, confirm); err != nil {
+				return err
+			}
 			_, err := kind.Approve(ctx, c.Client, m, key, plan)
 			return err
 		}
 	}
 	return fmt.Errorf("no Module defines %s", kindGroup)
+}
+
+// confirmed returns nil when a plan that destroys or replaces the objects destructive may be
+// approved: when it destroys nothing, or the instance's name was typed.
+func confirmed(destructive []string, name, confirm string) error {
+	if len(destructive) > 0 && confirm != name {
+		return errors.New(errConfirm)
+	}
+	return nil
 }
 
 // Changes watches the Modules and every kind they generate, and calls changed on each event.

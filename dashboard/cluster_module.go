@@ -13,6 +13,7 @@ import (
 
 	"github.com/modkind/modkind/apis/v1alpha1"
 	"github.com/modkind/modkind/crd"
+	"github.com/modkind/modkind/kind"
 	"github.com/modkind/modkind/rollout"
 )
 
@@ -214,4 +215,37 @@ func actions(m *v1alpha1.Module, denied string) []Action {
 		out = append(out, Action{Name: a, Denied: why})
 	}
 	return out
+}
+
+// Approvals lists every plan waiting for approval (in namespace when set), destructive ones
+// first, each with its readable plan for the first maxPlanTexts.
+func (c *Cluster) Approvals(ctx context.Context, namespace string) ([]Approval, error) {
+	rows, err := c.Fleet(ctx, namespace)
+	if err != nil {
+		return nil, err
+	}
+	var out []Approval
+	for _, r := range rows {
+		for _, in := range r.Waiting {
+			out = append(out, Approval{Instance: in})
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return len(out[i].Destructive) > 0 && len(out[j].Destructive) == 0 })
+	for i := range out {
+		if i >= maxPlanTexts {
+			out[i].TextError = fmt.Sprintf("the inbox shows the text of the first %d plans: modkind plan %s/%s -n %s prints this one", maxPlanTexts, out[i].Kind, out[i].Name, out[i].Namespace)
+			continue
+		}
+		v, err := kind.ReadPlanView(ctx, c.Client, out[i].Kind, out[i].Namespace, out[i].Name)
+		if err != nil {
+			out[i].TextError = "plan text not readable: " + err.Error()
+			continue
+		}
+		if v.ID != out[i].Plan {
+			out[i].TextError = "the plan Secret holds another plan (" + v.ID + ") than the one waiting: it is being made again"
+			continue
+		}
+		out[i].Summary, out[i].Time, out[i].Text = v.Summary, v.Time, strings.TrimLeft(v.Text, "\n")
+	}
+	return out, nil
 }

@@ -85,9 +85,17 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 }
 
 // fragment renders the part of the page the request's events are for: a Module's page when it
-// names one (?module=), the Fleet page's table otherwise. It returns the element's id and HTML.
+// names one (?module=), the Approval inbox's (?approvals=), the Fleet page's table otherwise. It returns the element's id and HTML.
 func (s *Server) fragment(r *http.Request) (string, []byte, error) {
 	var b bytes.Buffer
+	if r.URL.Query().Has("approvals") {
+		v, err := s.approvalsView(r)
+		if err != nil {
+			return "", nil, err
+		}
+		err = s.pages.ExecuteTemplate(&b, "approvals-body", v)
+		return "approvals", b.Bytes(), err
+	}
 	if r.URL.Query().Has("module") {
 		r.SetPathValue("name", r.URL.Query().Get("module"))
 		v, err := s.moduleView(r)

@@ -12,6 +12,7 @@ func (s *Server) Handler() http.Handler {
 	mux.Handle("GET /static/", http.StripPrefix("/static/", http.FileServerFS(static)))
 	mux.HandleFunc("GET /{$}", s.fleetPage)
 	mux.HandleFunc("GET /modules/{name}", s.modulePage)
+	mux.HandleFunc("GET /approvals", s.approvalsPage)
 	mux.HandleFunc("GET /events", s.events)
 	if !s.opts.ReadOnly {
 		mux.HandleFunc("POST /approve", s.approve)

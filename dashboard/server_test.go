@@ -16,15 +16,21 @@ import (
 
 // fakeSource is a fleet in memory, and records what was approved.
 type fakeSource struct {
-	mods     []ModuleRow
-	module   ModuleDetail
-	approved []string
-	signals  []string
+	mods   []ModuleRow
+	module ModuleDetail
+	// destructive are the addresses the waiting plans destroy or replace, by namespace/name.
+	destructive map[string][]string
+	approvals   []Approval
+	approved    []string
+	signals     []string
 }
 
 func (f *fakeSource) Fleet(context.Context, string) ([]ModuleRow, error) { return f.mods, nil }
 
-func (f *fakeSource) Approve(_ context.Context, kind, ns, name, plan string, gen int64) error {
+func (f *fakeSource) Approve(_ context.Context, kind, ns, name, plan string, gen int64, confirm string) error {
+	if err := confirmed(f.destructive[ns+"/"+name], name, confirm); err != nil {
+		return err
+	}
 	f.approved = append(f.approved, fmt.Sprintf("%s %s/%s %s %d", kind, ns, name, plan, gen))
 	return nil
 }
@@ -37,6 +43,8 @@ func (f *fakeSource) Module(_ context.Context, name, _ string) (ModuleDetail, er
 	}
 	return f.module, nil
 }
+
+func (f *fakeSource) Approvals(context.Context, string) ([]Approval, error) { return f.approvals, nil }
 
 func (f *fakeSource) Rollout(_ context.Context, module string, action rollout.Action) error {
 	f.signals = append(f.signals, module+" "+string(action))
@@ -271,9 +279,10 @@ func TestApproveDestructiveNeedsName(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			src := &fakeSource{}
+			src := &fakeSource{destructive: map[string][]string{"team-a/b": {"aws_s3_bucket.this"}}}
 			_, h, cookie := newTestServer(t, src, Options{})
-			form := url.Values{"kind": {"Bucket.example.org"}, "namespace": {"team-a"}, "name": {"b"}, "plan": {"p1"}, "generation": {"4"}, "destructive": {"true"}, "confirm": {tc.confirm}}
+			// The form does not say the plan is destructive: the check reads the plan, not the form.
+			form := url.Values{"kind": {"Bucket.example.org"}, "namespace": {"team-a"}, "name": {"b"}, "plan": {"p1"}, "generation": {"4"}, "confirm": {tc.confirm}}
 			r := httptest.NewRequest(http.MethodPost, "http://"+addr+"/approve", strings.NewReader(form.Encode()))
 			r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 			r.Header.Set("Sec-Fetch-Site", "same-origin")

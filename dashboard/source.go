@@ -11,8 +11,11 @@ import (
 type Source interface {
 	// Fleet returns every Module and its instances' counts.
 	Fleet(ctx context.Context, namespace string) ([]ModuleRow, error)
-	// Approve approves the plan id of an instance at generation, as `modkind approve` does.
-	Approve(ctx context.Context, kind, namespace, name, plan string, generation int64) error
+	// Approve approves the plan id of an instance at generation, as `modkind approve` does; a plan
+	// that destroys or replaces objects only when confirm is the instance's name.
+	Approve(ctx context.Context, kind, namespace, name, plan string, generation int64, confirm string) error
+	// Approvals lists the plans waiting for approval (in namespace when set), with their text.
+	Approvals(ctx context.Context, namespace string) ([]Approval, error)
 	// Module reads one Module for its page (instances in namespace when set).
 	Module(ctx context.Context, name, namespace string) (ModuleDetail, error)
 	// Rollout asks a Module's rollout for action, as `modkind rollout` does.

@@ -197,6 +197,17 @@ func TestDashboardBrowser(t *testing.T) {
 	}
 	screenshot(t, ctx, "dashboard-fleet.png")
 
+	// The Approval inbox shows the waiting plan with terraform's text of it.
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`a[href="/approvals"]`)), chromedp.WaitVisible(chromedp.CSS("#approvals"))); err != nil {
+		t.Fatal(err)
+	}
+	pageText(t, ctx, "approvals", "default/waiting")
+	pageText(t, ctx, "approvals", "will be created")
+	screenshot(t, ctx, "dashboard-approvals.png")
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`a[href="/"]`)), chromedp.WaitVisible(chromedp.CSS("#fleet"))); err != nil {
+		t.Fatal(err)
+	}
+
 	// Approve by clicking; modkind plan then no longer shows a plan waiting, and the instance is applied.
 	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`form[action="/approve"] button`)), chromedp.WaitVisible(chromedp.CSS("#fleet"))); err != nil {
 		t.Fatal(err)

@@ -49,12 +49,12 @@ func mayStart(namespace string, total int, share func(string) (int, bool), load 
 // their shares: slots that are not idle, though free.
 func claimed(namespace string, share func(string) (int, bool), load Load) int {
 	n := 0
-	for ns, waiting := range load.Waiting {
-		if ns == namespace || waiting <= 0 {
+	for ns, wanting := range load.Waiting {
+		if ns == namespace || wanting <= 0 {
 			continue
 		}
 		s, _ := share(ns)
-		n += min(waiting, max(s-load.Running[ns], 0))
+		n += min(wanting, max(s-load.Running[ns], 0))
 	}
 	return n
 }

@@ -291,14 +291,14 @@ func (p *Pool) idle(namespace string) bool {
 
 // load is what the runs of each namespace hold and await. p.mu is held.
 func (p *Pool) load() Load {
-	waiting := make(map[string]int, len(p.waiting)+len(p.admitted))
+	wanting := make(map[string]int, len(p.waiting)+len(p.admitted))
 	for ns, q := range p.waiting {
-		waiting[ns] += len(q)
+		wanting[ns] += len(q)
 	}
 	for ns, n := range p.admitted {
-		waiting[ns] += n
+		wanting[ns] += n
 	}
-	return Load{Running: p.running, Waiting: waiting}
+	return Load{Running: p.running, Waiting: wanting}
 }
 
 // shareOf is a namespace's share, and whether it is a cap, as last read. p.mu is held.

@@ -30,9 +30,9 @@ type result struct {
 	createRequests, updateRequests requestCounts
 	// createFetched and updateFetched are the bytes the runners fetched from the controller.
 	createFetched, updateFetched fetchedBytes
-	idleCPU                        time.Duration
-	idleCalls                      int
-	peakRSS                        int64 // KiB
+	idleCPU                      time.Duration
+	idleCalls                    int
+	peakRSS                      int64 // KiB
 	// restart is what a restart of the controller cost, with -restart.
 	restart restartFigures
 	// ctrlInits is how many terraform inits the controller ran: its provider installations.

@@ -428,7 +428,6 @@ func runTimes(ctx context.Context, c client.Client, what, ns string, start time.
 		return
 	}
 	var created, queued, ran []time.Duration
-	var spans [][2]time.Time
 	phases := map[string]int{}
 	for _, r := range runs.Items {
 		// Creation timestamps have a resolution of a second; the recorder's annotation, when
@@ -446,38 +445,11 @@ func runTimes(ctx context.Context, c client.Client, what, ns string, start time.
 			queued = append(queued, r.Status.StartTime.Sub(made))
 			if r.Status.CompletionTime != nil {
 				ran = append(ran, r.Status.CompletionTime.Sub(r.Status.StartTime.Time))
-				spans = append(spans, [2]time.Time{r.Status.StartTime.Time, r.Status.CompletionTime.Time})
 			}
 		}
 	}
-	fmt.Fprintf(os.Stderr, "%s: %d Runs %v; created after the change %s; created → started %s; started → completed %s; at most %d running at once\n",
-		what, len(created), phases, spread(created), spread(queued), spread(ran), mostAtOnce(spans))
-}
-
-// mostAtOnce is the most spans (start, end) that overlap: Runs running at once. Times are a
-// Run's status times, of a second's resolution: a Run that ends in the second another starts is
-// taken as ended, so the figure may be low by the Runs that end each second, never high.
-func mostAtOnce(spans [][2]time.Time) int {
-	type edge struct {
-		at    time.Time
-		delta int
-	}
-	var edges []edge
-	for _, s := range spans {
-		edges = append(edges, edge{s[0], 1}, edge{s[1], -1})
-	}
-	slices.SortFunc(edges, func(a, b edge) int {
-		if c := a.at.Compare(b.at); c != 0 {
-			return c
-		}
-		return a.delta - b.delta
-	})
-	most, now := 0, 0
-	for _, e := range edges {
-		now += e.delta
-		most = max(most, now)
-	}
-	return most
+	fmt.Fprintf(os.Stderr, "%s: %d Runs %v; created after the change %s; created → started %s; started → completed %s\n",
+		what, len(created), phases, spread(created), spread(queued), spread(ran))
 }
 
 // spread is the minimum, median and maximum of ds.

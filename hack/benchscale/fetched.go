@@ -70,11 +70,21 @@ func (f fetchedBytes) since(before fetchedBytes) fetchedBytes {
 	return out
 }
 
-// perRun says the bytes per Run of runs, bundle and providers, in MB.
+// perRun says the bytes per Run of runs, bundle and providers.
 func (f fetchedBytes) perRun(runs int) string {
 	if runs <= 0 {
 		return "-"
 	}
-	mb := func(what string) string { return fmt.Sprintf("%.2f", f[what]/float64(runs)/1e6) }
-	return mb("bundle") + " / " + mb("provider")
+	return humanBytes(f["bundle"]/float64(runs)) + " / " + humanBytes(f["provider"]/float64(runs))
+}
+
+// humanBytes says n bytes in B, kB or MB.
+func humanBytes(n float64) string {
+	switch {
+	case n >= 1e6:
+		return fmt.Sprintf("%.1f MB", n/1e6)
+	case n >= 1e3:
+		return fmt.Sprintf("%.1f kB", n/1e3)
+	}
+	return fmt.Sprintf("%.0f B", n)
 }

@@ -38,7 +38,10 @@ modkind_runs_total{operation="apply"} 7
 			t.Errorf("\n%s\nparseServed: -want +got\n%s", tc.reason, diff)
 		}
 	}
-	if got := (fetchedBytes{"bundle": 2e6, "provider": 600e6}).since(fetchedBytes{"bundle": 1e6}).perRun(2); got != "0.50 / 300.00" {
-		t.Errorf("bytes per Run of 2 Runs that fetched 1 MB of bundles and 600 MB of providers: want 0.50 / 300.00 MB, got %s", got)
+	if got := (fetchedBytes{"bundle": 2e6, "provider": 600e6}).since(fetchedBytes{"bundle": 1e6}).perRun(2); got != "500.0 kB / 300.0 MB" {
+		t.Errorf("bytes per Run of 2 Runs that fetched 1 MB of bundles and 600 MB of providers: want 500.0 kB / 300.0 MB, got %s", got)
+	}
+	if got := (fetchedBytes{"bundle": 900}).perRun(1); got != "900 B / 0 B" {
+		t.Errorf("bytes per Run of a Run that fetched a 900-byte bundle and no provider: want 900 B / 0 B, got %s", got)
 	}
 }

@@ -179,7 +179,7 @@ func (t moduleRows) create() {
 	t.row("create, API server + etcd CPU-s", secs(f.createAPI), timeCell(f.createAPI, func(r result) time.Duration { return r.createAPI }))
 	t.row("create, terraform calls/instance (controller)", perInstance(f.createCalls, n), callsCell(n, func(r result) int { return r.createCalls }))
 	t.row("create, terraform calls/instance (runners)", "-", jobOnly(func(r result) string { return perInstance(r.createRunnerCalls, n) }))
-	t.row("create, MB fetched per instance by runners (bundle / providers)", "-", jobOnly(func(r result) string { return r.createFetched.perRun(n) }))
+	t.row("create, fetched per instance by runners (bundle / providers)", "-", jobOnly(func(r result) string { return r.createFetched.perRun(n) }))
 	t.row("create, things provider processes started", t.providers(f.createProviders), t.providersCell(func(r result) int { return r.createProviders }))
 }
 
@@ -200,7 +200,7 @@ func (t moduleRows) update() {
 	t.row("update, API server + etcd CPU-s less those patches", secs(f.updateAPI), timeCell(f.updateAPI, func(r result) time.Duration { return r.updateAPI - r.updatePatches }))
 	t.row("update, terraform calls/instance (controller)", perInstance(f.updateCalls, n), callsCell(n, func(r result) int { return r.updateCalls }))
 	t.row("update, terraform calls/instance (runners)", "-", jobOnly(func(r result) string { return perInstance(r.updateRunnerCalls, n) }))
-	t.row("update, MB fetched per instance by runners (bundle / providers)", "-", jobOnly(func(r result) string { return r.updateFetched.perRun(n) }))
+	t.row("update, fetched per instance by runners (bundle / providers)", "-", jobOnly(func(r result) string { return r.updateFetched.perRun(n) }))
 	t.row("update, things provider processes started", t.providers(f.updateProviders), t.providersCell(func(r result) int { return r.updateProviders }))
 }
 

@@ -1,13 +1,8 @@
 package main
 
 import (
-	"bufio"
 	"context"
-	"fmt"
-	"io"
-	"net/http"
-	"strconv"
-	"strings"
+	"errors"
 	"sync"
 	"time"
 
@@ -19,11 +14,13 @@ import (
 // atOnceEvery is how often sampleAtOnce looks.
 const atOnceEvery = 200 * time.Millisecond
 
-// sampleAtOnce samples how many runs of the side go at once until the function it returns is
-// called, which returns the most it saw: in process mode the controller's
-// modkind_terraform_runs_in_flight (terraform runs holding a slot), in job mode the side's Runs
-// in phase Running (a runner pod executing them; a pod still starting is not counted).
+// sampleAtOnce samples how many Runs of a job column go at once until the function it returns is
+// called, which returns the most it saw: the side's Runs in phase Running (a runner pod executing
+// them; a pod still starting is not counted).
 func (s *sideRun) sampleAtOnce(ctx context.Context) func() int {
+	if !s.sd.job {
+		return func() int { return 0 }
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	most := 0
@@ -65,32 +62,9 @@ func (s *sideRun) runningNow(ctx context.Context) (int, error) {
 		}
 		return n, nil
 	}
-	if s.metrics == "" {
-		return 0, fmt.Errorf("no metrics address")
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+s.metrics+"/metrics", nil)
-	if err != nil {
-		return 0, err
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return 0, err
-	}
-	defer resp.Body.Close()
-	return parseGauge(resp.Body, "modkind_terraform_runs_in_flight")
+	// The controller's modkind_terraform_runs_in_flight reads more than its slots (14–17 of
+	// 10): no figure in process mode rather than a wrong one.
+	return 0, errNoSample
 }
 
-// parseGauge reads the value of the gauge name, without labels, from metrics in Prometheus'
-// text format; 0 when absent.
-func parseGauge(r io.Reader, name string) (int, error) {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 1<<16), 1<<20)
-	for sc.Scan() {
-		metric, value, ok := strings.Cut(sc.Text(), " ")
-		if ok && metric == name {
-			v, err := strconv.ParseFloat(strings.TrimSpace(value), 64)
-			return int(v), err
-		}
-	}
-	return 0, sc.Err()
-}
+var errNoSample = errors.New("no sample of runs at once in process mode")

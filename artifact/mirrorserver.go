@@ -212,7 +212,7 @@ func (s *Server) serveArchive(w http.ResponseWriter, r *http.Request, m mirrorRe
 		http.Error(w, "cannot open archive", http.StatusInternalServerError)
 		return
 	}
-	serveFile(w, f, "application/zip", log)
+	serveFile(w, f, "application/zip", artifactProvider, log)
 }
 
 // sign is the HMAC-SHA256 of an archive URL's parts with a key of this server's own, made at

@@ -150,7 +150,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "cannot open bundle", http.StatusInternalServerError)
 		return
 	}
-	serveFile(w, f, "application/gzip", log)
+	serveFile(w, f, "application/gzip", artifactBundle, log)
 }
 
 // retryAfter is what a runner is told to wait before it asks again for what is not prepared yet.
@@ -199,8 +199,8 @@ func (s *Server) listBundles(w http.ResponseWriter, r *http.Request, ns string, 
 	return digests, true
 }
 
-// serveFile answers with the content of f, which it closes.
-func serveFile(w http.ResponseWriter, f *os.File, contentType string, log logr.Logger) {
+// serveFile answers with the content of f, an artifact of the kind what, which it closes.
+func serveFile(w http.ResponseWriter, f *os.File, contentType, what string, log logr.Logger) {
 	defer f.Close() //nolint:errcheck // read only.
 	fi, err := f.Stat()
 	if err != nil {
@@ -213,6 +213,7 @@ func serveFile(w http.ResponseWriter, f *os.File, contentType string, log logr.L
 	w.Header().Set("Cache-Control", "private, no-store")
 	w.WriteHeader(http.StatusOK)
 	n, err := io.Copy(w, f)
+	metricServedBytes.WithLabelValues(what).Add(float64(n))
 	if err != nil {
 		log.Info("Artifact transfer interrupted", "bytes", n, "error", err.Error())
 		return

@@ -1,9 +1,10 @@
 // Package slots shares the controller's run slots (--max-concurrent-runs) among the namespaces
-// whose instances want them, the same way for both executors: no namespace holds more than its
-// share (Policy), and runs that wait for a slot are served round robin by namespace (NextTurn),
-// oldest first within one: Pool for the runs of this process; the Job executor, whose slots are
-// Runs counted in the cluster, applies the same Policy and order to its Runs. A tenant with many
-// instances, or many slow or stuck ones, then delays only itself.
+// whose instances want them, the same way for both executors: a namespace always gets its share
+// (Policy), and uses idle slots beyond it only while no other namespace waits for them (MayStart:
+// work-conserving, no preemption); runs that wait for a slot are served round robin by namespace
+// (NextTurn), oldest first within one: Pool for the runs of this process; the Job executor, whose
+// slots are Runs counted in the cluster, applies the same decision and order to its Runs. A
+// tenant with many instances, or many slow or stuck ones, then delays only itself.
 package slots
 
 import (
@@ -17,40 +18,50 @@ import (
 )
 
 // AnnotationMaxRuns on a Namespace overrides its share: the number of runs its instances may hold
-// at once. Only cluster admins write Namespaces.
+// at once, a cap that idle slots are never lent beyond (MayStart). Only cluster admins write
+// Namespaces.
 const AnnotationMaxRuns = "modkind.io/max-concurrent-runs"
 
 // Policy says how many run slots there are and how many one namespace may hold.
 type Policy struct {
 	// Total is the number of runs at once across all namespaces; at least 1.
 	Total int
-	// PerNamespace is a namespace's share unless Override gives another; half of Total, at
-	// least 1, when < 1.
+	// PerNamespace is a namespace's share unless Override gives another: the slots it gets
+	// whoever else waits; half of Total, at least 1, when < 1.
 	PerNamespace int
 	// Override returns the annotations of a namespace, nil when unknown; AnnotationMaxRuns there
 	// overrides PerNamespace.
 	Override func(namespace string) map[string]string
 }
 
-// DefaultShare is the share of a namespace when none is configured: half the slots, so that one
-// namespace never takes them all, and at least one.
+// DefaultShare is the share of a namespace when none is configured: half the slots, and at least
+// one. A namespace alone uses them all (MayStart); a second that waits gets half.
 func DefaultShare(total int) int { return max(1, (total+1)/2) }
 
-// Share is how many runs the instances of namespace may hold at once: never more than Total.
+// Share is how many runs the instances of namespace get at once whoever else waits: never more
+// than Total.
 func (p Policy) Share(namespace string) int {
+	share, _ := p.shareAndCap(namespace)
+	return share
+}
+
+// shareAndCap is a namespace's share, and whether it is a cap (a cluster admin's annotation):
+// then idle slots are not lent to the namespace beyond it.
+func (p Policy) shareAndCap(namespace string) (int, bool) {
 	total := max(p.Total, 1)
 	share := p.PerNamespace
 	if share < 1 {
 		share = DefaultShare(total)
 	}
+	capped := false
 	if p.Override != nil {
 		if v, ok := p.Override(namespace)[AnnotationMaxRuns]; ok {
 			if n, err := strconv.Atoi(v); err == nil && n >= 0 {
-				share = n
+				share, capped = n, true
 			}
 		}
 	}
-	return min(share, total)
+	return min(share, total), capped
 }
 
 // A ShareFullError says the instances of a namespace hold their whole share of run slots: the run
@@ -60,9 +71,18 @@ type ShareFullError struct {
 	// Active counts the places the namespace's runs hold: running, waiting in line, or admitted
 	// and about to.
 	Active, Share int
+	// Lent says the namespace's runs hold idle slots beyond its share, which other namespaces
+	// that wait get back as they free: Active is then the share, so that the message stays the
+	// same while the namespace waits.
+	Lent bool
 }
 
 func (e *ShareFullError) Error() string {
+	if e.Lent {
+		return fmt.Sprintf(shareFullPrefix+": the instances of namespace %s hold more than the %d runs it may hold at once, "+
+			"on idle slots it gives back as other namespaces wait (--max-concurrent-runs-per-namespace, or the namespace's annotation %s)",
+			e.Namespace, e.Share, AnnotationMaxRuns)
+	}
 	return fmt.Sprintf(shareFullPrefix+": the instances of namespace %s hold %d of the %d runs it may hold at once "+
 		"(--max-concurrent-runs-per-namespace, or the namespace's annotation %s)", e.Namespace, e.Active, e.Share, AnnotationMaxRuns)
 }
@@ -105,8 +125,9 @@ func (e *FullError) Error() string {
 }
 
 // Pool hands out the run slots of one process. A run that may not wait (its namespace holds or
-// awaits its whole share) is refused at once with a *ShareFullError, so that the instances of one
-// namespace never occupy every worker waiting; the others wait in line for the next free slot.
+// awaits its whole share, and no idle slot is free for it to borrow) is refused at once with a
+// *ShareFullError, so that the instances of one namespace never occupy every worker waiting; the
+// others wait in line for the next free slot.
 type Pool struct {
 	// ReadyWait bounds how long a run admitted beyond its namespace's share waits ready in line
 	// (DefaultReadyWait when 0).
@@ -121,9 +142,11 @@ type Pool struct {
 	// admitted counts, per namespace, the runs admitted (Admit) that have not asked for their
 	// slot yet: each holds a place in its namespace's share while it prepares.
 	admitted map[string]int
-	// shares are the namespaces' shares as their last Acquire read them: Override may read the
-	// API server's objects, which is never done holding mu.
+	// shares are the namespaces' shares as their last Admit or Acquire read them: Override may
+	// read the API server's objects, which is never done holding mu.
 	shares map[string]int
+	// capped holds the namespaces whose share is a cap (AnnotationMaxRuns), as last read.
+	capped map[string]bool
 	// turn is the namespace served last; the next free slot goes to the first namespace after it
 	// (in name order, wrapping) that has a run waiting.
 	turn string
@@ -140,7 +163,7 @@ type waiter struct {
 func NewPool(p Policy) *Pool {
 	p.Total = max(p.Total, 1)
 	return &Pool{policy: p, running: map[string]int{}, waiting: map[string][]*waiter{}, admitted: map[string]int{},
-		shares: map[string]int{}}
+		shares: map[string]int{}, capped: map[string]bool{}}
 }
 
 // Acquire takes a slot for a run of namespace, waiting in line until one is free or ctx ends. It
@@ -159,14 +182,14 @@ func (p *Pool) AcquireOr(ctx context.Context, namespace string, queued func(reas
 // acquire takes a slot; admitted says the run holds a place in its namespace's share already
 // (Admission), which becomes its place in line.
 func (p *Pool) acquire(ctx context.Context, namespace string, queued func(reason error), admitted bool) (release func(), err error) {
-	share := p.policy.Share(namespace)
+	share, capped := p.policy.shareAndCap(namespace)
 	p.mu.Lock()
-	p.shares[namespace] = share
+	p.shares[namespace], p.capped[namespace] = share, capped
 	if admitted {
 		p.leave(namespace)
-	} else if held := p.held(namespace); held >= share {
+	} else if held := p.held(namespace); held >= share && !p.idle(namespace) {
 		p.mu.Unlock()
-		return nil, &ShareFullError{Namespace: namespace, Active: held, Share: share}
+		return nil, &ShareFullError{Namespace: namespace, Active: min(held, share), Share: share, Lent: p.running[namespace] > share}
 	}
 	w := &waiter{granted: make(chan struct{})}
 	p.waiting[namespace] = append(p.waiting[namespace], w)
@@ -175,7 +198,7 @@ func (p *Pool) acquire(ctx context.Context, namespace string, queued func(reason
 	// in line) its namespace's share is.
 	var why error = &FullError{Active: p.total, Max: p.policy.Total}
 	if p.running[namespace] >= share {
-		why = &ShareFullError{Namespace: namespace, Active: p.running[namespace], Share: share}
+		why = &ShareFullError{Namespace: namespace, Active: share, Share: share, Lent: p.running[namespace] > share}
 	}
 	p.mu.Unlock()
 
@@ -226,6 +249,8 @@ func (p *Pool) acquire(ctx context.Context, namespace string, queued func(reason
 	if len(p.waiting[namespace]) == 0 {
 		delete(p.waiting, namespace)
 	}
+	// A run that leaves the line claims no slot any more: another may borrow it.
+	p.dispatch()
 	freed := p.freed
 	p.mu.Unlock()
 	if freed != nil {
@@ -252,6 +277,33 @@ func (p *Pool) held(namespace string) int {
 	return p.running[namespace] + len(p.waiting[namespace]) + p.admitted[namespace]
 }
 
+// idle reports whether a run of namespace may take a place now though its namespace's runs hold
+// or await their share (or twice it, for Admit): it may start (MayStart), and a free slot is left
+// once the namespace's own runs in line or admitted and the other namespaces' claims within their
+// shares are served. p.mu is held.
+func (p *Pool) idle(namespace string) bool {
+	load := p.load()
+	if mayStart(namespace, p.policy.Total, p.shareOf, load) != nil {
+		return false
+	}
+	return p.policy.Total-p.total-claimed(namespace, p.shareOf, load) > load.Waiting[namespace]
+}
+
+// load is what the runs of each namespace hold and await. p.mu is held.
+func (p *Pool) load() Load {
+	wanting := make(map[string]int, len(p.waiting)+len(p.admitted))
+	for ns, q := range p.waiting {
+		wanting[ns] += len(q)
+	}
+	for ns, n := range p.admitted {
+		wanting[ns] += n
+	}
+	return Load{Running: p.running, Waiting: wanting}
+}
+
+// shareOf is a namespace's share, and whether it is a cap, as last read. p.mu is held.
+func (p *Pool) shareOf(namespace string) (int, bool) { return p.shares[namespace], p.capped[namespace] }
+
 // leave gives back an admitted run's place. p.mu is held.
 func (p *Pool) leave(namespace string) {
 	if p.admitted[namespace]--; p.admitted[namespace] <= 0 {
@@ -261,21 +313,22 @@ func (p *Pool) leave(namespace string) {
 
 // Admit takes a place for a run of namespace that has work to do before it needs its slot (its
 // state Lease, its Run record), or returns a *ShareFullError when the namespace's runs hold or
-// await its whole share and as many places again: a namespace at that bound then costs nothing
-// but this check. A namespace's places are its share, whose runs hold slots, and as many again
+// await its whole share and as many places again, and no idle slot is free for it to borrow: a
+// namespace at that bound then costs nothing but this check. A namespace's places are its share, whose runs hold slots, and as many again
 // whose runs wait ready in line: a slot its run frees starts the next one's terraform at once,
 // rather than after that run's calls to the API server. Runs admitted together never find, once
 // prepared, that the others took the share meanwhile, which would waste the Lease and the Run
 // each took. The place is held until the run asks for its slot (Admission.AcquireOr) or leaves.
 func (p *Pool) Admit(namespace string) (*Admission, error) {
-	share := p.policy.Share(namespace)
+	share, capped := p.policy.shareAndCap(namespace)
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.held(namespace) >= 2*share {
+	p.shares[namespace], p.capped[namespace] = share, capped
+	if p.held(namespace) >= 2*share && !p.idle(namespace) {
 		// Active says the whole share, however many wait ready beside it: the message stays the
 		// same while the namespace waits, and a waiting instance's status is not written again
 		// at each try.
-		return nil, &ShareFullError{Namespace: namespace, Active: share, Share: share}
+		return nil, &ShareFullError{Namespace: namespace, Active: share, Share: share, Lent: p.running[namespace] > share}
 	}
 	p.admitted[namespace]++
 	return &Admission{p: p, namespace: namespace}, nil
@@ -306,6 +359,8 @@ func (a *Admission) Leave() {
 	a.once.Do(func() {
 		a.p.mu.Lock()
 		a.p.leave(a.namespace)
+		// The place claimed a slot no more: another may borrow it.
+		a.p.dispatch()
 		freed := a.p.freed
 		a.p.mu.Unlock()
 		if freed != nil {
@@ -324,8 +379,9 @@ func (p *Pool) releaser(namespace string) func() {
 			p.total--
 			if p.running[namespace]--; p.running[namespace] <= 0 {
 				delete(p.running, namespace)
-				if len(p.waiting[namespace]) == 0 {
+				if len(p.waiting[namespace]) == 0 && p.admitted[namespace] == 0 {
 					delete(p.shares, namespace)
+					delete(p.capped, namespace)
 				}
 			}
 			p.dispatch()
@@ -347,7 +403,8 @@ func (p *Pool) OnFreed(f func(namespace string)) {
 	p.freed = f
 }
 
-// dispatch hands free slots to waiting runs, round robin by namespace. p.mu is held.
+// dispatch hands free slots to waiting runs, round robin by namespace: of the namespaces whose
+// runs MayStart, those within their shares, and those beyond while a slot is idle. p.mu is held.
 func (p *Pool) dispatch() {
 	for p.total < p.policy.Total {
 		ns, ok := NextTurn(p.turn, p.waitingNamespaces())
@@ -369,9 +426,10 @@ func (p *Pool) dispatch() {
 
 // waitingNamespaces are the namespaces with a run waiting that may take a slot now.
 func (p *Pool) waitingNamespaces() []string {
+	load := p.load()
 	var out []string
 	for ns := range p.waiting {
-		if p.running[ns] < p.shares[ns] {
+		if mayStart(ns, p.policy.Total, p.shareOf, load) == nil {
 			out = append(out, ns)
 		}
 	}

@@ -69,9 +69,9 @@ type acquired struct {
 	release func()
 }
 
-// A namespace with many runs holds its share and no more: another namespace's run takes a slot
-// at once; a run beyond the share is refused rather than kept waiting, and free slots go round
-// robin to the namespaces that wait.
+// A namespace with many runs holds its share and no more while another namespace's run holds a
+// slot: a run beyond the share is refused rather than kept waiting, and free slots go round robin
+// to the namespaces that wait.
 func TestPoolIsFair(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -85,15 +85,15 @@ func TestPoolIsFair(t *testing.T) {
 	if _, err := p.Acquire(ctx, "team-a"); err != nil {
 		t.Fatal(err)
 	}
-	// Its third run is refused at once: waiting would hold a worker for nothing.
-	var full *ShareFullError
-	if _, err := p.Acquire(ctx, "team-a"); !errors.As(err, &full) || full.Active != 2 || full.Share != 2 || !IsWaiting(err) {
-		t.Fatalf("a run beyond its namespace's share must be refused with a *ShareFullError, got %v", err)
-	}
 	// team-b's run takes the free slot at once.
 	b1, err := p.Acquire(ctx, "team-b")
 	if err != nil {
 		t.Fatal(err)
+	}
+	// team-a's third run is refused at once: waiting would hold a worker for nothing.
+	var full *ShareFullError
+	if _, err := p.Acquire(ctx, "team-a"); !errors.As(err, &full) || full.Active != 2 || full.Share != 2 || !IsWaiting(err) {
+		t.Fatalf("a run beyond its namespace's share must be refused with a *ShareFullError, got %v", err)
 	}
 	if diff := cmp.Diff(map[string]int{"team-a": 2, "team-b": 1}, p.Running()); diff != "" {
 		t.Errorf("slots held: -want +got\n%s", diff)
@@ -239,6 +239,11 @@ func TestAdmissionHoldsAPlace(t *testing.T) {
 		t.Error("an admission used twice must be refused")
 	}
 	a.Leave() // After AcquireOr: nothing to give back.
+	// team-b's run, admitted, claims the other slot within its share.
+	other, err := p.Admit("team-b")
+	if err != nil {
+		t.Fatal(err)
+	}
 	started := make(chan func())
 	go func() {
 		release, err := b.AcquireOr(context.Background(), nil)
@@ -248,7 +253,8 @@ func TestAdmissionHoldsAPlace(t *testing.T) {
 		}
 		started <- release
 	}()
-	// The second waits ready in line for the namespace's share of one, though a slot is free.
+	// The second waits ready in line for the namespace's share of one, though a slot is free:
+	// team-b claims it.
 	waitFor(t, func() bool { return p.waitingFor("team-a") == 1 })
 	if diff := cmp.Diff(map[string]int{"team-a": 1}, p.Running()); diff != "" {
 		t.Errorf("slots held: -want +got\n%s", diff)
@@ -256,6 +262,7 @@ func TestAdmissionHoldsAPlace(t *testing.T) {
 	releaseA()
 	releaseB := <-started
 	releaseB()
+	other.Leave()
 
 	c, err := p.Admit("team-a")
 	if err != nil {
@@ -268,7 +275,7 @@ func TestAdmissionHoldsAPlace(t *testing.T) {
 			t.Errorf("a place given back must be free again: %v", err)
 		}
 	}
-	if diff := cmp.Diff([]string{"team-a", "team-a", "team-a"}, freed); diff != "" {
+	if diff := cmp.Diff([]string{"team-a", "team-a", "team-b", "team-a"}, freed); diff != "" {
 		t.Errorf("freed slots and places told: -want +got\n%s", diff)
 	}
 }
@@ -287,6 +294,10 @@ func TestReadyRunWaitsAtMostReadyWait(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer release()
+	// team-b's run, admitted, claims the other slot within its share.
+	if _, err := p.Admit("team-b"); err != nil {
+		t.Fatal(err)
+	}
 	b, err := p.Admit("team-a")
 	if err != nil {
 		t.Fatal(err)

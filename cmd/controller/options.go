@@ -94,7 +94,7 @@ func NewOptions(fs *flag.FlagSet) *Options {
 	fs.StringVar(&o.stateKeys, "state-keys-secret", OwnNamespace()+"/"+state.DefaultKeysSecret, "namespace/name of the Secret holding the keys that sign every state the controller writes and every Run it creates; made with one key when missing")
 	fs.Int64Var(&cfg.MaxStateBytes, "max-state-bytes", cfg.MaxStateBytes, "the largest state, decompressed, the controller reads; a larger one is refused before it takes the memory")
 	fs.IntVar(&cfg.MaxStateChunks, "max-state-chunks", cfg.MaxStateChunks, "the most chunk Secrets a state may be split across")
-	fs.IntVar(&cfg.MaxRunsPerNamespace, flagMaxRunsPerNamespace, 0, "runs the instances of one namespace may hold at once; 0 for half of --"+flagMaxRuns+" (at least 1). A Namespace's annotation "+slots.AnnotationMaxRuns+" overrides it")
+	fs.IntVar(&cfg.MaxRunsPerNamespace, flagMaxRunsPerNamespace, 0, "runs the instances of one namespace get at once whoever else waits (idle slots beyond it are lent while no other namespace waits); 0 for half of --"+flagMaxRuns+" (at least 1). A Namespace's annotation "+slots.AnnotationMaxRuns+" overrides it, as a cap")
 	o.Zap.BindFlags(fs)
 	return o
 }

@@ -53,6 +53,16 @@ func TestStartOrQueue(t *testing.T) {
 		}
 		return []client.Object{r, RunnerJob(r, nil, JobOptions{})}
 	}
+	// queuedElsewhere is a signed Run of another namespace Queued for a slot within its share: a
+	// slot is not idle while it waits, and no namespace borrows it.
+	queuedElsewhere := func() client.Object {
+		r := &v1alpha1.Run{ObjectMeta: metav1.ObjectMeta{Namespace: "team-b", Name: "b-queued", UID: "uid-b-queued", CreationTimestamp: old},
+			Status: v1alpha1.RunStatus{Phase: v1alpha1.PhaseQueued, Executor: v1alpha1.ExecutorJob}}
+		if err := runs.Sign(t.Context(), keys, r); err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
 	runner := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: DefaultRunnerServiceAccount}}
 
 	type want struct {
@@ -79,8 +89,8 @@ func TestStartOrQueue(t *testing.T) {
 			want:   want{runs: []v1alpha1.RunPhase{v1alpha1.PhasePending}, jobs: 1},
 		},
 		"ShareFull": {
-			reason: "team-a holds its whole share (1 of 2 slots): the Run is made Queued, saying so, with no Job.",
-			others: active("team-a", "other-apply-1"),
+			reason: "team-a holds its whole share (1 of 2 slots), and team-b's Run waits for the other: the Run is made Queued, saying so, with no Job.",
+			others: append(active("team-a", "other-apply-1"), queuedElsewhere()),
 			want: want{err: "the instances of namespace team-a hold 1 of the 1", waiting: true,
 				runs: []v1alpha1.RunPhase{v1alpha1.PhaseQueued}, message: "the instances of namespace team-a hold 1 of the 1"},
 		},
@@ -90,15 +100,20 @@ func TestStartOrQueue(t *testing.T) {
 			want: want{err: "2 runs hold all 2", waiting: true,
 				runs: []v1alpha1.RunPhase{v1alpha1.PhaseQueued}, message: "2 runs hold all 2"},
 		},
+		"ShareLent": {
+			reason: "team-a holds its whole share (1 of 2 slots) and nobody else waits: the idle slot is lent, the Run starts with its Job.",
+			others: active("team-a", "other-apply-1"),
+			want:   want{runs: []v1alpha1.RunPhase{v1alpha1.PhasePending}, jobs: 1},
+		},
 		"QueuedStarts": {
 			reason: "The Queued Run of the same inputs starts once a slot is free: the same Run, now Pending, with its Job; no second Run.",
 			queued: "inputs-1",
 			want:   want{runs: []v1alpha1.RunPhase{v1alpha1.PhasePending}, jobs: 1},
 		},
 		"QueuedWaitsOn": {
-			reason: "The Queued Run waits on while no slot is free; its message says why now.",
+			reason: "The Queued Run waits on while no slot is free for it (team-b's Run waits for the other); its message says why now.",
 			queued: "inputs-1",
-			others: active("team-a", "other-apply-1"),
+			others: append(active("team-a", "other-apply-1"), queuedElsewhere()),
 			want: want{err: "hold 1 of the 1", waiting: true, runs: []v1alpha1.RunPhase{v1alpha1.PhaseQueued},
 				message: "the instances of namespace team-a hold 1 of the 1"},
 		},

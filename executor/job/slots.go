@@ -21,27 +21,31 @@ import (
 // controller created (signed) that are pending or running and whose Job has not ended. What a
 // Run's status says is its runner's word; a Run whose Job ended holds no slot whatever its status
 // says (the JobWatcher ends it), nor one Running without a Job once its Job had time to be made.
-func (x *Executor) activeRuns(ctx context.Context) (int, map[string]int, error) {
+// queued counts, per namespace, the signed Runs Queued for a slot.
+func (x *Executor) activeRuns(ctx context.Context) (n int, byNamespace, queued map[string]int, err error) {
 	list := &v1alpha1.RunList{}
 	if err := x.Client.List(ctx, list); err != nil {
-		return 0, nil, errors.Wrap(err, errListRuns)
+		return 0, nil, nil, errors.Wrap(err, errListRuns)
 	}
 	rs, _, err := runs.Proven(ctx, x.Keys, list.Items)
 	if err != nil {
-		return 0, nil, errors.Wrap(err, errListRuns)
+		return 0, nil, nil, errors.Wrap(err, errListRuns)
 	}
-	n, byNamespace := 0, map[string]int{}
+	byNamespace, queued = map[string]int{}, map[string]int{}
 	seen := map[types.NamespacedName]bool{}
 	for i := range list.Items {
 		seen[client.ObjectKeyFromObject(&list.Items[i])] = true
 	}
 	for i := range rs {
+		if rs[i].Status.Phase == v1alpha1.PhaseQueued {
+			queued[rs[i].Namespace]++
+		}
 		if !runs.Active(rs[i].Status.Phase) {
 			continue
 		}
 		live, err := x.holdsSlot(ctx, &rs[i])
 		if err != nil {
-			return 0, nil, err
+			return 0, nil, nil, err
 		}
 		if live {
 			n++
@@ -57,7 +61,7 @@ func (x *Executor) activeRuns(ctx context.Context) (int, map[string]int, error) 
 			byNamespace[key.Namespace]++
 		}
 	}
-	return n, byNamespace, nil
+	return n, byNamespace, queued, nil
 }
 
 // holdsSlot reports whether an active Run's Job may still run it: it has not ended, or, with no
@@ -81,23 +85,18 @@ func (x *Executor) holdsSlot(ctx context.Context, run *v1alpha1.Run) (bool, erro
 }
 
 // slotFree returns nil when a Run of the Work's instance may start now, or the error that says
-// what it waits for: its namespace's share of the run slots, or a free slot at all. x.starting
-// is held.
+// what it waits for: its namespace's share of the run slots, or a free slot at all. Beyond its
+// share it starts on an idle slot, one that no Queued Run of another namespace claims within that
+// namespace's share (slots.Policy.MayStart). x.starting is held.
 func (x *Executor) slotFree(ctx context.Context, w *executor.Work) error {
-	total := x.Slots.Total
-	if total <= 0 {
+	if x.Slots.Total <= 0 {
 		return nil
 	}
-	n, byNamespace, err := x.activeRuns(ctx)
+	_, byNamespace, queued, err := x.activeRuns(ctx)
 	if err != nil {
 		return err
 	}
-	ns := w.Instance.GetNamespace()
-	if share := x.Slots.Share(ns); byNamespace[ns] >= share {
-		return &slots.ShareFullError{Namespace: ns, Active: byNamespace[ns], Share: share}
-	}
-	if n >= total {
-		return &slots.FullError{Active: n, Max: total}
-	}
-	return nil
+	// The Run being started is not among those that claim a slot: its own Queued Run, if any,
+	// is the one that asks.
+	return x.Slots.MayStart(w.Instance.GetNamespace(), slots.Load{Running: byNamespace, Waiting: queued})
 }

@@ -52,6 +52,7 @@ func TestActiveRuns(t *testing.T) {
 	rewritten := mk("team-a", "rewritten", v1alpha1.PhaseRunning, true)
 	c := fake.NewClientBuilder().WithScheme(s).WithObjects(
 		mk("team-a", "pending", v1alpha1.PhasePending, true), running, runningB, mk("team-a", "done", v1alpha1.PhaseSucceeded, true),
+		mk("team-b", "queued", v1alpha1.PhaseQueued, true), mk("team-b", "forged-queued", v1alpha1.PhaseQueued, false),
 		mk("team-a", "waiting", v1alpha1.PhaseWaitingForApproval, true),
 		// Its status says Running; its Job ended: a runner (or a tenant as one) rewrote it.
 		rewritten, job(rewritten, true),
@@ -65,20 +66,24 @@ func TestActiveRuns(t *testing.T) {
 		{Namespace: "team-a", Name: "just-made"}: time.Now(), // not yet seen: counted
 		{Namespace: "team-a", Name: "long-gone"}: time.Now().Add(-time.Hour),
 	}}
-	n, byNamespace, err := x.activeRuns(context.Background())
+	n, byNamespace, queued, err := x.activeRuns(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
 	if diff := cmp.Diff(map[string]int{"team-a": 3, "team-b": 1}, byNamespace); diff != "" || n != 4 {
 		t.Errorf("active Runs: want 4 (team-a: pending, running, just made; team-b: running), got %d: -want +got\n%s", n, diff)
 	}
+	if diff := cmp.Diff(map[string]int{"team-b": 1}, queued); diff != "" {
+		t.Errorf("Queued Runs (the signed one only): -want +got\n%s", diff)
+	}
 	if _, ok := x.created[types.NamespacedName{Namespace: "team-a", Name: "long-gone"}]; ok {
 		t.Errorf("a Run created long ago that the cache never showed is still counted")
 	}
 }
 
-// A Run of a namespace that holds its share waits, and so does one when every slot is taken;
-// another namespace's Run starts while the first waits.
+// A Run of a namespace that holds its share waits while another namespace's Run is Queued for
+// the slot, and so does one when every slot is taken; another namespace's Run starts while the
+// first waits. A namespace alone borrows idle slots beyond its share.
 func TestSlotFree(t *testing.T) {
 	s := testScheme()
 	inst := func(ns string) *executor.Work {
@@ -88,23 +93,34 @@ func TestSlotFree(t *testing.T) {
 		i.SetName("web")
 		return &executor.Work{Instance: i}
 	}
-	pending := func(ns, name string) *v1alpha1.Run {
+	run := func(ns, name string, phase v1alpha1.RunPhase) *v1alpha1.Run {
 		return &v1alpha1.Run{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, CreationTimestamp: metav1.Now()},
-			Status: v1alpha1.RunStatus{Phase: v1alpha1.PhasePending}}
+			Status: v1alpha1.RunStatus{Phase: phase}}
 	}
-	c := fake.NewClientBuilder().WithScheme(s).WithObjects(pending("team-a", "a1"), pending("team-a", "a2"), pending("team-b", "b1")).Build()
+	pending := func(ns, name string) *v1alpha1.Run { return run(ns, name, v1alpha1.PhasePending) }
+	busy := fake.NewClientBuilder().WithScheme(s).WithObjects(pending("team-a", "a1"), pending("team-a", "a2"), pending("team-b", "b1"),
+		run("team-c", "c1", v1alpha1.PhaseQueued)).Build()
+	alone := fake.NewClientBuilder().WithScheme(s).WithObjects(pending("team-a", "a1"), pending("team-a", "a2"), pending("team-a", "a3")).Build()
 	cases := []struct {
 		reason string
+		alone  bool
 		policy slots.Policy
 		ns     string
 		want   string
 	}{
-		{"team-a holds its share of 2 of 4 slots: its next Run waits.", slots.Policy{Total: 4}, "team-a", "namespace team-a hold 2 of the 2"},
-		{"team-c holds none: its Run starts.", slots.Policy{Total: 4}, "team-c", ""},
-		{"Every slot is taken: team-c waits too.", slots.Policy{Total: 3}, "team-c", "3 runs hold all 3"},
-		{"No limit at all.", slots.Policy{}, "team-a", ""},
+		{"team-a holds its share of 2 of 4 slots, and team-c's Run is Queued for the last: team-a's next Run waits.",
+			false, slots.Policy{Total: 4}, "team-a", "namespace team-a hold 2 of the 2"},
+		{"team-c holds none: its Run starts.", false, slots.Policy{Total: 4}, "team-c", ""},
+		{"Every slot is taken: team-c waits too.", false, slots.Policy{Total: 3}, "team-c", "3 runs hold all 3"},
+		{"No limit at all.", false, slots.Policy{}, "team-a", ""},
+		{"team-a alone holds 3 of 4 slots, beyond its share of 2: the idle fourth is lent to it.", true, slots.Policy{Total: 4}, "team-a", ""},
+		{"team-a alone holds every slot: it waits, beyond its share.", true, slots.Policy{Total: 3}, "team-a", "more than the 2 runs"},
 	}
 	for _, tc := range cases {
+		c := busy
+		if tc.alone {
+			c = alone
+		}
 		x := &Executor{Client: c, Slots: tc.policy}
 		err := x.slotFree(context.Background(), inst(tc.ns))
 		got := ""

@@ -42,13 +42,13 @@ func (b *bench) modkindRun(ctx context.Context, name string, sd side, m benchMod
 	if err != nil {
 		return r, err
 	}
-	metrics := ""
-	if b.o.restart {
-		if metrics, err = freeAddress(); err != nil {
-			return r, err
-		}
-		args = append(args, "--metrics-bind-address", metrics)
+	// A column reads from the controller's metrics the runs at once and, in job mode, the bytes
+	// its runners fetched.
+	metrics, err := freeAddress()
+	if err != nil {
+		return r, err
 	}
+	args = append(args, "--metrics-bind-address", metrics)
 	cmd, err := b.startModkind(args, logf)
 	if err != nil {
 		return r, err
@@ -61,7 +61,7 @@ func (b *bench) modkindRun(ctx context.Context, name string, sd side, m benchMod
 		}
 	}
 	defer func() { stop() }()
-	s := &sideRun{b: b, sd: sd, name: name, pid: cmd.Process.Pid, ns: dirName + "-" + strings.ReplaceAll(name, "_", "-")}
+	s := &sideRun{b: b, sd: sd, name: name, pid: cmd.Process.Pid, ns: dirName + "-" + strings.ReplaceAll(name, "_", "-"), metrics: metrics}
 	inits := b.initCount()
 	if err := s.prepare(ctx, mod, m); err != nil {
 		return r, err
@@ -130,7 +130,7 @@ func (s *sideRun) createAndUpdate(ctx context.Context, m benchModule, r *result)
 	create, err := s.phase(ctx, 1, func(i int) error { return s.createInstance(ctx, m, i) })
 	r.createWall, r.createCPU, r.createCalls, r.createProviders = create.wall, create.cpu, create.calls, create.providers
 	r.createOwn, r.createRunnerCPU, r.createRunnerCalls, r.createAPI = create.own, create.runnerCPU, create.runnerCalls, create.api
-	r.createRequests = create.requests
+	r.createRequests, r.createFetched, r.createAtOnce = create.requests, create.fetched, create.atOnce
 	if err != nil {
 		return err
 	}
@@ -145,7 +145,7 @@ func (s *sideRun) createAndUpdate(ctx context.Context, m benchModule, r *result)
 	profiled()
 	r.updateWall, r.updateCPU, r.updateCalls, r.updateProviders = update.wall, update.cpu, update.calls, update.providers
 	r.updateOwn, r.updateRunnerCPU, r.updateRunnerCalls, r.updateAPI = update.own, update.runnerCPU, update.runnerCalls, update.api
-	r.updateRequests = update.requests
+	r.updateRequests, r.updateFetched, r.updateAtOnce = update.requests, update.fetched, update.atOnce
 	return err
 }
 
@@ -229,6 +229,8 @@ type sideRun struct {
 	pid  int
 	gvk  schema.GroupVersionKind
 	ns   string
+	// metrics is the address of the controller's metrics, "" when not served.
+	metrics string
 	// stuck is the stuck tenant beside the measured namespace: nil without one.
 	stuck *stuckTenant
 }
@@ -238,6 +240,10 @@ type phaseFigures struct {
 	wall, cpu, own, runnerCPU, api time.Duration
 	calls, runnerCalls, providers  int
 	requests                       requestCounts
+	// fetched is what the runners fetched from the controller's artifact server; atOnce the most
+	// runs seen going at once (sampleAtOnce).
+	fetched fetchedBytes
+	atOnce  int
 }
 
 // makeNamespace makes the instances' namespace: in job mode a tenant's, where runner pods can run.
@@ -263,12 +269,15 @@ func (s *sideRun) phase(ctx context.Context, gen int64, apply func(i int) error)
 	b := s.b
 	before, ownBefore, calls, apiBefore, providers := cpuOf(s.pid), ownCPUOf(s.pid), b.callCount(), apiServerCPU(), b.providerCount()
 	mark := b.requests.mark()
+	served := s.served(ctx)
+	atOnce := s.sampleAtOnce(ctx)
 	rcpu, rcalls := s.runners()
 	start := time.Now()
 	if _, err := parallel(ctx, b.o.n, 20, func(i int) (time.Duration, error) { return 0, apply(i) }); err != nil {
 		return phaseFigures{}, err
 	}
 	end, err := b.waitAllReady(ctx, time.Duration(b.o.n)*30*time.Second, s.gvk, s.ns, gen)
+	most := atOnce()
 	f := phaseFigures{wall: end.Sub(start), api: apiServerCPU() - apiBefore}
 	runTimes(ctx, b.c, fmt.Sprintf("%s %s, generation %d", s.sd.label, s.name, gen), s.ns, start)
 	if s.sd.job && err == nil {
@@ -283,7 +292,20 @@ func (s *sideRun) phase(ctx context.Context, gen int64, apply func(i int) error)
 	f.runnerCPU, f.runnerCalls = rcpuAfter-rcpu, rcallsAfter-rcalls
 	f.cpu, f.calls, f.providers = cpuOf(s.pid)-before, b.callCount()-calls, b.providerCount()-providers
 	f.requests = b.requests.countOrWarn(mark)
+	f.fetched = s.served(ctx).since(served)
+	f.atOnce = most
 	return f, err
+}
+
+// served is what the controller's artifact server served so far; a failure is printed, not
+// returned: the other figures of a run are worth more.
+func (s *sideRun) served(ctx context.Context) fetchedBytes {
+	f, err := servedBytes(ctx, s.metrics)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "cannot read the bytes served:", err)
+		return fetchedBytes{}
+	}
+	return f
 }
 
 // createInstance creates instance i with module m's variables for input v1.

@@ -28,9 +28,13 @@ type result struct {
 	updatePatches time.Duration
 	// createRequests and updateRequests are the API requests of the side's clients meanwhile.
 	createRequests, updateRequests requestCounts
-	idleCPU                        time.Duration
-	idleCalls                      int
-	peakRSS                        int64 // KiB
+	// createFetched and updateFetched are the bytes the runners fetched from the controller.
+	createFetched, updateFetched fetchedBytes
+	// createAtOnce and updateAtOnce are the most runs seen going at once.
+	createAtOnce, updateAtOnce int
+	idleCPU                    time.Duration
+	idleCalls                  int
+	peakRSS                    int64 // KiB
 	// restart is what a restart of the controller cost, with -restart.
 	restart restartFigures
 	// ctrlInits is how many terraform inits the controller ran: its provider installations.
@@ -167,6 +171,7 @@ func jobOnly(get func(r result) string) cell {
 func (t moduleRows) create() {
 	f, n := t.floor, t.o.n
 	t.row("create → all Ready, wall s", secs(f.createWall), timeCell(f.createWall, func(r result) time.Duration { return r.createWall }))
+	t.row("create, most Runs Running at once (sampled)", "-", jobOnly(func(r result) string { return strconv.Itoa(r.createAtOnce) }))
 	t.row("create, controller CPU-s (with its children)", secs(f.createCPU), timeCell(f.createCPU, func(r result) time.Duration { return r.createCPU }))
 	t.row("create, controller's own CPU-s", "-", func(r result) (string, string) { return secs(r.createOwn), "" })
 	t.row("create, runner pods CPU-s", "-", jobOnly(func(r result) string { return secs(r.createRunnerCPU) }))
@@ -174,6 +179,7 @@ func (t moduleRows) create() {
 	t.row("create, API server + etcd CPU-s", secs(f.createAPI), timeCell(f.createAPI, func(r result) time.Duration { return r.createAPI }))
 	t.row("create, terraform calls/instance (controller)", perInstance(f.createCalls, n), callsCell(n, func(r result) int { return r.createCalls }))
 	t.row("create, terraform calls/instance (runners)", "-", jobOnly(func(r result) string { return perInstance(r.createRunnerCalls, n) }))
+	t.row("create, fetched per instance by runners (bundle / providers)", "-", jobOnly(func(r result) string { return r.createFetched.perRun(n) }))
 	t.row("create, things provider processes started", t.providers(f.createProviders), t.providersCell(func(r result) int { return r.createProviders }))
 }
 
@@ -184,6 +190,7 @@ func (t moduleRows) update() {
 	}
 	f, n := t.floor, t.o.n
 	t.row("update all → applied, wall s", secs(f.updateWall), timeCell(f.updateWall, func(r result) time.Duration { return r.updateWall }))
+	t.row("update, most Runs Running at once (sampled)", "-", jobOnly(func(r result) string { return strconv.Itoa(r.updateAtOnce) }))
 	t.row("update, controller CPU-s (with its children)", secs(f.updateCPU), timeCell(f.updateCPU, func(r result) time.Duration { return r.updateCPU }))
 	t.row("update, controller's own CPU-s", "-", func(r result) (string, string) { return secs(r.updateOwn), "" })
 	t.row("update, runner pods CPU-s", "-", jobOnly(func(r result) string { return secs(r.updateRunnerCPU) }))
@@ -193,6 +200,7 @@ func (t moduleRows) update() {
 	t.row("update, API server + etcd CPU-s less those patches", secs(f.updateAPI), timeCell(f.updateAPI, func(r result) time.Duration { return r.updateAPI - r.updatePatches }))
 	t.row("update, terraform calls/instance (controller)", perInstance(f.updateCalls, n), callsCell(n, func(r result) int { return r.updateCalls }))
 	t.row("update, terraform calls/instance (runners)", "-", jobOnly(func(r result) string { return perInstance(r.updateRunnerCalls, n) }))
+	t.row("update, fetched per instance by runners (bundle / providers)", "-", jobOnly(func(r result) string { return r.updateFetched.perRun(n) }))
 	t.row("update, things provider processes started", t.providers(f.updateProviders), t.providersCell(func(r result) int { return r.updateProviders }))
 }
 

@@ -12,14 +12,16 @@ import (
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/modkind/modkind/apis/v1alpha1"
+	"github.com/modkind/modkind/slots"
 )
 
 // Every Run in job mode ends, and no tenant stalls another. With 2 run slots and a share of 1 per
-// namespace: a tenant whose runner pods cannot be made (its quota is used up) holds its one slot
+// namespace (default's a cap, so that no idle slot is lent to it): a tenant whose runner pods cannot be made (its quota is used up) holds its one slot
 // only until the start timeout, when its Run fails saying why, and the instance says so too; the
 // other namespace's two instances take turns on its one slot, the second Queued meanwhile and
 // saying so in `kubectl get runs`; and once the quota is lifted the stuck instance retries and
@@ -34,6 +36,16 @@ func TestJobRunnerEveryRunEnds(t *testing.T) {
 	if err := g.c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "norunner"}}); err != nil {
 		t.Fatal(err)
 	}
+	// Capped, default's second instance waits for its share whether or not stuck's Run took the
+	// other slot yet.
+	capped := []byte(`{"metadata":{"annotations":{"` + slots.AnnotationMaxRuns + `":"1"}}}`)
+	if err := g.c.Patch(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "default"}}, client.RawPatch(types.MergePatchType, capped)); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		uncapped := []byte(`{"metadata":{"annotations":{"` + slots.AnnotationMaxRuns + `":null}}}`)
+		_ = g.c.Patch(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "default"}}, client.RawPatch(types.MergePatchType, uncapped))
+	})
 	const startTimeout = 15 * time.Second
 	g.startJobController(t, append(g.jobControllerArgs(t), "--max-concurrent-runs", "2",
 		"--max-concurrent-runs-per-namespace", "1", "--runner-start-timeout", startTimeout.String()))

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -33,6 +34,7 @@ import (
 	"github.com/modkind/modkind/kind"
 	"github.com/modkind/modkind/reconcile"
 	"github.com/modkind/modkind/runs"
+	"github.com/modkind/modkind/slots"
 	"github.com/modkind/modkind/state"
 )
 
@@ -358,10 +360,11 @@ func testJobModeAttacks(t *testing.T, g *rbacGround) {
 	}
 	addr := ln.Addr().String()
 	_ = ln.Close()
+	capRuns(ctx, t, g, rbacTenant, 1)
 	refused, _ := startControllerAs(ctx, t, g, func(c *reconcile.Config) {
 		c.Namespaces = []string{rbacTenant, rbacThird}
 		c.Runner = reconcile.RunnerModeJob
-		// Two slots: a namespace's share is one.
+		// Two slots: a namespace's share is one, and team-a's is a cap (no idle slot lent).
 		c.MaxConcurrentRuns, c.MaxReconciles = 2, 4
 		c.Job = jobexec.JobOptions{Image: runnerImage, ArtifactsURL: "https://" + addr}
 		c.ArtifactsAddress, c.ArtifactsHosts = addr, []string{"127.0.0.1"}
@@ -750,6 +753,8 @@ resource "terraform_data" "this" {
 func testFairRunSlots(t *testing.T, g *rbacGround) {
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
+	// team-a's share of one is a cap: no idle slot is lent to it beyond.
+	capRuns(ctx, t, g, rbacTenant, 1)
 	refused, _ := startControllerAs(ctx, t, g, func(c *reconcile.Config) {
 		c.Namespaces = []string{rbacTenant, rbacThird}
 		c.MaxConcurrentRuns, c.MaxReconciles = 2, 4
@@ -809,4 +814,27 @@ func testFairRunSlots(t *testing.T, g *rbacGround) {
 		})
 	}
 	_ = g.admin.Delete(ctx, mod)
+}
+
+// capRuns has a cluster admin cap the runs of namespace at n (slots.AnnotationMaxRuns) for the
+// test: a share that idle slots are never lent beyond.
+func capRuns(ctx context.Context, t *testing.T, g *rbacGround, namespace string, n int) {
+	t.Helper()
+	set := func(ctx context.Context, value any) error {
+		patch := map[string]any{"metadata": map[string]any{"annotations": map[string]any{slots.AnnotationMaxRuns: value}}}
+		raw, err := json.Marshal(patch)
+		if err != nil {
+			return err
+		}
+		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}}
+		return g.admin.Patch(ctx, ns, client.RawPatch(types.MergePatchType, raw))
+	}
+	if err := set(ctx, strconv.Itoa(n)); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := set(context.Background(), nil); err != nil {
+			t.Error(err)
+		}
+	})
 }

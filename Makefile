@@ -36,7 +36,7 @@ test:
 # runner's retries) and the import directions (internal/layers) are checked here too. The system
 # tests (test/e2e) are not: `make test` runs them.
 unit:
-	$(GO) test ./apis/... ./kind/... ./runs/ ./slots/ ./state/ ./executor/... ./reconcile/ ./reconcile/kinds/ ./reconcile/modules/ ./reconcile/instance/ ./module/ ./rollout/ ./printable/ ./internal/... ./terraform/detached/ ./hack/ ./cmd/... -count=1 && \
+	$(GO) test ./apis/... ./kind/... ./runs/ ./slots/ ./state/ ./executor/... ./reconcile/ ./reconcile/kinds/ ./reconcile/modules/ ./reconcile/instance/ ./module/ ./rollout/ ./printable/ ./internal/... ./terraform/detached/ ./hack/ ./cmd/... ./dashboard/ -count=1 && \
 	$(GO) test ./terraform/ -count=1 -skip 'TestDetachedTerraform|TestRunErrorsAsTerraformSaysThem' && \
 	$(GO) test ./crd/... -count=1 -skip 'APIServer|Terraform' && \
 	$(GO) test ./artifact/ ./charts/ -count=1 -skip 'APIServer'

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"sort"
 	"strings"
 	"time"
@@ -31,6 +32,9 @@ const (
 // Cluster is the Source that reads a cluster through the user's own credentials.
 type Cluster struct {
 	Client client.WithWatch
+	// Logs opens the last tailLines lines of a pod's log (pods/log, with the user's credentials);
+	// nil shows no runner log.
+	Logs func(ctx context.Context, namespace, pod string, tailLines int64) (io.ReadCloser, error)
 }
 
 // gvk is the kind a Module generates.

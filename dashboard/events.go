@@ -88,6 +88,21 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 // names one (?module=), the Approval inbox's (?approvals=), the Fleet page's table otherwise. It returns the element's id and HTML.
 func (s *Server) fragment(r *http.Request) (string, []byte, error) {
 	var b bytes.Buffer
+	if ref := r.URL.Query().Get("instance"); ref != "" {
+		parts := strings.SplitN(ref, "/", 3)
+		if len(parts) != 3 {
+			return "", nil, errInstanceRef
+		}
+		r.SetPathValue("kind", parts[0])
+		r.SetPathValue("namespace", parts[1])
+		r.SetPathValue("name", parts[2])
+		v, err := s.instanceView(r)
+		if err != nil {
+			return "", nil, err
+		}
+		err = s.pages.ExecuteTemplate(&b, "instance-body", v)
+		return "instance", b.Bytes(), err
+	}
 	if r.URL.Query().Has("approvals") {
 		v, err := s.approvalsView(r)
 		if err != nil {

@@ -13,6 +13,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /{$}", s.fleetPage)
 	mux.HandleFunc("GET /modules/{name}", s.modulePage)
 	mux.HandleFunc("GET /approvals", s.approvalsPage)
+	mux.HandleFunc("GET /instances/{kind}/{namespace}/{name}", s.instancePage)
 	mux.HandleFunc("GET /events", s.events)
 	if !s.opts.ReadOnly {
 		mux.HandleFunc("POST /approve", s.approve)

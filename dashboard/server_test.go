@@ -21,6 +21,7 @@ type fakeSource struct {
 	// destructive are the addresses the waiting plans destroy or replace, by namespace/name.
 	destructive map[string][]string
 	approvals   []Approval
+	instance    InstanceDetail
 	approved    []string
 	signals     []string
 }
@@ -42,6 +43,13 @@ func (f *fakeSource) Module(_ context.Context, name, _ string) (ModuleDetail, er
 		return ModuleDetail{}, fmt.Errorf("modules.modkind.io %q not found", name)
 	}
 	return f.module, nil
+}
+
+func (f *fakeSource) Instance(_ context.Context, kind, ns, name string) (InstanceDetail, error) {
+	if f.instance.Name != name || f.instance.Namespace != ns {
+		return InstanceDetail{}, fmt.Errorf("%s %s/%s not found", kind, ns, name)
+	}
+	return f.instance, nil
 }
 
 func (f *fakeSource) Approvals(context.Context, string) ([]Approval, error) { return f.approvals, nil }

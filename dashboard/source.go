@@ -16,6 +16,8 @@ type Source interface {
 	Approve(ctx context.Context, kind, namespace, name, plan string, generation int64, confirm string) error
 	// Approvals lists the plans waiting for approval (in namespace when set), with their text.
 	Approvals(ctx context.Context, namespace string) ([]Approval, error)
+	// Instance reads one instance of kind ("Kind.group") for its page.
+	Instance(ctx context.Context, kind, namespace, name string) (InstanceDetail, error)
 	// Module reads one Module for its page (instances in namespace when set).
 	Module(ctx context.Context, name, namespace string) (ModuleDetail, error)
 	// Rollout asks a Module's rollout for action, as `modkind rollout` does.

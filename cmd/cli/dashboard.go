@@ -8,6 +8,8 @@ import (
 	"os/signal"
 	"syscall"
 
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/modkind/modkind/apis"
@@ -46,7 +48,14 @@ func dashboardCommand(args []string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	d, err := dashboard.New(&dashboard.Cluster{Client: c}, l.Addr().String(), dashboard.Options{ReadOnly: *readOnly, Namespace: cf.Namespace})
+	pods, err := kubernetes.NewForConfig(found.Config)
+	if err != nil {
+		return err
+	}
+	logs := func(ctx context.Context, namespace, pod string, tailLines int64) (io.ReadCloser, error) {
+		return pods.CoreV1().Pods(namespace).GetLogs(pod, &corev1.PodLogOptions{TailLines: &tailLines}).Stream(ctx)
+	}
+	d, err := dashboard.New(&dashboard.Cluster{Client: c, Logs: logs}, l.Addr().String(), dashboard.Options{ReadOnly: *readOnly, Namespace: cf.Namespace})
 	if err != nil {
 		return err
 	}

@@ -42,7 +42,8 @@ unit:
 	$(GO) test ./artifact/ ./charts/ -count=1 -skip 'APIServer'
 
 bench:
-	assets="$$(hack/testbin.sh)" && KUBEBUILDER_ASSETS="$$assets" $(GO) test ./reconcile/integration/ -run '^$$' -bench . -benchtime 1x -count=1 -timeout 30m
+	assets="$$(hack/testbin.sh)" && KUBEBUILDER_ASSETS="$$assets" $(GO) test ./reconcile/integration/ -run '^$$' -bench . -benchtime 1x -count=1 -timeout 30m && \
+	KUBEBUILDER_ASSETS="$$assets" $(GO) test ./dashboard/ -run '^$$' -bench . -benchtime 20x -count=1
 
 # Raw terraform's floor and modkind side by side on one API server: N instances (N=1000 for a
 # thousand) created, updated, then idle for IDLE, with a terraform_data module and one using the

@@ -135,7 +135,13 @@ func (c *Cluster) runsOf(ctx context.Context, u *unstructured.Unstructured) []Ru
 	for _, r := range runs.Items[:min(len(runs.Items), maxRuns)] {
 		row := RunRow{Name: r.Name, Operation: string(r.Spec.Operation), Phase: string(r.Status.Phase), Executor: r.Status.Executor,
 			Started: timeOf(r.Status.StartTime), Completed: timeOf(r.Status.CompletionTime), Message: r.Status.Message}
-		row.Log, row.LogNote = c.podLog(ctx, r.Namespace, r.Name)
+		// A Run's log is on the Run once it ended, in both runner modes; before that, a runner
+		// pod's log shows the lines it printed so far (process mode has no pod, and the Run's
+		// terraform is still going).
+		row.Log = r.Status.Log
+		if row.Log == "" {
+			row.Log, row.LogNote = c.podLog(ctx, r.Namespace, r.Name)
+		}
 		out = append(out, row)
 	}
 	return out
@@ -158,7 +164,7 @@ func (c *Cluster) podLog(ctx context.Context, namespace, run string) (string, st
 		return "", "no log: runner pods not readable: " + err.Error()
 	}
 	if len(pods.Items) == 0 {
-		return "", "no log: no runner pod (process mode runs terraform in the controller, or the pod is gone)"
+		return "", "no log yet: a Run shows its log once it ends (in job mode its runner pod shows it as it goes; this Run has no pod)"
 	}
 	rc, err := c.Logs(ctx, namespace, pods.Items[0].Name, maxLogLines)
 	if err != nil {

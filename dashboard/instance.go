@@ -47,7 +47,8 @@ type Wire struct {
 // RunRow is one Run of the instance, newest first, with its log: the runner pod's in job mode.
 type RunRow struct {
 	Name, Operation, Phase, Executor, Started, Completed, Message string
-	// Log is the tail of the runner pod's log; LogNote says why there is none.
+	// Log is the Run's log (status.log: what terraform did, object by object), or, for a Run
+	// that has none yet, the tail of its runner pod's log; LogNote says why there is none.
 	Log, LogNote string
 }
 

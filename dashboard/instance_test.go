@@ -61,8 +61,8 @@ func TestInstancePage(t *testing.T) {
 	}
 }
 
-// A Run's log is its runner pod's (job mode), its tail read with the user's credentials; a Run
-// without a pod (process mode) says why it has none.
+// A Run's log is the one on the Run, in both modes; a Run without one yet shows its runner pod's
+// (job mode), its tail read with the user's credentials, or says why it has none.
 func TestRunsOf(t *testing.T) {
 	s := runtime.NewScheme()
 	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, v1alpha1.AddToScheme} {
@@ -80,7 +80,10 @@ func TestRunsOf(t *testing.T) {
 			Spec: v1alpha1.RunSpec{Operation: v1alpha1.OperationApply}, Status: v1alpha1.RunStatus{Phase: v1alpha1.PhaseRunning}}
 	}
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "logs-job-1-x", Labels: map[string]string{labelRun: "job-1"}}}
-	c := &Cluster{Client: fake.NewClientBuilder().WithScheme(s).WithObjects(run("process-1", 1), run("job-1", 2), pod).Build(),
+	ended := run("ended-1", 3)
+	ended.Status.Phase, ended.Status.Log = v1alpha1.PhaseSucceeded, "$ terraform apply\nApply complete!\n"
+	endedPod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "logs-ended-1-x", Labels: map[string]string{labelRun: "ended-1"}}}
+	c := &Cluster{Client: fake.NewClientBuilder().WithScheme(s).WithObjects(run("process-1", 1), run("job-1", 2), pod, ended, endedPod).Build(),
 		Logs: func(_ context.Context, ns, name string, tail int64) (io.ReadCloser, error) {
 			if tail != maxLogLines {
 				t.Errorf("the log's tail should be %d lines, asked %d", maxLogLines, tail)
@@ -91,8 +94,8 @@ func TestRunsOf(t *testing.T) {
 	for _, r := range c.runsOf(context.Background(), inst) {
 		got = append(got, r.Name+": "+r.Log+r.LogNote)
 	}
-	want := []string{"job-1: log of team-a/logs-job-1-x", "process-1: no log: no runner pod (process mode runs terraform in the controller, or the pod is gone)"}
+	want := []string{"ended-1: $ terraform apply\nApply complete!\n", "job-1: log of team-a/logs-job-1-x", "process-1: no log yet: a Run shows its log once it ends (in job mode its runner pod shows it as it goes; this Run has no pod)"}
 	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("\nRuns newest first, each with its pod's log or why none.\n-want +got\n%s", diff)
+		t.Errorf("\nRuns newest first, each with its log, its pod's or why none.\n-want +got\n%s", diff)
 	}
 }

@@ -21,6 +21,16 @@ const (
 // changes made outside, a Plan previews a revision and writes nothing, and a Destroy destroys everything, then deletes the readable plan and,
 // only then, the state.
 func Execute(ctx context.Context, r *terraform.Harness, op v1alpha1.RunOperation, ws *terraform.Workspace, stored *state.Stored) Outcome {
+	if ws.Log == nil {
+		ws.Log = terraform.NewRunLog()
+	}
+	o := execute(ctx, r, op, ws, stored)
+	// Redacted with what the run learned: readFresh adds the state's sensitive values.
+	o.Log = ws.Log.Text(ws.Redactor)
+	return o
+}
+
+func execute(ctx context.Context, r *terraform.Harness, op v1alpha1.RunOperation, ws *terraform.Workspace, stored *state.Stored) Outcome {
 	switch op {
 	case v1alpha1.OperationApply:
 		saved, summary, err := r.Apply(ctx, ws, stored)

@@ -144,7 +144,9 @@ type Outcome struct {
 	Changes bool
 	// Note is the message of a run that succeeded, such as what a drift plan found.
 	Note string
-	Err  error
+	// Log is the run's log (terraform.RunLog), redacted.
+	Log string
+	Err error
 }
 
 func (r *Recorder) clock() time.Time {

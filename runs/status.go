@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -26,6 +27,8 @@ func SetOutcome(st *v1alpha1.RunStatus, o Outcome, red *terraform.Redactor, now 
 	if o.Stored != nil && o.Stored.State != nil {
 		st.StateSerial = &o.Stored.Serial
 	}
+	// A plan approved is made again before it is applied: each outcome's log tells it whole.
+	st.Log = boundLog(o.Log)
 	st.Phase, st.Message = PhaseOf(o.Err, red)
 	if o.Err == nil {
 		st.Message = o.Note
@@ -54,6 +57,21 @@ func BoundMessage(m string) string {
 		cut--
 	}
 	return m[:cut] + fmt.Sprintf("\n… (%d bytes more, cut)", len(m)-cut)
+}
+
+// MaxLog bounds a Run's status.log, as its CRD does (maxLength): the runner account writes it.
+const MaxLog = 16 << 10
+
+// boundLog keeps the last MaxLog bytes of a log, from a line's start.
+func boundLog(l string) string {
+	if len(l) <= MaxLog {
+		return l
+	}
+	cut := len(l) - (MaxLog - 64)
+	if i := strings.IndexByte(l[cut:], '\n'); i >= 0 {
+		cut += i + 1
+	}
+	return "… (earlier lines not kept)\n" + l[cut:]
 }
 
 // WriteStatus writes run's status, again on the newest version after a conflict: the outcome

@@ -170,8 +170,13 @@ func (r *Harness) applyAsked(ctx context.Context, tf *session, run *Workspace, s
 		return approved
 	}
 	stop := r.persistWhileRunning(run, stored)
+	tf.log.command("apply")
 	asked, approved, out, applyErr := tf.applyAsking(ctx, decide)
 	stored = stop()
+	if asked && !approved {
+		tf.log.add("(answered no: the plan is made again, saved, to be judged whole)")
+	}
+	tf.log.failed(applyErr)
 	summary = &PlanSummary{At: start}
 	noChanges := !asked && applyErr == nil && strings.Contains(out, askNoChanges)
 	if noChanges || approved {

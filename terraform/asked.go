@@ -225,9 +225,15 @@ func (s *session) applyAsking(ctx context.Context, decide func(out string) bool)
 	quiet := time.AfterFunc(askQuiet, closeStdin)
 	var printed bytes.Buffer
 	answered := false
+	// What terraform prints once answered goes to the run's log, line by line as it comes; the
+	// log's reader keeps no value (runlog.go).
+	applying := s.log.writer()
 	buf := make([]byte, 32<<10)
 	for {
 		n, rerr := stdout.Read(buf)
+		if n > 0 && answered {
+			_, _ = applying.Write(buf[:n])
+		}
 		if n > 0 && !answered {
 			quiet.Reset(askQuiet)
 			printed.Write(buf[:n])
@@ -236,6 +242,7 @@ func (s *session) applyAsking(ctx context.Context, decide func(out string) bool)
 				// (which may echo values) is not kept.
 				answered = true
 				quiet.Stop()
+				s.log.human(text)
 				if askedQuestion(text) {
 					asked, approved = true, decide(text)
 					reply := answerNo
@@ -253,6 +260,10 @@ func (s *session) applyAsking(ctx context.Context, decide func(out string) bool)
 	}
 	quiet.Stop()
 	closeStdin()
+	applying.flush()
+	if !answered {
+		s.log.human(printed.String())
+	}
 	if err := cmd.Wait(); err != nil {
 		return asked, approved, printed.String(), errors.Errorf("%w\n%s", err, strings.TrimSpace(stderr.String()))
 	}

@@ -181,7 +181,7 @@ func (r *Harness) runInSlot(ctx context.Context, op string, run *Workspace, admi
 	if err := r.initialize(ctx, run, tfs); err != nil {
 		return err
 	}
-	s := &session{Terraform: tfs.direct, changing: tfs.detached, asking: tfs.asking, done: free}
+	s := &session{Terraform: tfs.direct, changing: tfs.detached, asking: tfs.asking, log: run.Log, done: free}
 	if r.Providers != nil {
 		env, err := r.runEnv(run)
 		if err != nil {

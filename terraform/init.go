@@ -33,7 +33,9 @@ func (r *Harness) initialize(ctx context.Context, run *Workspace, tfs terraforms
 	if err := os.Remove(filepath.Join(run.Dir, ".terraform", "modules", "modules.json")); err != nil && !os.IsNotExist(err) {
 		return errors.Wrap(err, errWorkDir)
 	}
+	run.Log.command("init")
 	if err := withoutState(run.Dir, func() error { return r.init(ctx, tf, run) }); err != nil {
+		run.Log.failed(err)
 		return err
 	}
 	return errors.Wrap(os.WriteFile(keyPath, []byte(run.InitKey), 0o600), errWorkDir)

@@ -61,6 +61,9 @@ type planStream struct {
 	Counts *streamCounts
 	// Errors are the error diagnostics, which -json writes to the stream rather than stderr.
 	Errors []streamDiagnostic
+	// Log is the stream's part of the run's log (runlog.go): each object's progress, the counts,
+	// the number of outputs and each error's summary, as terraform says them, without ids.
+	Log []string
 	// Unreadable counts lines that were not a message modkind could read.
 	Unreadable int
 	// Started is when terraform said its version, its first message; Planned when it sent the
@@ -101,6 +104,7 @@ type streamDiagnostic struct {
 // streamMessage is the part of a stream message modkind reads.
 type streamMessage struct {
 	Type      string    `json:"type"`
+	Message   string    `json:"@message"`
 	Timestamp time.Time `json:"@timestamp"`
 	Change    *struct {
 		Resource struct {
@@ -148,6 +152,9 @@ func parsePlanStream(r io.Reader) (*planStream, error) {
 		if err := json.Unmarshal(line, &m); err != nil {
 			ps.Unreadable++
 			continue
+		}
+		if line, ok := streamLogLine(m); ok {
+			ps.Log = append(ps.Log, line)
 		}
 		switch m.Type {
 		case streamVersion:
@@ -377,4 +384,29 @@ func streamSymbol(action string) string {
 		return "-"
 	}
 	return "~"
+}
+
+// streamLogTypes are the messages whose text goes to the run's log: terraform writes them from
+// an address, an action and counts, never from a value.
+var streamLogTypes = map[string]bool{
+	streamPlannedChange: true, streamChangeSummary: true, streamOutputs: true,
+	"apply_start": true, "apply_progress": true, "apply_complete": true, "apply_errored": true,
+	"refresh_start": true, "refresh_complete": true, "resource_drift": true,
+}
+
+// streamLogLine is m's line of the run's log, if it has one: its text without the object's id,
+// or an error's summary (its detail may quote a value; the Run's message says it, redacted).
+func streamLogLine(m streamMessage) (string, bool) {
+	if m.Type == streamDiagnosticMsg {
+		if m.Diagnostic == nil || m.Diagnostic.Severity != "error" {
+			return "", false
+		}
+		return "Error: " + m.Diagnostic.Summary, true
+	}
+	if !streamLogTypes[m.Type] || m.Message == "" {
+		return "", false
+	}
+	line, _, _ := strings.Cut(m.Message, " [id=")
+	line, _, _ = strings.Cut(line, "\n")
+	return line, true
 }

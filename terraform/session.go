@@ -19,6 +19,8 @@ type session struct {
 	changing  *tfexec.Terraform
 	asking    askCommand
 	providers *providerLease
+	// log is the run's log (runlog.go), nil for none.
+	log *RunLog
 	// done says the run starts no more terraform, so that its slot serves another run while
 	// this one saves what terraform wrote.
 	done func()
@@ -28,7 +30,24 @@ func (s *session) plan(ctx context.Context, opts ...tfexec.PlanOption) (bool, er
 	if o := s.providers.reattach(); o != nil {
 		opts = append(opts, o)
 	}
-	return s.Plan(ctx, opts...)
+	s.log.command("plan")
+	defer s.logged(s.Terraform)()
+	changes, err := s.Plan(ctx, opts...)
+	s.log.failed(err)
+	return changes, err
+}
+
+// logged sends what tf prints for people to the run's log until the returned func is called.
+func (s *session) logged(tf *tfexec.Terraform) func() {
+	if s.log == nil {
+		return func() {}
+	}
+	w := s.log.writer()
+	tf.SetStdout(w)
+	return func() {
+		tf.SetStdout(nil)
+		w.flush()
+	}
 }
 
 // planJSON plans with -json and returns what the stream said. A failed plan's error carries the
@@ -38,10 +57,12 @@ func (s *session) planJSON(ctx context.Context, opts ...tfexec.PlanOption) (bool
 		opts = append(opts, o)
 	}
 	var out bytes.Buffer
+	s.log.command("plan")
 	changes, err := s.PlanJSON(ctx, &out, opts...)
 	// PlanJSON leaves its writer set for every later command.
 	s.SetStdout(nil)
 	stream, perr := parsePlanStream(&out)
+	s.log.stream(stream)
 	if err != nil {
 		if text := stream.errorText(); text != "" {
 			err = errors.Errorf("%w\n%s", err, strings.TrimLeft(text, "\n"))
@@ -69,10 +90,12 @@ func (s *session) applyJSON(ctx context.Context, opts ...tfexec.ApplyOption) (*p
 		opts = append(opts, o)
 	}
 	var out bytes.Buffer
+	s.log.command("apply")
 	err := s.changing.ApplyJSON(ctx, &out, opts...)
 	// ApplyJSON leaves its writer set for every later command.
 	s.changing.SetStdout(nil)
 	stream, perr := parsePlanStream(&out)
+	s.log.stream(stream)
 	if err != nil {
 		if text := stream.errorText(); text != "" {
 			err = errors.Errorf("%w\n%s", err, strings.TrimLeft(text, "\n"))
@@ -89,7 +112,11 @@ func (s *session) apply(ctx context.Context, opts ...tfexec.ApplyOption) error {
 	if o := s.providers.reattach(); o != nil {
 		opts = append(opts, o)
 	}
-	return s.changing.Apply(ctx, opts...)
+	s.log.command("apply")
+	defer s.logged(s.changing)()
+	err := s.changing.Apply(ctx, opts...)
+	s.log.failed(err)
+	return err
 }
 
 // refresh reads the real objects into the state, evaluates the outputs from them and applies
@@ -101,7 +128,11 @@ func (s *session) refresh(ctx context.Context) error {
 	if o := s.providers.reattach(); o != nil {
 		opts = append(opts, o)
 	}
-	return s.changing.Apply(ctx, opts...)
+	s.log.command("apply -refresh-only")
+	defer s.logged(s.changing)()
+	err := s.changing.Apply(ctx, opts...)
+	s.log.failed(err)
+	return err
 }
 
 func (s *session) destroy(ctx context.Context) error {
@@ -109,7 +140,11 @@ func (s *session) destroy(ctx context.Context) error {
 	if o := s.providers.reattach(); o != nil {
 		opts = append(opts, o)
 	}
-	return s.changing.Destroy(ctx, opts...)
+	s.log.command("destroy")
+	defer s.logged(s.changing)()
+	err := s.changing.Destroy(ctx, opts...)
+	s.log.failed(err)
+	return err
 }
 
 // askCommand starts the run's state-changing terraform by hand, since terraform-exec always

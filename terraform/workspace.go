@@ -93,6 +93,8 @@ type Workspace struct {
 	OnStarted func()
 	State     state.Ref
 	Redactor  *Redactor
+	// Log, when set, keeps the run's log (runlog.go): what terraform did, object by object.
+	Log *RunLog
 	// Owner is the instance the work directory belongs to, recorded in it so that the directory
 	// is removed once the instance is gone.
 	Owner *Owner

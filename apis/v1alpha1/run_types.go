@@ -147,6 +147,12 @@ type RunStatus struct {
 	// +kubebuilder:validation:MaxLength=32768
 	// +optional
 	Message string `json:"message,omitempty"`
+	// Log is what terraform did, as people read it: each command, each object's progress
+	// ("terraform_data.x: Creation complete after 0s"), the counts and each error's first line;
+	// never a value nor an object's id. Its last lines, bounded (terraform.MaxLogBytes).
+	// +kubebuilder:validation:MaxLength=16384
+	// +optional
+	Log string `json:"log,omitempty"`
 }
 
 // A Run is one piece of terraform work on an instance of a generated kind: an apply, a destroy, a

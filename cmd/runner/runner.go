@@ -119,6 +119,7 @@ func Execute(o *Options, out io.Writer) error {
 		Mirror:   strings.TrimSuffix(o.ArtifactsURL, "/") + artifact.MirrorPrefix,
 		MirrorCA: []byte(os.Getenv(envArtifactsCA)),
 		Token:    token,
+		Log:      out,
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()

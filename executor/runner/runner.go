@@ -8,6 +8,7 @@ package runner
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -77,6 +78,9 @@ type Executor struct {
 	// Deadline bounds the Run's terraform work from the runner's start: past it, terraform is
 	// interrupted, the state it wrote is stored and the Run fails saying so. 0: no deadline.
 	Deadline time.Duration
+	// Log, when set, gets each line of the Run's log (status.log) as terraform goes, redacted:
+	// the pod's log shows a Run's progress before its status says how it ended.
+	Log io.Writer
 }
 
 // Execute runs Run namespace/name to its end and records how it ended. It returns an error only
@@ -160,6 +164,12 @@ func (x *Executor) execute(ctx context.Context, run *v1alpha1.Run) (*runs.Inputs
 	stored, err := r.States.Get(ctx, ws.State)
 	if err != nil {
 		return in, runs.Outcome{Err: errors.Wrap(err, errGetState)}
+	}
+	if x.Log != nil {
+		ws.Log = terraform.NewRunLogTo(func(line string) {
+			// ws.Redactor, not a copy: the run adds the state's sensitive values once read.
+			_, _ = io.WriteString(x.Log, ws.Redactor.Redact(line)+"\n")
+		})
 	}
 	return in, runs.Execute(ctx, r, run.Spec.Operation, ws, stored)
 }

@@ -189,6 +189,26 @@ func TestRunsRecordApplyUpdateDestroy(t *testing.T) {
 		t.Errorf("a Destroy applies no inputs, got inputsDigest %q", destroy.Spec.InputsDigest)
 	}
 
+	// Each Run's log says what terraform did, object by object, and holds no value: the trace
+	// files' directory is a value terraform prints in plans and outputs.
+	for _, c := range []struct {
+		run  *v1alpha1.Run
+		want []string
+	}{
+		{&first, []string{"$ terraform apply", `terraform_data.file["a"]: Creation complete after `, "Apply complete! Resources: 2 added, 0 changed, 0 destroyed."}},
+		{&second, []string{"$ terraform apply", `terraform_data.file["b"]: will be created`, "Plan: 1 to add, 0 to change, 0 to destroy.", `terraform_data.file["b"]: Creation complete after `, "Apply complete! Resources: 1 added, 0 changed, 0 destroyed."}},
+		{destroy, []string{"$ terraform destroy", `terraform_data.file["a"]: Destruction complete after `, "Destroy complete! Resources: 3 destroyed."}},
+	} {
+		for _, w := range c.want {
+			if !strings.Contains(c.run.Status.Log, w) {
+				t.Errorf("the log of Run %s (%s) says %q; it says:\n%s", c.run.Name, c.run.Spec.Operation, w, c.run.Status.Log)
+			}
+		}
+		if strings.Contains(c.run.Status.Log, traces) || strings.Contains(c.run.Status.Log, "[id=") {
+			t.Errorf("the log of Run %s holds a value or an object's id:\n%s", c.run.Name, c.run.Status.Log)
+		}
+	}
+
 	all := &v1alpha1.RunList{}
 	if err := ground.client.List(ctx, all, client.InNamespace(ns)); err != nil {
 		t.Fatal(err)

@@ -391,6 +391,16 @@ func TestJobRunner(t *testing.T) {
 			t.Errorf("Run %s: operation %s, phase %s, executor %s, plan %+v; want a Succeeded Apply by a job planning +1 ~0 -0",
 				r.Name, r.Spec.Operation, r.Status.Phase, r.Status.Executor, r.Status.Plan)
 		}
+		// The runner writes the Run's log as the controller does in process mode: what terraform
+		// did, and no value (the greeting is an output's value).
+		for _, w := range []string{"$ terraform apply", "terraform_data.greeting: Creation complete after ", "Apply complete! Resources: 1 added, 0 changed, 0 destroyed."} {
+			if !strings.Contains(r.Status.Log, w) {
+				t.Errorf("the log of Run %s says %q; it says:\n%s", r.Name, w, r.Status.Log)
+			}
+		}
+		if strings.Contains(r.Status.Log, "Hello, World!") {
+			t.Errorf("the log of Run %s holds an output's value:\n%s", r.Name, r.Status.Log)
+		}
 		job := &batchv1.Job{}
 		if err := c.Get(ctx, client.ObjectKey{Namespace: "team-a", Name: r.Name}, job); err != nil {
 			t.Fatal(err)

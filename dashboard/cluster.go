@@ -35,6 +35,9 @@ type Cluster struct {
 	// Logs opens the last tailLines lines of a pod's log (pods/log, with the user's credentials);
 	// nil shows no runner log.
 	Logs func(ctx context.Context, namespace, pod string, tailLines int64) (io.ReadCloser, error)
+	// Namespace, when set, is the one namespace whose instances and Runs are watched (a user who
+	// may read only one namespace may not watch the others).
+	Namespace string
 }
 
 // gvk is the kind a Module generates.
@@ -216,8 +219,11 @@ func confirmed(destructive []string, name, confirm string) error {
 	return nil
 }
 
-// Changes watches the Modules and every kind they generate, and calls changed on each event.
-// A watch that ends is restarted from the Module list, so a new Module's kind is watched too.
+// Changes watches the Modules, every kind they generate and the Runs (in Namespace when set), and
+// calls changed on each event. The watches start again from the Module list when a Module is
+// added or deleted, when one whose kind could not be watched yet is served (its CRD was not
+// installed when the watches started), and when any watch ends (the API server ends watches
+// after a while), so that no kind goes unwatched for long.
 func (c *Cluster) Changes(ctx context.Context, changed func()) error {
 	for ctx.Err() == nil {
 		if err := c.watchOnce(ctx, changed); err != nil {
@@ -234,44 +240,57 @@ func (c *Cluster) Changes(ctx context.Context, changed func()) error {
 }
 
 func (c *Cluster) watchOnce(ctx context.Context, changed func()) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	var mods v1alpha1.ModuleList
 	if err := c.Client.List(ctx, &mods); err != nil {
 		return fmt.Errorf(errWatch+": %w", "Modules", err)
 	}
-	watches := []watch.Interface{}
-	defer func() {
-		for _, w := range watches {
-			w.Stop()
-		}
-	}()
 	mw, err := c.Client.Watch(ctx, &v1alpha1.ModuleList{}, &client.ListOptions{Raw: &metav1.ListOptions{ResourceVersion: mods.ResourceVersion}})
 	if err != nil {
 		return fmt.Errorf(errWatch+": %w", "Modules", err)
 	}
-	watches = append(watches, mw)
+	defer mw.Stop()
+	ended := make(chan struct{}, 1)
+	follow := func(list client.ObjectList) bool {
+		w, err := c.Client.Watch(ctx, list, client.InNamespace(c.Namespace))
+		if err != nil {
+			return false
+		}
+		go func() {
+			defer w.Stop()
+			for range w.ResultChan() {
+				changed()
+			}
+			select {
+			case ended <- struct{}{}:
+			default:
+			}
+		}()
+		return true
+	}
+	watched := map[schema.GroupVersionKind]bool{}
 	for i := range mods.Items {
 		k := gvk(&mods.Items[i])
 		list := &unstructured.UnstructuredList{}
 		list.SetGroupVersionKind(k.GroupVersion().WithKind(k.Kind + "List"))
-		if w, err := c.Client.Watch(ctx, list); err == nil {
-			watches = append(watches, w)
-		}
+		watched[k] = follow(list)
 	}
-	for _, w := range watches[1:] {
-		go func(w watch.Interface) {
-			for range w.ResultChan() {
-				changed()
-			}
-		}(w)
-	}
+	// A Run's phase and log show on the Instance page as they change.
+	follow(&v1alpha1.RunList{})
 	for {
 		select {
 		case <-ctx.Done():
+			return nil
+		case <-ended:
 			return nil
 		case ev, ok := <-mw.ResultChan():
 			changed()
 			if !ok || ev.Type != watch.Modified {
 				// A Module added or deleted (or the watch ended): watch its kind too.
+				return nil
+			}
+			if m, isModule := ev.Object.(*v1alpha1.Module); isModule && !watched[gvk(m)] && m.Status.Served != nil {
 				return nil
 			}
 		}

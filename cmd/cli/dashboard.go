@@ -55,7 +55,7 @@ func dashboardCommand(args []string, out io.Writer) error {
 	logs := func(ctx context.Context, namespace, pod string, tailLines int64) (io.ReadCloser, error) {
 		return pods.CoreV1().Pods(namespace).GetLogs(pod, &corev1.PodLogOptions{TailLines: &tailLines}).Stream(ctx)
 	}
-	d, err := dashboard.New(&dashboard.Cluster{Client: c, Logs: logs}, l.Addr().String(), dashboard.Options{ReadOnly: *readOnly, Namespace: cf.Namespace})
+	d, err := dashboard.New(&dashboard.Cluster{Client: c, Logs: logs, Namespace: cf.Namespace}, l.Addr().String(), dashboard.Options{ReadOnly: *readOnly, Namespace: cf.Namespace})
 	if err != nil {
 		return err
 	}

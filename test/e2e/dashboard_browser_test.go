@@ -219,15 +219,15 @@ func TestDashboardBrowser(t *testing.T) {
 	})
 	fleetText(t, ctx, "ready: 2")
 
-	// The Instance page: its conditions, spec, outputs and Runs (process mode: terraform ran in the
-	// controller, so a Run has no pod log and says so).
+	// The Instance page: its conditions, spec, outputs and Runs, each with its log (process mode:
+	// the controller wrote it on the Run).
 	base := url[:strings.Index(url, "/?token=")]
 	if err := chromedp.Do(ctx, chromedp.Navigate(base+"/instances/Trace.dash.example.org/default/waiting"), chromedp.WaitVisible(chromedp.CSS("#instance"))); err != nil {
 		t.Fatal(err)
 	}
 	pageText(t, ctx, "instance", "Ready")
 	pageText(t, ctx, "instance", "Apply")
-	pageText(t, ctx, "instance", "no runner pod")
+	pageText(t, ctx, "instance", "Apply complete! Resources: ")
 	screenshot(t, ctx, "dashboard-instance.png")
 
 	if p := problems(); len(p) > 0 {

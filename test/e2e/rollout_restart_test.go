@@ -2,16 +2,11 @@ package e2e
 
 import (
 	"context"
-	"fmt"
-	"os"
-	"path/filepath"
 	"syscall"
 	"testing"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -24,38 +19,8 @@ import (
 func TestStagedRolloutResumesAfterRestart(t *testing.T) {
 	_, c, proc := modkindOnAPIServer(t, "--module-recheck-interval", "1s")
 
-	modDir := t.TempDir()
-	version := func(v string) {
-		tf := fmt.Sprintf("variable \"name\" { type = string }\nresource \"terraform_data\" \"g\" { input = \"%s ${var.name}\" }\noutput \"message\" { value = terraform_data.g.output }\n", v)
-		if err := os.WriteFile(filepath.Join(modDir, "main.tf"), []byte(tf), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	version("v1")
-	gvk := schema.GroupVersionKind{Group: "resume.example.org", Version: "v1alpha1", Kind: "Greeter"}
-	m := &v1alpha1.Module{
-		ObjectMeta: metav1.ObjectMeta{Name: "resume"},
-		Spec: v1alpha1.ModuleSpec{Source: v1alpha1.ModuleSource{Path: modDir}, CRD: v1alpha1.CRDNames{Group: gvk.Group, Kind: gvk.Kind},
-			Rollout: &v1alpha1.Rollout{Policy: v1alpha1.RolloutStaged, Steps: []v1alpha1.RolloutStep{{
-				Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"canary": "true"}},
-				Pause:    &v1alpha1.RolloutPause{UntilPromoted: true},
-			}}}},
-	}
-	poll(t, "the Module CRD to be served", 2*time.Minute, func(ctx context.Context) (bool, error) {
-		return c.Create(ctx, m) == nil, nil
-	})
-	var insts []*unstructured.Unstructured
-	for _, n := range []string{"canary", "b", "c"} {
-		u := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"forProvider": map[string]any{"name": n}}}}
-		u.SetGroupVersionKind(gvk)
-		u.SetNamespace("default")
-		u.SetName(n)
-		if n == "canary" {
-			u.SetLabels(map[string]string{"canary": "true"})
-		}
-		insts = append(insts, u)
-	}
-	createAll(t, c, insts)
+	fleet := stagedGreeters(t, c, "resume", "resume.example.org")
+	version, gvk, m, insts := fleet.Release, fleet.GVK, fleet.Module, fleet.Instances
 	said := func(u *unstructured.Unstructured, want string) {
 		t.Helper()
 		poll(t, u.GetName()+" saying "+want, 2*time.Minute, func(ctx context.Context) (bool, error) {

@@ -168,11 +168,16 @@ func (r *Harness) runInSlot(ctx context.Context, op string, run *Workspace, admi
 		}
 		return errors.Wrap(err, errWaitForRun)
 	}
-	defer free()
+	// The gauge counts runs holding a slot: it goes down when the slot is given back, which the
+	// run does before it writes its state and plan (session.done), not when the run returns.
 	metricRunsInFlight.Inc()
+	var giveBack sync.Once
+	free = func(free func()) func() {
+		return func() { giveBack.Do(func() { metricRunsInFlight.Dec(); free() }) }
+	}(free)
+	defer free()
 	start := time.Now()
 	defer func() {
-		metricRunsInFlight.Dec()
 		metricRunSeconds.WithLabelValues(op).Observe(time.Since(start).Seconds())
 	}()
 	if run.OnStarted != nil {

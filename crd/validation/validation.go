@@ -122,6 +122,7 @@ func translateModuleWith(m *module.Module, budget costBudget, bounded func(modul
 	out := make([]Translation, len(blocks))
 	for i, b := range blocks {
 		out[i] = b.translation(budget)
+		out[i].Measured = measuredOf(b.v, out[i].Pos, out[i].Rule)
 	}
 	return out, bounds
 }

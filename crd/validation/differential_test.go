@@ -42,8 +42,8 @@ const (
 	reportFile  = "testdata/differential/report.txt"
 	// valuesPerVariable values are made per variable, from its conditions' literals and near misses.
 	valuesPerVariable = 24
-	// resampled kept answers are decided again by terraform on every run.
-	resampled = 30
+	// resampled kept answers are decided again by terraform on every run: one plan's worth.
+	resampled = planBatch
 )
 
 // diffVariable is a variable of the corpus with validation blocks, and its values.

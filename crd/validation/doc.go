@@ -35,6 +35,12 @@
 //     collections and strings they walk (see bounds.go), or OpenAPI's checks of a string say the
 //     same (see schema.go).
 //
+// What the translator proves is also measured: the differential test (differential_test.go) has
+// the real terraform and the real API server decide values made from each block's condition, fails
+// when admission refuses a value terraform accepts, and writes what it found of each block of the
+// corpus in testdata/public to measured.json, which Translation.Measured and `modkind generate`
+// report.
+//
 // Every translation is a CEL rule (x-kubernetes-validations) rather than OpenAPI's enum, pattern,
 // minimum or maxLength, even where those would mean the same: only a rule carries the module's
 // error_message to the user, and a failed enum or maxLength stops the API server from running any

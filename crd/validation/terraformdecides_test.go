@@ -533,3 +533,44 @@ variable "ids" {
 		}
 	}
 }
+
+// TestDiagnosticAttribution checks how terraform's diagnostics are attributed to values and
+// blocks by position alone, and that one that names no value is not attributed (it splits the
+// batch).
+func TestDiagnosticAttribution(t *testing.T) {
+	decl := &tfDecl{name: "x", blocks: map[int][2]int{0: {4, 7}, 2: {8, 11}}}
+	qs := []tfQuestion{{decl: decl, raw: `"a"`}, {decl: decl, raw: `"b"`}, {decl: decl, raw: "null"}}
+	calls := [][2]int{{1, 7}, {8, 14}, {15, 17}}
+	tfvarsLine := map[int]int{2: 0, 3: 1}
+	type rng = struct {
+		Filename string `json:"filename"`
+		Start    struct {
+			Line int `json:"line"`
+		} `json:"start"`
+	}
+	at := func(file string, line int) *rng {
+		r := &rng{Filename: file}
+		r.Start.Line = line
+		return r
+	}
+	cases := []struct {
+		reason          string
+		detail          string
+		r               *rng
+		question, block int
+	}{
+		{reason: "A failed condition is reported at the call's argument and names the rule's line in the call's module.", detail: "bad\n\nThis was checked by the validation rule at v1/variables.tf:9,3-13.", r: at("main.tf", 12), question: 1, block: 2},
+		{reason: "An error evaluating a condition is reported in the call's module, at the condition.", detail: "argument must not be null", r: at("v2/variables.tf", 5), question: 2, block: 0},
+		{reason: "A value of the wrong type is reported at its line of the tfvars file.", detail: "string required", r: at("terraform.tfvars.json", 3), question: 1, block: -1},
+		{reason: "A rule named in another call's module than the range's call is not trusted.", detail: "This was checked by the validation rule at v0/variables.tf:9,3-13.", r: at("main.tf", 12), question: -1, block: -1},
+		{reason: "A diagnostic without a range names no value.", detail: "something failed", r: nil, question: -1, block: -1},
+		{reason: "A line of main.tf outside every call names no value.", detail: "", r: at("main.tf", 40), question: -1, block: -1},
+		{reason: "A line of a call's module outside its blocks names the value, no block.", detail: "", r: at("v0/variables.tf", 2), question: 0, block: -1},
+	}
+	for _, c := range cases {
+		q, b := diagnosticOf(qs, calls, tfvarsLine, c.detail, c.r)
+		if diff := cmp.Diff([2]int{c.question, c.block}, [2]int{q, b}); diff != "" {
+			t.Errorf("\n%s\n(question, block) (-want +got):\n%s", c.reason, diff)
+		}
+	}
+}

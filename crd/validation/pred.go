@@ -148,7 +148,7 @@ func (p notPred) cel() string {
 		return "!" + q.cel()
 	case boolPred:
 		return "!" + q.s.expr
-	case matchPred, affixPred, containsPred, cidrPred:
+	case matchPred, normalMatchPred, affixPred, containsPred, cidrPred:
 		// A method call binds tighter than !.
 		return "!" + q.cel()
 	}
@@ -330,6 +330,49 @@ func (p matchPred) eval(e env) tri {
 	s, isStr := v.(string)
 	if !ok || !isStr {
 		return triError
+	}
+	re, err := regexp.Compile(p.re)
+	if err != nil {
+		return triError
+	}
+	return triOf(re.MatchString(s))
+}
+
+// normalMatchPred is a search for a regular expression that matches ASCII strings only, anchored
+// at both ends (see asciiOnly), in the string with the three characters whose normal form is an
+// ASCII character replaced by it: KELVIN SIGN (K), GREEK QUESTION MARK (;) and GREEK VARIA (`).
+// It decides as Terraform's search of the string's normal form does, for every string: where the
+// replaced string is ASCII, it is the normal form (no two ASCII characters compose); where it is
+// not, neither is the normal form (every other character outside ASCII stays outside it, alone or
+// composed), and the pattern matches neither.
+type normalMatchPred struct {
+	s  *term
+	re string
+}
+
+// normalizedToASCII are the characters outside ASCII whose normal form is an ASCII character.
+var normalizedToASCII = [][2]string{{"\u212a", "K"}, {"\u037e", ";"}, {"\u1fef", "`"}}
+
+func (p normalMatchPred) cel() string {
+	e := p.s.expr
+	for _, r := range normalizedToASCII {
+		e += ".replace(" + celLiteral(r[0]) + ", " + celLiteral(r[1]) + ")"
+	}
+	return e + ".matches(" + celLiteral(p.re) + ")"
+}
+
+func (p normalMatchPred) cost() int64 {
+	return matchPred(p).cost() + int64(len(normalizedToASCII))*walkCost(p.s)
+}
+
+func (p normalMatchPred) eval(e env) tri {
+	v, ok := p.s.value(e)
+	s, isStr := v.(string)
+	if !ok || !isStr {
+		return triError
+	}
+	for _, r := range normalizedToASCII {
+		s = strings.ReplaceAll(s, r[0], r[1])
 	}
 	re, err := regexp.Compile(p.re)
 	if err != nil {

@@ -88,9 +88,19 @@ var translationCases = map[string]struct {
 		want: translationWant{Dropped: "other than the variable"},
 	},
 	"Regex": {
-		reason: "can(regex()) searches with Go's regexp, as CEL's matches() does; strings outside ASCII are left to Terraform, which normalizes them first.",
+		reason: "can(regex()) searches with Go's regexp, as CEL's matches() does. Terraform searches the normal form: a pattern of whole ASCII strings matches it exactly where it matches the string with the three characters whose normal form is ASCII replaced.",
 		ty:     cty.String, condition: `can(regex("^[a-z]+$", var.x))`,
-		want: translationWant{Rule: "self.matches('^[a-z]+$') || size(bytes(self)) != size(self)"},
+		want: translationWant{Rule: "self.replace('\\u212a', 'K').replace('\\u037e', ';').replace('\\u1fef', '`').matches('^[a-z]+$')", Exact: true},
+	},
+	"RegexUnanchored": {
+		reason: "A search that may match part of a string outside ASCII judges ASCII strings only: the normal form of the rest may differ.",
+		ty:     cty.String, condition: `can(regex("[a-z]$", var.x))`,
+		want: translationWant{Rule: "self.matches('[a-z]$') || size(bytes(self)) != size(self)"},
+	},
+	"RegexFoldCase": {
+		reason: "(?i) matches k with KELVIN SIGN, outside ASCII: ASCII strings only are judged.",
+		ty:     cty.String, condition: `can(regex("(?i)^[a-z]+$", var.x))`,
+		want: translationWant{Rule: "self.matches('(?i)^[a-z]+$') || size(bytes(self)) != size(self)"},
 	},
 	"RegexEscapes": {
 		reason: "Quotes and backslashes of a pattern are escaped for CEL, not lost.",
@@ -270,7 +280,7 @@ var translationCases = map[string]struct {
 		reason:    "Keys are named by the loop variable; they are strings, searched as strings are.",
 		tyExpr:    "map(string)",
 		condition: `alltrue([for k, v in var.x : can(regex("^[a-z]+$", k))])`,
-		want:      translationWant{Rule: "self.all(k, k.matches('^[a-z]+$') || size(bytes(k)) != size(k))"},
+		want:      translationWant{Rule: "self.all(k, k.replace('\\u212a', 'K').replace('\\u037e', ';').replace('\\u1fef', '`').matches('^[a-z]+$'))", Exact: true},
 	},
 	"AnyOfList": {
 		reason:    "anytrue is exists().",
@@ -411,9 +421,9 @@ var translationCases = map[string]struct {
 		want: translationWant{Rule: `(isCIDR(self) && cidr(self).ip().family() == 4) || self.matches('(^|[.:/])0[0-9a-fA-F]|[0-9a-fA-F]{5}|:.*\\.')`},
 	},
 	"AllPatterns": {
-		reason: "alltrue over a list of can(regex()): each element searched, ASCII strings judged.",
+		reason: "alltrue over a list of can(regex()): each element searched as its normal form is.",
 		ty:     cty.List(cty.String), condition: `alltrue([for v in var.x : can(regex("^[a-z]+$", v))])`,
-		want: translationWant{Rule: `self.all(v, v.matches('^[a-z]+$') || size(bytes(v)) != size(v))`},
+		want: translationWant{Rule: "self.all(v, v.replace('\\u212a', 'K').replace('\\u037e', ';').replace('\\u1fef', '`').matches('^[a-z]+$'))", Exact: true},
 	},
 	"CIDRHostOne": {
 		reason: "cidrhost(x, 1) also errs for prefixes without a first host.",

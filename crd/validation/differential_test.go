@@ -73,7 +73,7 @@ func TestDifferentialTerraformAPIServer(t *testing.T) {
 	version := terraformVersion(t, tf)
 	mods := publicModules(t)
 	names := slices.Sorted(maps.Keys(mods))
-	kinds := installPublicKinds(ctx, t, cl, mods, names)
+	kinds := installPublicKinds(ctx, t, cl, "differential", mods, names)
 
 	var vars []*diffVariable
 	for _, n := range names {

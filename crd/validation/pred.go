@@ -361,8 +361,10 @@ func (p normalMatchPred) cel() string {
 	return e + ".matches(" + celLiteral(p.re) + ")"
 }
 
+// cost counts each replace() as two walks of the string, as the API server's estimate does (it
+// reads the string and makes the result).
 func (p normalMatchPred) cost() int64 {
-	return matchPred(p).cost() + int64(len(normalizedToASCII))*walkCost(p.s)
+	return matchPred(p).cost() + int64(len(normalizedToASCII))*2*walkCost(p.s)
 }
 
 func (p normalMatchPred) eval(e env) tri {

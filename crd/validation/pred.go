@@ -353,13 +353,7 @@ type normalMatchPred struct {
 // normalizedToASCII are the characters outside ASCII whose normal form is an ASCII character.
 var normalizedToASCII = [][2]string{{"\u212a", "K"}, {"\u037e", ";"}, {"\u1fef", "`"}}
 
-func (p normalMatchPred) cel() string {
-	e := p.s.expr
-	for _, r := range normalizedToASCII {
-		e += ".replace(" + celLiteral(r[0]) + ", " + celLiteral(r[1]) + ")"
-	}
-	return e + ".matches(" + celLiteral(p.re) + ")"
-}
+func (p normalMatchPred) cel() string { return normalized(p.s.expr) + ".matches(" + celLiteral(p.re) + ")" }
 
 // cost counts each replace() as two walks of the string, as the API server's estimate does (it
 // reads the string and makes the result).
@@ -381,6 +375,51 @@ func (p normalMatchPred) eval(e env) tri {
 		return triError
 	}
 	return triOf(re.MatchString(s))
+}
+
+// normalInPred is membership of a string among ASCII literals as Terraform decides it, in the
+// normal form: the string with the three characters whose normal form is ASCII replaced is among
+// them exactly where its normal form is (see normalMatchPred).
+type normalInPred struct {
+	s    *term
+	lits []string
+}
+
+func (p normalInPred) cel() string {
+	lits := make([]string, len(p.lits))
+	for i, l := range p.lits {
+		lits[i] = celLiteral(l)
+	}
+	return normalized(p.s.expr) + " in [" + strings.Join(lits, ", ") + "]"
+}
+
+func (p normalInPred) cost() int64 {
+	c := 10 + selectCost(p.s) + termCost(p.s) + int64(len(normalizedToASCII))*2*walkCost(p.s)
+	for _, l := range p.lits {
+		c += 2 + int64(len(l))/10 + 1
+	}
+	return c
+}
+
+func (p normalInPred) eval(e env) tri {
+	v, ok := p.s.value(e)
+	s, isStr := v.(string)
+	if !ok || !isStr {
+		return triError
+	}
+	for _, r := range normalizedToASCII {
+		s = strings.ReplaceAll(s, r[0], r[1])
+	}
+	return triOf(slices.Contains(p.lits, s))
+}
+
+// normalized is the CEL expression of the string expr with the characters whose normal form is
+// ASCII replaced by it.
+func normalized(expr string) string {
+	for _, r := range normalizedToASCII {
+		expr += ".replace(" + celLiteral(r[0]) + ", " + celLiteral(r[1]) + ")"
+	}
+	return expr
 }
 
 // asciiPred holds for strings of ASCII characters only: those whose UTF-8 encoding has one byte

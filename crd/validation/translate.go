@@ -613,6 +613,14 @@ func stringIn(s *term, lits []string, neg bool) translated {
 	if plain {
 		return exactly(p)
 	}
+	if s.ascii == nil && s.exactTerm() && slices.IndexFunc(lits, func(l string) bool { return !isASCII(l) }) < 0 {
+		// ASCII literals, some with K, ; or `, which three other characters normalize to.
+		p = normalInPred{s: s, lits: lits}
+		if neg {
+			p = notPred{p}
+		}
+		return exactly(p)
+	}
 	return soundly(orPred{p, notPred{asciiPred{asciiBase(s)}}})
 }
 

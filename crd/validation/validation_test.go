@@ -48,9 +48,9 @@ var translationCases = map[string]struct {
 		want: translationWant{Rule: "self in ['dev', 'prod']", Exact: true},
 	},
 	"EnumWithK": {
-		reason: "KELVIN SIGN normalizes to K: a literal with K matches more than itself in Terraform, so only ASCII strings are judged.",
+		reason: "KELVIN SIGN normalizes to K: a literal with K matches more than itself in Terraform; the string with the three characters whose normal form is ASCII replaced matches exactly what Terraform's normal form does.",
 		ty:     cty.String, condition: `contains(["KMS"], var.x)`,
-		want: translationWant{Rule: "self == 'KMS' || size(bytes(self)) != size(self)"},
+		want: translationWant{Rule: "self.replace('\\u212a', 'K').replace('\\u037e', ';').replace('\\u1fef', '`') in ['KMS']", Exact: true},
 	},
 	"EnumNotASCII": {
 		reason: "A literal outside ASCII matches its decomposed forms in Terraform: only ASCII strings are judged.",

@@ -353,7 +353,9 @@ type normalMatchPred struct {
 // normalizedToASCII are the characters outside ASCII whose normal form is an ASCII character.
 var normalizedToASCII = [][2]string{{"\u212a", "K"}, {"\u037e", ";"}, {"\u1fef", "`"}}
 
-func (p normalMatchPred) cel() string { return normalized(p.s.expr) + ".matches(" + celLiteral(p.re) + ")" }
+func (p normalMatchPred) cel() string {
+	return normalized(p.s.expr) + ".matches(" + celLiteral(p.re) + ")"
+}
 
 // cost counts each replace() as two walks of the string, as the API server's estimate does (it
 // reads the string and makes the result).

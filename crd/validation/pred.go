@@ -1042,3 +1042,51 @@ func totalChain(ps []pred) bool {
 	}
 	return true
 }
+
+// asciiJudged is p with its searches and memberships in the normal form (normalMatchPred,
+// normalInPred) made to judge ASCII strings only, as the cheaper rules that leave other strings
+// to Terraform do: replacing a string's characters costs more than the API server allows in a
+// rule over many strings. It holds wherever p does, so it is sound where p is; it is rewritten only
+// where holding more makes the whole hold more (not in a condition, not under a negation of more
+// than one test).
+func asciiJudged(p pred) pred {
+	switch q := p.(type) {
+	case normalMatchPred:
+		return orPred{matchPred(q), notPred{asciiPred{q.s}}}
+	case normalInPred:
+		return orPred{inPredOf(q), notPred{asciiPred{q.s}}}
+	case notPred:
+		switch r := q.p.(type) {
+		case normalMatchPred:
+			return orPred{notPred{matchPred(r)}, notPred{asciiPred{r.s}}}
+		case normalInPred:
+			return orPred{notPred{inPredOf(r)}, notPred{asciiPred{r.s}}}
+		}
+	case andPred:
+		out := make(andPred, len(q))
+		for i, c := range q {
+			out[i] = asciiJudged(c)
+		}
+		return out
+	case orPred:
+		out := make(orPred, len(q))
+		for i, c := range q {
+			out[i] = asciiJudged(c)
+		}
+		return out
+	case condPred:
+		return condPred{c: q.c, a: asciiJudged(q.a), b: asciiJudged(q.b)}
+	case quantPred:
+		q.body = asciiJudged(q.body)
+		return q
+	}
+	return p
+}
+
+func inPredOf(p normalInPred) inPred {
+	lits := make([]any, len(p.lits))
+	for i, l := range p.lits {
+		lits[i] = l
+	}
+	return inPred{s: p.s, lits: lits}
+}

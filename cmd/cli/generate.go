@@ -84,7 +84,12 @@ func generate(args []string, out io.Writer) error {
 	}
 	if r := crd.Validations(m); len(r.Blocks) > 0 {
 		fmt.Fprintln(diagnostics, r.Header()+":")
-		for _, l := range r.Lines() {
+		for _, b := range r.Blocks {
+			l := b.Summary()
+			if b.Measured != "" {
+				// A block of the bundled corpus: what admission does, measured against terraform.
+				l += " (differential test against terraform: " + b.Measured + ")"
+			}
 			fmt.Fprintln(diagnostics, "  "+l)
 		}
 	}

@@ -109,3 +109,20 @@ func TestVersionCommand(t *testing.T) {
 		t.Errorf("version: got %q, %v", out.String(), err)
 	}
 }
+
+// For a module of the bundled corpus, each block's line says what the differential test against
+// terraform found of it: eks's access_entries_for_nodes blocks are decided alike on every value.
+func TestGenerateSaysWhatTheDifferentialTestFound(t *testing.T) {
+	var out, diag bytes.Buffer
+	diagnostics = &diag
+	t.Cleanup(func() { diagnostics = os.Stderr })
+	src := filepath.Join("..", "..", "crd", "validation", "testdata", "public", "aws-eks-cluster")
+	if err := generate([]string{"--source", src, "--group", "eks.example.org", "--kind", "Cluster", "--cache-dir", t.TempDir()}, &out); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"access_entries_for_nodes (variables.tf:109): checked at admission (differential test against terraform: exact, "} {
+		if !strings.Contains(diag.String(), want) {
+			t.Errorf("stderr must say %q, got:\n%s", want, diag.String())
+		}
+	}
+}

@@ -99,6 +99,11 @@ func (b *schemaBounds) collect(p pred) {
 				}
 			}
 		}
+	case normalMatchPred:
+		// Replacing a character by one keeps the length: what the pattern bounds, s is.
+		if l, ok := maxASCIILength(q.re); ok && q.s.exactTerm() && q.s.path != "?" {
+			setMin(b.maxLength, q.s.path, l)
+		}
 	case condPred:
 		if paths, ok := absence(q.c); ok && q.a == constPred(true) {
 			b.collectWithin(q.b, paths)
@@ -189,6 +194,47 @@ func maxASCIILength(re string) (int64, bool) {
 		longest = max(longest, n)
 	}
 	return longest, true
+}
+
+// asciiOnly says the pattern re matches whole strings of ASCII characters only: each alternative
+// is anchored at the start and end of the text, and what lies between matches ASCII characters
+// only, without case folding (which matches K and k with KELVIN SIGN, s with LONG S).
+func asciiOnly(re string) bool {
+	parsed, err := syntax.Parse(re, syntax.Perl)
+	if err != nil {
+		return false
+	}
+	parsed = parsed.Simplify()
+	alts := []*syntax.Regexp{parsed}
+	if parsed.Op == syntax.OpAlternate {
+		alts = parsed.Sub
+	}
+	for _, a := range alts {
+		for a.Op == syntax.OpCapture {
+			a = a.Sub[0]
+		}
+		if a.Op != syntax.OpConcat || len(a.Sub) < 2 || a.Sub[0].Op != syntax.OpBeginText || a.Sub[len(a.Sub)-1].Op != syntax.OpEndText || !matchesASCII(a) {
+			return false
+		}
+	}
+	return true
+}
+
+// matchesASCII says x matches strings of ASCII characters only, of any length.
+func matchesASCII(x *syntax.Regexp) bool {
+	switch x.Op {
+	case syntax.OpStar, syntax.OpPlus, syntax.OpQuest, syntax.OpRepeat, syntax.OpCapture:
+		return matchesASCII(x.Sub[0])
+	case syntax.OpConcat, syntax.OpAlternate:
+		for _, s := range x.Sub {
+			if !matchesASCII(s) {
+				return false
+			}
+		}
+		return true
+	}
+	_, ok := asciiLength(x)
+	return ok
 }
 
 // asciiLength is the length of the longest string x matches, when x matches ASCII strings only.

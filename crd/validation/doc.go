@@ -14,7 +14,11 @@
 //   - Terraform normalizes every string to Unicode NFC and counts a string's length in grapheme
 //     clusters; the API server and CEL do neither. For strings of ASCII characters the two agree
 //     (NFC leaves ASCII alone, and each ASCII character is a cluster of its own except CR LF), so
-//     rules on strings only judge ASCII strings unless the rule is insensitive to both.
+//     rules on strings only judge ASCII strings unless the rule is insensitive to both. A search
+//     for a pattern of whole ASCII strings, and membership among ASCII literals, are decided for
+//     every string: only three characters outside ASCII have an ASCII normal form (KELVIN SIGN,
+//     GREEK QUESTION MARK, GREEK VARIA), and the rule replaces them before it matches, unless
+//     that costs more than a rule may.
 //   - Terraform compares numbers exactly; CEL compares doubles. Bounds are used only when they are
 //     doubles whose shortest decimal form is exact and below 2^53, where both orders agree.
 //   - A set in Terraform holds no duplicates, and it removes them itself: a longer list given for a
@@ -34,6 +38,12 @@
 //     once a budget is spent (see Translations), unless the module's own conditions bound the
 //     collections and strings they walk (see bounds.go), or OpenAPI's checks of a string say the
 //     same (see schema.go).
+//
+// What the translator proves is also measured: the differential test (differential_test.go) has
+// the real terraform and the real API server decide values made from each block's condition, fails
+// when admission refuses a value terraform accepts, and writes what it found of each block of the
+// corpus in testdata/public to measured.json, which Translation.Measured and `modkind generate`
+// report.
 //
 // Every translation is a CEL rule (x-kubernetes-validations) rather than OpenAPI's enum, pattern,
 // minimum or maxLength, even where those would mean the same: only a rule carries the module's

@@ -148,7 +148,7 @@ func (p notPred) cel() string {
 		return "!" + q.cel()
 	case boolPred:
 		return "!" + q.s.expr
-	case matchPred, affixPred, containsPred, cidrPred:
+	case matchPred, normalMatchPred, affixPred, containsPred, cidrPred:
 		// A method call binds tighter than !.
 		return "!" + q.cel()
 	}
@@ -336,6 +336,92 @@ func (p matchPred) eval(e env) tri {
 		return triError
 	}
 	return triOf(re.MatchString(s))
+}
+
+// normalMatchPred is a search for a regular expression that matches ASCII strings only, anchored
+// at both ends (see asciiOnly), in the string with the three characters whose normal form is an
+// ASCII character replaced by it: KELVIN SIGN (K), GREEK QUESTION MARK (;) and GREEK VARIA (`).
+// It decides as Terraform's search of the string's normal form does, for every string: where the
+// replaced string is ASCII, it is the normal form (no two ASCII characters compose); where it is
+// not, neither is the normal form (every other character outside ASCII stays outside it, alone or
+// composed), and the pattern matches neither.
+type normalMatchPred struct {
+	s  *term
+	re string
+}
+
+// normalizedToASCII are the characters outside ASCII whose normal form is an ASCII character.
+var normalizedToASCII = [][2]string{{"\u212a", "K"}, {"\u037e", ";"}, {"\u1fef", "`"}}
+
+func (p normalMatchPred) cel() string {
+	return normalized(p.s.expr) + ".matches(" + celLiteral(p.re) + ")"
+}
+
+// cost counts each replace() as two walks of the string, as the API server's estimate does (it
+// reads the string and makes the result).
+func (p normalMatchPred) cost() int64 {
+	return matchPred(p).cost() + int64(len(normalizedToASCII))*2*walkCost(p.s)
+}
+
+func (p normalMatchPred) eval(e env) tri {
+	v, ok := p.s.value(e)
+	s, isStr := v.(string)
+	if !ok || !isStr {
+		return triError
+	}
+	for _, r := range normalizedToASCII {
+		s = strings.ReplaceAll(s, r[0], r[1])
+	}
+	re, err := regexp.Compile(p.re)
+	if err != nil {
+		return triError
+	}
+	return triOf(re.MatchString(s))
+}
+
+// normalInPred is membership of a string among ASCII literals as Terraform decides it, in the
+// normal form: the string with the three characters whose normal form is ASCII replaced is among
+// them exactly where its normal form is (see normalMatchPred).
+type normalInPred struct {
+	s    *term
+	lits []string
+}
+
+func (p normalInPred) cel() string {
+	lits := make([]string, len(p.lits))
+	for i, l := range p.lits {
+		lits[i] = celLiteral(l)
+	}
+	return normalized(p.s.expr) + " in [" + strings.Join(lits, ", ") + "]"
+}
+
+func (p normalInPred) cost() int64 {
+	c := 10 + selectCost(p.s) + termCost(p.s) + int64(len(normalizedToASCII))*2*walkCost(p.s)
+	for _, l := range p.lits {
+		c += 2 + int64(len(l))/10 + 1
+	}
+	return c
+}
+
+func (p normalInPred) eval(e env) tri {
+	v, ok := p.s.value(e)
+	s, isStr := v.(string)
+	if !ok || !isStr {
+		return triError
+	}
+	for _, r := range normalizedToASCII {
+		s = strings.ReplaceAll(s, r[0], r[1])
+	}
+	return triOf(slices.Contains(p.lits, s))
+}
+
+// normalized is the CEL expression of the string expr with the characters whose normal form is
+// ASCII replaced by it.
+func normalized(expr string) string {
+	for _, r := range normalizedToASCII {
+		expr += ".replace(" + celLiteral(r[0]) + ", " + celLiteral(r[1]) + ")"
+	}
+	return expr
 }
 
 // asciiPred holds for strings of ASCII characters only: those whose UTF-8 encoding has one byte
@@ -955,4 +1041,52 @@ func totalChain(ps []pred) bool {
 		}
 	}
 	return true
+}
+
+// asciiJudged is p with its searches and memberships in the normal form (normalMatchPred,
+// normalInPred) made to judge ASCII strings only, as the cheaper rules that leave other strings
+// to Terraform do: replacing a string's characters costs more than the API server allows in a
+// rule over many strings. It holds wherever p does, so it is sound where p is; it is rewritten only
+// where holding more makes the whole hold more (not in a condition, not under a negation of more
+// than one test).
+func asciiJudged(p pred) pred {
+	switch q := p.(type) {
+	case normalMatchPred:
+		return orPred{matchPred(q), notPred{asciiPred{q.s}}}
+	case normalInPred:
+		return orPred{inPredOf(q), notPred{asciiPred{q.s}}}
+	case notPred:
+		switch r := q.p.(type) {
+		case normalMatchPred:
+			return orPred{notPred{matchPred(r)}, notPred{asciiPred{r.s}}}
+		case normalInPred:
+			return orPred{notPred{inPredOf(r)}, notPred{asciiPred{r.s}}}
+		}
+	case andPred:
+		out := make(andPred, len(q))
+		for i, c := range q {
+			out[i] = asciiJudged(c)
+		}
+		return out
+	case orPred:
+		out := make(orPred, len(q))
+		for i, c := range q {
+			out[i] = asciiJudged(c)
+		}
+		return out
+	case condPred:
+		return condPred{c: q.c, a: asciiJudged(q.a), b: asciiJudged(q.b)}
+	case quantPred:
+		q.body = asciiJudged(q.body)
+		return q
+	}
+	return p
+}
+
+func inPredOf(p normalInPred) inPred {
+	lits := make([]any, len(p.lits))
+	for i, l := range p.lits {
+		lits[i] = l
+	}
+	return inPred{s: p.s, lits: lits}
 }

@@ -127,7 +127,7 @@ func TestPublicCorpusAPIServer(t *testing.T) {
 	ctx := context.Background()
 	mods := publicModules(t)
 	names := slices.Sorted(maps.Keys(mods))
-	kinds := installPublicKinds(ctx, t, cl, mods, names)
+	kinds := installPublicKinds(ctx, t, cl, "public", mods, names)
 	var merged strings.Builder
 	for _, n := range names {
 		merged.WriteString(prefixed(t, n))
@@ -174,13 +174,14 @@ type publicKind struct {
 // the API server refused.
 type tally struct{ checked, accepted, refused int }
 
-// installPublicKinds installs the kind of every public module, by its directory.
-func installPublicKinds(ctx context.Context, t *testing.T, cl client.Client, mods map[string]*module.Module, names []string) map[string]*publicKind {
+// installPublicKinds installs the kind of every public module, by its directory, in the API
+// group <module>.<suite>.example.org: tests that share the API server install their own.
+func installPublicKinds(ctx context.Context, t *testing.T, cl client.Client, suite string, mods map[string]*module.Module, names []string) map[string]*publicKind {
 	t.Helper()
 	kinds := map[string]*publicKind{}
 	for _, n := range names {
 		m := mods[n]
-		c, err := crd.synthesize("public-"+n, v1alpha1.CRDNames{Group: n + ".public.example.org", Kind: "Thing"}, m)
+		c, err := crd.synthesize(suite+"-"+n, v1alpha1.CRDNames{Group: n + "." + suite + ".example.org", Kind: "Thing"}, m)
 		if err != nil {
 			t.Fatalf("Synthesize(%s): %v", n, err)
 		}

@@ -26,6 +26,10 @@ type Translation struct {
 	Dropped []string
 	// Outcome sums up what the API server checks of the block.
 	Outcome Outcome
+	// Measured is what the differential test against terraform found of the block, for blocks
+	// of the bundled corpus: "exact" (every value made from the condition decided alike by
+	// terraform and admission) or what terraform alone refused; "" when not measured.
+	Measured string
 
 	pred pred
 }

@@ -214,6 +214,18 @@ func (c *stringChecks) alternative(a pred) (*term, bool) {
 	case matchPred:
 		c.res = append(c.res, "(?:"+a.re+")")
 		return a.s, true
+	case normalInPred:
+		// An enum or pattern sees the string as given: strings outside ASCII, which the rule
+		// would judge in their normal form, are left to Terraform.
+		c.lits = append(c.lits, a.lits...)
+		c.hatch, c.inexact = true, true
+		return a.s, true
+	case normalMatchPred:
+		// A pattern sees the string as given: strings outside ASCII, which the rule would
+		// judge in their normal form, are left to Terraform.
+		c.res = append(c.res, "(?:"+a.re+")")
+		c.hatch, c.inexact = true, true
+		return a.s, true
 	case inPred:
 		return c.literals(a)
 	case containsPred:
@@ -522,6 +534,10 @@ func costFactors(p pred) []string {
 			}
 			walk(q.body)
 		case matchPred:
+			walkedString(q.s)
+		case normalMatchPred:
+			walkedString(q.s)
+		case normalInPred:
 			walkedString(q.s)
 		case containsPred:
 			walkedString(q.s)

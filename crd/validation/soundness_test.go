@@ -3,6 +3,7 @@ package validation
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"net/netip"
 	"regexp"
@@ -202,7 +203,10 @@ func genValue(r *rand.Rand, ty cty.Type, p pools, depth int) any {
 		return out
 	case ty.IsObjectType():
 		out := map[string]any{}
-		for name, at := range ty.AttributeTypes() {
+		// In a fixed order, so that a seed makes the same values (the differential test keeps
+		// terraform's answers by value).
+		for _, name := range slices.Sorted(maps.Keys(ty.AttributeTypes())) {
+			at := ty.AttributeType(name)
 			switch {
 			case !ty.AttributeOptional(name) && r.IntN(6) == 0:
 				// Terraform takes null for a required attribute: it must be there, as null.

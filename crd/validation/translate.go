@@ -613,6 +613,14 @@ func stringIn(s *term, lits []string, neg bool) translated {
 	if plain {
 		return exactly(p)
 	}
+	if s.ascii == nil && s.exactTerm() && slices.IndexFunc(lits, func(l string) bool { return !isASCII(l) }) < 0 {
+		// ASCII literals, some with K, ; or `, which three other characters normalize to.
+		p = normalInPred{s: s, lits: lits}
+		if neg {
+			p = notPred{p}
+		}
+		return exactly(p)
+	}
 	return soundly(orPred{p, notPred{asciiPred{asciiBase(s)}}})
 }
 
@@ -855,7 +863,17 @@ func (t *translator) regexCall(e hclsyntax.Expression, fn string) (string, *term
 // the API server the string as given: the rule judges ASCII strings only, which NFC leaves alone.
 // (OpenAPI's pattern, which the API server also checks with Go's regexp and as a search, could
 // not say "ASCII only" nor carry the message.)
+//
+// A pattern that matches whole ASCII strings only is searched exactly, in the string as its normal
+// form would have it where that is ASCII (see normalMatchPred).
 func (t *translator) matches(e hcl.Expression, s *term, re string, neg bool) translated {
+	if s.ascii == nil && s.exactTerm() && asciiOnly(re) {
+		var p pred = normalMatchPred{s, re}
+		if neg {
+			p = notPred{p}
+		}
+		return exactly(p)
+	}
 	var p pred = matchPred{s, re}
 	if neg {
 		p = notPred{p}

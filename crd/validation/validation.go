@@ -105,7 +105,7 @@ func expensive(v module.Variable) bool {
 			continue
 		}
 		for i := range unbounded {
-			if c := bounded[i].cost(); unbounded[i].cost() >= cheap && c < unbounded[i].cost() && c <= apiServerBudget.rule {
+			if a, _ := affordable(bounded[i]); unbounded[i].cost() >= cheap && a.cost() < unbounded[i].cost() && a.cost() <= apiServerBudget.rule {
 				return true
 			}
 		}
@@ -122,6 +122,7 @@ func translateModuleWith(m *module.Module, budget costBudget, bounded func(modul
 	out := make([]Translation, len(blocks))
 	for i, b := range blocks {
 		out[i] = b.translation(budget)
+		out[i].Measured = measuredOf(b.v, out[i].Pos, out[i].Rule)
 	}
 	return out, bounds
 }
@@ -164,6 +165,18 @@ func translateBlocks(m *module.Module, bounded func(module.Variable) bool) ([]*b
 	return blocks, bounds
 }
 
+// affordable is p, or where p costs more than a rule may and judging only ASCII strings costs
+// less, that (see asciiJudged).
+func affordable(p pred) (pred, bool) {
+	if p.cost() <= apiServerBudget.rule {
+		return p, false
+	}
+	if a := asciiJudged(p); a.cost() < p.cost() {
+		return a, true
+	}
+	return p, false
+}
+
 // newBlock translates the validation block val of v, whose field has the bounds vb. Its parts are
 // the conjuncts of the translation, the cheap ones kept; a condition that holds for every value
 // but null, or for none, or that the module's own default fails, has none.
@@ -182,6 +195,9 @@ func newBlock(v module.Variable, val module.Validation, vb *schemaBounds) *block
 		b.exact = false
 	default:
 		for _, c := range conjuncts(tr.p) {
+			if a, judged := affordable(c); judged {
+				c, b.exact = a, false
+			}
 			b.parts = append(b.parts, part{p: c, keep: c.cost() < cheap})
 		}
 	}

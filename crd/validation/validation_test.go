@@ -48,9 +48,9 @@ var translationCases = map[string]struct {
 		want: translationWant{Rule: "self in ['dev', 'prod']", Exact: true},
 	},
 	"EnumWithK": {
-		reason: "KELVIN SIGN normalizes to K: a literal with K matches more than itself in Terraform, so only ASCII strings are judged.",
+		reason: "KELVIN SIGN normalizes to K: a literal with K matches more than itself in Terraform; the string with the three characters whose normal form is ASCII replaced matches exactly what Terraform's normal form does.",
 		ty:     cty.String, condition: `contains(["KMS"], var.x)`,
-		want: translationWant{Rule: "self == 'KMS' || size(bytes(self)) != size(self)"},
+		want: translationWant{Rule: "self.replace('\\u212a', 'K').replace('\\u037e', ';').replace('\\u1fef', '`') in ['KMS']", Exact: true},
 	},
 	"EnumNotASCII": {
 		reason: "A literal outside ASCII matches its decomposed forms in Terraform: only ASCII strings are judged.",
@@ -88,9 +88,19 @@ var translationCases = map[string]struct {
 		want: translationWant{Dropped: "other than the variable"},
 	},
 	"Regex": {
-		reason: "can(regex()) searches with Go's regexp, as CEL's matches() does; strings outside ASCII are left to Terraform, which normalizes them first.",
+		reason: "can(regex()) searches with Go's regexp, as CEL's matches() does. Terraform searches the normal form: a pattern of whole ASCII strings matches it exactly where it matches the string with the three characters whose normal form is ASCII replaced.",
 		ty:     cty.String, condition: `can(regex("^[a-z]+$", var.x))`,
-		want: translationWant{Rule: "self.matches('^[a-z]+$') || size(bytes(self)) != size(self)"},
+		want: translationWant{Rule: "self.replace('\\u212a', 'K').replace('\\u037e', ';').replace('\\u1fef', '`').matches('^[a-z]+$')", Exact: true},
+	},
+	"RegexUnanchored": {
+		reason: "A search that may match part of a string outside ASCII judges ASCII strings only: the normal form of the rest may differ.",
+		ty:     cty.String, condition: `can(regex("[a-z]$", var.x))`,
+		want: translationWant{Rule: "self.matches('[a-z]$') || size(bytes(self)) != size(self)"},
+	},
+	"RegexFoldCase": {
+		reason: "(?i) matches k with KELVIN SIGN, outside ASCII: ASCII strings only are judged.",
+		ty:     cty.String, condition: `can(regex("(?i)^[a-z]+$", var.x))`,
+		want: translationWant{Rule: "self.matches('(?i)^[a-z]+$') || size(bytes(self)) != size(self)"},
 	},
 	"RegexEscapes": {
 		reason: "Quotes and backslashes of a pattern are escaped for CEL, not lost.",
@@ -267,7 +277,7 @@ var translationCases = map[string]struct {
 		want:      translationWant{Rule: "self.all(x0, has(self[x0].kind) && self[x0].kind in ['A', 'B'])", Exact: true},
 	},
 	"AllOfMapKeys": {
-		reason:    "Keys are named by the loop variable; they are strings, searched as strings are.",
+		reason:    "Keys are named by the loop variable; they are strings, searched as strings are. Over a map of unbounded size, a search in the normal form costs more than a rule may: ASCII strings are judged.",
 		tyExpr:    "map(string)",
 		condition: `alltrue([for k, v in var.x : can(regex("^[a-z]+$", k))])`,
 		want:      translationWant{Rule: "self.all(k, k.matches('^[a-z]+$') || size(bytes(k)) != size(k))"},
@@ -411,7 +421,7 @@ var translationCases = map[string]struct {
 		want: translationWant{Rule: `(isCIDR(self) && cidr(self).ip().family() == 4) || self.matches('(^|[.:/])0[0-9a-fA-F]|[0-9a-fA-F]{5}|:.*\\.')`},
 	},
 	"AllPatterns": {
-		reason: "alltrue over a list of can(regex()): each element searched, ASCII strings judged.",
+		reason: "alltrue over a list of can(regex()): each element searched; over a list of unbounded length, a search in the normal form costs more than a rule may, and ASCII strings are judged.",
 		ty:     cty.List(cty.String), condition: `alltrue([for v in var.x : can(regex("^[a-z]+$", v))])`,
 		want: translationWant{Rule: `self.all(v, v.matches('^[a-z]+$') || size(bytes(v)) != size(v))`},
 	},

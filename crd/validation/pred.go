@@ -985,14 +985,15 @@ func cloneKnown(k map[string]bool) map[string]bool {
 	return out
 }
 
-func collapse[P ~[]pred](ps P, and bool) pred {
+// collapse is the conjunction (conj) or disjunction of ps, without the wrapper of one or none.
+func collapse[P ~[]pred](ps P, conj bool) pred {
 	switch len(ps) {
 	case 0:
-		return constPred(and)
+		return constPred(conj)
 	case 1:
 		return ps[0]
 	}
-	if and {
+	if conj {
 		return andPred(ps)
 	}
 	return orPred(ps)

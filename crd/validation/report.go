@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-
-	"github.com/modkind/modkind/module"
 )
 
 // Translation says what became of one validation block.
@@ -111,10 +109,6 @@ func (t Translation) reason() string {
 type Report struct {
 	Blocks []Translation
 }
-
-// NewReport reports what becomes of the validation blocks of m's variables in the CRD that package
-// crd synthesizes from m.
-func NewReport(m *module.Module) Report { return Report{Blocks: Translations(m)} }
 
 // Count is how many blocks have the outcome.
 func (r Report) Count(o Outcome) int {

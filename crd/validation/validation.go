@@ -13,25 +13,16 @@ import (
 	"github.com/modkind/modkind/module"
 )
 
-// The API server refuses a CRD when a rule's estimated cost exceeds 10^7 or the sum over the CRD
-// exceeds 10^8 (StaticEstimatedCostLimit, StaticEstimatedCRDCostLimit). modkind's own estimate is
-// already above the server's; it keeps a further 10% and 20% for rules added elsewhere.
-type costBudget struct{ rule, total int64 }
-
-var (
-	apiServerBudget = costBudget{rule: 9_000_000, total: 80_000_000}
-	unlimited       = costBudget{rule: maxCost, total: maxCost}
-)
-
-// Parts cheaper than this are always kept: a module cannot have enough of them to matter.
-const cheap = 1_000
-
 // Translations translates the validation blocks of m's variables into CEL rules, keeping the
 // rules of the whole module within the API server's cost limits: every cheap part is kept, then
 // the expensive parts (regular expressions, quantifiers over collections) from the cheapest up, so
 // that as many as possible fit, until the budget is spent. Dropping a part of a conjunction only
 // makes a rule weaker, which is safe.
 func Translations(m *module.Module) []Translation { return translations(m, apiServerBudget) }
+
+// NewReport reports what becomes of the validation blocks of m's variables in the CRD that package
+// crd synthesizes from m.
+func NewReport(m *module.Module) Report { return Report{Blocks: Translations(m)} }
 
 func translations(m *module.Module, budget costBudget) []Translation {
 	ts, _ := translateModule(m, budget)
@@ -90,8 +81,6 @@ func translateModule(m *module.Module, budget costBudget) ([]Translation, map[st
 	}
 	return ts, bounds
 }
-
-const overBudget = "over the API server's CEL cost limit"
 
 // expensive reports whether bounds make an expensive rule of v affordable.
 func expensive(v module.Variable) bool {

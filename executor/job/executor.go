@@ -67,6 +67,9 @@ type Executor struct {
 	Dir string
 	// Job shapes every runner Job.
 	Job JobOptions
+	// Pool, when set (--runner pool), executes the Runs in pods of a runner pool instead of a Job
+	// per Run.
+	Pool RunnerPool
 	// Slots bounds the Runs active at once across the cluster (Total, --max-concurrent-runs) and
 	// those of one namespace (its share): a Run beyond either starts once another ended.
 	Slots slots.Policy

@@ -57,6 +57,8 @@ type Options struct {
 	Keys    state.KeySource
 	// Runs records the Runs.
 	Runs *runs.Recorder
+	// Pool, when set, executes the Runs in runner pools (--runner pool).
+	Pool RunnerPool
 	// RefreshEvery is how often an Observe-only instance is read: Crossplane reads one at every
 	// poll, and a Refresh Run is that read.
 	RefreshEvery time.Duration
@@ -89,6 +91,7 @@ func New(mgr manager.Manager, harness *terraform.Harness, o Options) (*Executor,
 		Job:       o.Job,
 		Slots:     o.Slots, Waiters: o.Waiters, Keys: o.Keys,
 		RefreshEvery: o.RefreshEvery,
+		Pool:         o.Pool,
 	}
 	// The same authority on every replica: a runner whose Job one leader made trusts the next.
 	x.Job.ArtifactsCA = certs.CA()

@@ -225,6 +225,9 @@ func (x *Executor) start(ctx context.Context, w *executor.Work, in *runs.Inputs,
 	run.GenerateName = ""
 	run.Spec.ArtifactDigest = bundleDigest
 	run.Spec.RunInputsDigest = runs.InputsDigest(raw)
+	if x.Pool != nil {
+		x.Pool.Assign(run, w.Workspace.Setup.Runner)
+	}
 	if err := runs.Sign(ctx, x.Keys, run); err != nil {
 		return err
 	}
@@ -296,6 +299,10 @@ func (x *Executor) createJob(ctx context.Context, run *v1alpha1.Run, w *executor
 	if err := x.Client.Create(ctx, sec); err != nil && !kerrors.IsAlreadyExists(err) {
 		return errors.Wrapf(err, "%s %s", errCreateInputs, run.Name)
 	}
+	if x.Pool != nil {
+		// A pod of the Run's pool takes it.
+		return nil
+	}
 	job := RunnerJob(run, w.Workspace.Setup.Runner, x.Job)
 	if err := x.Client.Create(ctx, job); err != nil && !kerrors.IsAlreadyExists(err) {
 		return errors.Wrapf(err, "%s %s", errCreateJob, run.Name)
@@ -311,6 +318,9 @@ func (x *Executor) createJob(ctx context.Context, run *v1alpha1.Run, w *executor
 func (x *Executor) adopt(ctx context.Context, w *executor.Work, run *v1alpha1.Run) (bool, error) {
 	if run.Status.Executor == v1alpha1.ExecutorProcess || time.Since(runs.Created(run)) < adoptAfter {
 		return true, nil
+	}
+	if x.Pool != nil {
+		return x.adoptPooled(ctx, w, run)
 	}
 	err := x.Client.Get(ctx, types.NamespacedName{Namespace: run.Namespace, Name: run.Name}, &batchv1.Job{})
 	if !kerrors.IsNotFound(err) {

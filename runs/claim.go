@@ -2,6 +2,7 @@ package runs
 
 import (
 	"context"
+	"maps"
 	"strings"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
@@ -42,7 +43,8 @@ func ClaimName(run string) string { return claimPrefix + run }
 func Claim(ctx context.Context, cl client.Client, run *v1alpha1.Run, c Claimant) (bool, error) {
 	holder := c.holder()
 	lease := &coordinationv1.Lease{
-		ObjectMeta: metav1.ObjectMeta{Namespace: run.Namespace, Name: ClaimName(run.Name),
+		// The Run's labels (its instance, its pool) select the claims of a pool.
+		ObjectMeta: metav1.ObjectMeta{Namespace: run.Namespace, Name: ClaimName(run.Name), Labels: maps.Clone(run.Labels),
 			OwnerReferences: []metav1.OwnerReference{{APIVersion: v1alpha1.SchemeGroupVersion.String(),
 				Kind: v1alpha1.RunGroupVersionKind.Kind, Name: run.Name, UID: run.UID}}},
 		Spec: coordinationv1.LeaseSpec{HolderIdentity: &holder, AcquireTime: &metav1.MicroTime{Time: metav1.Now().Time}},

@@ -92,6 +92,19 @@ type Executor struct {
 	created map[types.NamespacedName]time.Time
 }
 
+// A RunnerPool executes Runs in long-lived runner pods of the Run's namespace (--runner pool)
+// instead of a Job per Run: the executor makes the Run and its inputs Secret as in job mode, and
+// a pod of the Run's pool claims it.
+type RunnerPool interface {
+	// Assign labels run, before it is created, with the pool whose pods may take it: the pool of
+	// its namespace under spec (the ProviderConfig's runner template, possibly nil). Called again
+	// for an active Run, it learns the pool's pod again (a controller that restarted).
+	Assign(run *v1alpha1.Run, spec *v1alpha1.RunnerSpec)
+	// Executing reports whether an active Run may still be executed: it waits for a pod of its
+	// pool, or a live pod of its pool holds its claim.
+	Executing(ctx context.Context, run *v1alpha1.Run) (bool, error)
+}
+
 // seen is what Busy saw of an instance's Runs, for Execute in the same reconcile: its newest
 // Run, as the cache showed it.
 type seen struct{ latest *v1alpha1.Run }

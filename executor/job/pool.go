@@ -1,7 +1,6 @@
 package job
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -9,16 +8,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 	corev1 "k8s.io/api/core/v1"
-	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
-	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/modkind/modkind/apis/v1alpha1"
-	"github.com/modkind/modkind/executor"
-	"github.com/modkind/modkind/runs"
 	"github.com/modkind/modkind/terraform"
 )
 
@@ -28,55 +21,10 @@ const (
 	LabelPool = "modkind.io/pool"
 	// PoolPodPrefix starts the name of every runner pool pod.
 	PoolPodPrefix = "modkind-pool-"
-
-	errGetInputs = "cannot get the inputs Secret of Run"
+	// PoolPodInfoDir is where a pool's pod reads its own name and UID (files "name" and "uid",
+	// from the downward API), with which it claims Runs.
+	PoolPodInfoDir = "/var/run/modkind.io/pod"
 )
-
-// A RunnerPool executes Runs in long-lived runner pods of the Run's namespace (--runner pool)
-// instead of a Job per Run: the executor makes the Run and its inputs Secret as in job mode, and
-// a pod of the Run's pool claims it.
-type RunnerPool interface {
-	// Assign labels run, before it is created, with the pool whose pods may take it: the pool of
-	// its namespace under spec (the ProviderConfig's runner template, possibly nil). Called again
-	// for an active Run, it learns the pool's pod again (a controller that restarted).
-	Assign(run *v1alpha1.Run, spec *v1alpha1.RunnerSpec)
-	// Executing reports whether an active Run may still be executed: it waits for a pod of its
-	// pool, or a live pod of its pool holds its claim.
-	Executing(ctx context.Context, run *v1alpha1.Run) (bool, error)
-}
-
-// adoptPooled completes a pending Run of a pool whose inputs Secret was never made (a controller
-// killed in between), from the instance as it is now when that renders the very inputs the Run
-// was made with; otherwise the Run ends as never started. A running Run is the pool's to watch:
-// it fails when the pod holding it ends.
-func (x *Executor) adoptPooled(ctx context.Context, w *executor.Work, run *v1alpha1.Run) (bool, error) {
-	x.Pool.Assign(run, w.Workspace.Setup.Runner)
-	if run.Status.Phase == v1alpha1.PhaseRunning {
-		return true, nil
-	}
-	err := x.Client.Get(ctx, types.NamespacedName{Namespace: run.Namespace, Name: run.Name}, &corev1.Secret{})
-	if !kerrors.IsNotFound(err) {
-		return true, errors.Wrapf(err, "%s %s", errGetInputs, run.Name)
-	}
-	if err := x.Reader.Get(ctx, types.NamespacedName{Namespace: run.Namespace, Name: run.Name}, run); err != nil {
-		if kerrors.IsNotFound(err) {
-			return false, nil
-		}
-		return true, errors.Wrapf(err, "%s %s", errReadRun, run.Name)
-	}
-	if !runs.Active(run.Status.Phase) {
-		return false, nil
-	}
-	raw, same, err := x.sameInputs(ctx, w, run)
-	if err != nil {
-		return true, err
-	}
-	if !same {
-		return false, x.endRun(ctx, run, msgNeverStarted)
-	}
-	ctrl.LoggerFrom(ctx).Info("creating the inputs of a pooled Run left without them", "run", run.Name)
-	return true, x.createJob(ctx, run, w, raw)
-}
 
 // PoolPod is a pod of the runner pool for Runs of namespace under spec (the ProviderConfig's
 // runner template, possibly nil): the pod a runner Job would run, under the same service account
@@ -93,6 +41,13 @@ func PoolPod(namespace string, spec *v1alpha1.RunnerSpec, o JobOptions, idle tim
 		annotations = nil
 	}
 	podSpec := runnerPod(&v1alpha1.Run{}, spec.ServiceAccountName, merged, o)
+	podSpec.Volumes = append(podSpec.Volumes, corev1.Volume{Name: "pod", VolumeSource: corev1.VolumeSource{
+		DownwardAPI: &corev1.DownwardAPIVolumeSource{Items: []corev1.DownwardAPIVolumeFile{
+			{Path: "name", FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.name"}},
+			{Path: "uid", FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.uid"}},
+		}}}})
+	podSpec.Containers[0].VolumeMounts = append(podSpec.Containers[0].VolumeMounts,
+		corev1.VolumeMount{Name: "pod", MountPath: PoolPodInfoDir, ReadOnly: true})
 	podSpec.Containers[0].Args = poolArgs(namespace, "", o, idle)
 	raw, err := json.Marshal(struct {
 		Namespace           string
@@ -121,7 +76,8 @@ func PoolPod(namespace string, spec *v1alpha1.RunnerSpec, o JobOptions, idle tim
 // poolArgs is the command line of `modkind runner --pool` for the pool key of namespace.
 func poolArgs(namespace, key string, o JobOptions, idle time.Duration) []string {
 	args := []string{"runner", "--pool", key, "--namespace", namespace, "--artifacts", o.ArtifactsURL,
-		"--work-dir", strings.TrimPrefix(RunnerWorkDir, "/"), "--token-file", strings.TrimPrefix(RunnerTokenPath, "/")}
+		"--work-dir", strings.TrimPrefix(RunnerWorkDir, "/"), "--token-file", strings.TrimPrefix(RunnerTokenPath, "/"),
+		"--pod-info-dir", strings.TrimPrefix(PoolPodInfoDir, "/")}
 	if o.UnsharedProviders {
 		args = append(args, "--shared-providers=false")
 	}

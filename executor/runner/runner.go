@@ -77,6 +77,11 @@ type Executor struct {
 	// Deadline bounds the Run's terraform work from the runner's start: past it, terraform is
 	// interrupted, the state it wrote is stored and the Run fails saying so. 0: no deadline.
 	Deadline time.Duration
+	// PluginCache, when set, is where terraform's init installs providers once for the runner's
+	// life (a pool's pod): a later Run's init links them from there when they match the
+	// checksums of the lock file the controller wrote into the Run's inputs, and fetches them
+	// from the mirror otherwise.
+	PluginCache string
 }
 
 // Execute runs Run namespace/name to its end and records how it ended. It returns an error only
@@ -179,6 +184,7 @@ func (x *Executor) harness() (*terraform.Harness, func(), error) {
 	r := terraform.NewHarness(x.Binary, &state.Store{Client: x.Client}, &state.Plans{Client: x.Client}, 1)
 	r.Locks = &state.Locker{Client: x.Client, Identity: x.Identity, Duration: x.LockDuration}
 	r.Env, r.InitEnv = env, initEnv
+	r.PluginCache = x.PluginCache
 	if !x.SharedProviders {
 		return r, func() {}, nil
 	}

@@ -23,6 +23,7 @@ const (
 	errListRuns  = "cannot list the Runs of the pool"
 	errWatchRuns = "cannot watch the Runs of the pool"
 	errGetInputs = "cannot get the inputs of Run"
+	errRunDir    = "cannot make the directory of Run %s"
 
 	// poolResync is how often a pool's pod lists its Runs again when its watch says nothing.
 	poolResync = 30 * time.Second
@@ -119,6 +120,9 @@ func (p *Pool) takeNext(ctx context.Context) (bool, string, error) {
 func (p *Pool) execute(ctx context.Context, run *v1alpha1.Run) error {
 	x := p.Executor(run)
 	defer func() { _ = os.RemoveAll(x.Dir) }()
+	if err := os.MkdirAll(x.Dir, 0o700); err != nil {
+		return errors.Wrapf(err, errRunDir, run.Name)
+	}
 	start := time.Now()
 	if err := x.Execute(ctx, run.Namespace, run.Name); err != nil {
 		return err

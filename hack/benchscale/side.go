@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"os"
@@ -166,7 +167,7 @@ func (b *bench) modkindArgs(work string, sd side) ([]string, string, error) {
 		if err != nil {
 			return nil, "", err
 		}
-		args = append(args, "--runner", "job", "--runner-image", runnerImage,
+		args = append(args, "--runner", cmp.Or(sd.runner, "job"), "--runner-image", runnerImage,
 			"--artifacts-bind-address", addr, "--artifacts-url", "https://"+addr)
 		mirror = "https://" + addr + artifact.MirrorPrefix
 	}

@@ -24,6 +24,9 @@ const (
 	// PoolPodInfoDir is where a pool's pod reads its own name and UID (files "name" and "uid",
 	// from the downward API), with which it claims Runs.
 	PoolPodInfoDir = "/var/run/modkind.io/pod"
+	// RunnerGracePeriod is how long a runner pod has to stop terraform and record its Run once
+	// told to stop (its terminationGracePeriodSeconds).
+	RunnerGracePeriod = runnerGracePeriod * time.Second
 )
 
 // PoolPod is a pod of the runner pool for Runs of namespace under spec (the ProviderConfig's

@@ -18,6 +18,10 @@ const (
 	msgPodEnded = "the runner pool pod %s ended before the Run ended"
 	// msgNotTaken fails a Run that no pod of its pool took within the start timeout.
 	msgNotTaken = "no runner pool pod took the Run within %s: %s"
+	// msgPastDeadline fails a Run whose pod did not end it within its deadline and the pod's grace
+	// period after it, as a Job's activeDeadlineSeconds ends a runner that does not stop: the pod
+	// is deleted.
+	msgPastDeadline = "the Run did not end within its deadline of %s and the %s after it; its runner pool pod %s is deleted"
 	// msgNoReason ends msgNotTaken when nothing said why.
 	msgNoReason = "nothing reported why (no pod of the pool is waiting with a reason)"
 )
@@ -40,6 +44,8 @@ type view struct {
 type failure struct {
 	run     string
 	message string
+	// held fails the Run although a live pod holds it (past its deadline).
+	held bool
 }
 
 // A decision is what a pool's reconcile does: pods to make and to delete, Runs to fail, and when
@@ -57,6 +63,10 @@ type bounds struct {
 	min, max     int
 	startTimeout time.Duration
 	keepEnded    time.Duration
+	// deadlines bound each operation's terraform work from the Run's start, and grace is how
+	// long after it a pod may take to stop terraform and record the Run.
+	deadlines map[v1alpha1.RunOperation]time.Duration
+	grace     time.Duration
 }
 
 // decide is what a pool does with what it sees at now. Every Run a dead pod held fails; a Run no
@@ -80,6 +90,16 @@ func decide(v view, b bounds, now time.Time) decision {
 		if c, ok := v.claims[run.Name]; ok {
 			if holds(byName[c.Pod], c, run) {
 				busy++
+				deadline := b.deadlines[run.Spec.Operation]
+				if deadline <= 0 || run.Status.StartTime == nil {
+					continue
+				}
+				if left := run.Status.StartTime.Add(deadline + b.grace).Sub(now); left > 0 {
+					later(left)
+					continue
+				}
+				d.fail = append(d.fail, failure{run: run.Name, message: fmt.Sprintf(msgPastDeadline, deadline, b.grace, c.Pod), held: true})
+				d.remove = append(d.remove, c.Pod)
 				continue
 			}
 			d.fail = append(d.fail, failure{run: run.Name, message: fmt.Sprintf(msgPodEnded, c.Pod)})

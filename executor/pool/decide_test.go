@@ -145,6 +145,29 @@ func TestDecide(t *testing.T) {
 				waitingSince: map[string]time.Time{"a": t0.Add(-6 * time.Minute)}, createErr: "exceeded quota"},
 			want: decision{create: 1, fail: []failure{{run: "a", message: fmt.Sprintf(msgNotTaken, 5*time.Minute, "exceeded quota")}}},
 		},
+		"PastDeadline": {
+			reason: "A Run its pod has not ended within its deadline and the grace period after it fails, and the pod is deleted, as a Job's activeDeadlineSeconds ends it.",
+			b:      bounds{max: 10, deadlines: map[v1alpha1.RunOperation]time.Duration{v1alpha1.OperationApply: time.Hour}, grace: 2 * time.Minute},
+			v: func() view {
+				r := poolRun("a", v1alpha1.PhaseRunning, t0.Add(-2*time.Hour))
+				r.Spec.Operation = v1alpha1.OperationApply
+				r.Status.StartTime = &metav1.Time{Time: t0.Add(-time.Hour - 3*time.Minute)}
+				return view{runs: []v1alpha1.Run{r}, claims: map[string]runs.Claimant{"a": claimOf("p1")}, pods: []corev1.Pod{poolPod("p1", corev1.PodRunning)}}
+			}(),
+			want: decision{create: 0, remove: []string{"p1"},
+				fail: []failure{{run: "a", message: fmt.Sprintf(msgPastDeadline, time.Hour, 2*time.Minute, "p1"), held: true}}},
+		},
+		"WithinDeadline": {
+			reason: "A Run within its deadline and grace is looked at again when they pass.",
+			b:      bounds{max: 10, deadlines: map[v1alpha1.RunOperation]time.Duration{v1alpha1.OperationApply: time.Hour}, grace: 2 * time.Minute},
+			v: func() view {
+				r := poolRun("a", v1alpha1.PhaseRunning, t0.Add(-2*time.Hour))
+				r.Spec.Operation = v1alpha1.OperationApply
+				r.Status.StartTime = &metav1.Time{Time: t0.Add(-time.Hour)}
+				return view{runs: []v1alpha1.Run{r}, claims: map[string]runs.Claimant{"a": claimOf("p1")}, pods: []corev1.Pod{poolPod("p1", corev1.PodRunning)}}
+			}(),
+			want: decision{requeue: 2 * time.Minute},
+		},
 		"EndedPods": {
 			reason: "A pod that stopped idle is deleted; a failed one is kept for its log until keepEnded has passed.",
 			b:      b,

@@ -56,7 +56,8 @@ func (p *Pool) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.
 	if err != nil {
 		return reconcile.Result{}, err
 	}
-	d := decide(v, bounds{min: p.Min, max: p.Max, startTimeout: p.Job.StartTimeout, keepEnded: p.Job.TTLAfterFinished}, p.clock())
+	d := decide(v, bounds{min: p.Min, max: p.Max, startTimeout: p.Job.StartTimeout, keepEnded: p.Job.TTLAfterFinished,
+		deadlines: p.Job.Deadlines, grace: job.RunnerGracePeriod}, p.clock())
 	for _, f := range d.fail {
 		if err := p.failRun(ctx, req.Namespace, f); err != nil {
 			return reconcile.Result{}, err
@@ -158,7 +159,8 @@ func (p *Pool) noteWaiting(nn types.NamespacedName, v *view) {
 }
 
 // failRun fails a Run of the pool as f says, once a fresh read confirms it: the Run is still
-// active, and either its claim's pod is not live, or it is still unclaimed.
+// active, and either its claim's pod is not live, or it is still unclaimed, or (f.held) it is past
+// its deadline whoever holds it.
 func (p *Pool) failRun(ctx context.Context, namespace string, f failure) error {
 	run := &v1alpha1.Run{}
 	if err := p.Reader.Get(ctx, types.NamespacedName{Namespace: namespace, Name: f.run}, run); err != nil {
@@ -171,7 +173,7 @@ func (p *Pool) failRun(ctx context.Context, namespace string, f failure) error {
 	if err != nil {
 		return err
 	}
-	if claimed {
+	if claimed && !f.held {
 		pod := &corev1.Pod{}
 		err := p.Reader.Get(ctx, types.NamespacedName{Namespace: namespace, Name: c.Pod}, pod)
 		switch {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"os"
 	"slices"
 	"time"
@@ -27,6 +28,8 @@ const (
 
 	// poolResync is how often a pool's pod lists its Runs again when its watch says nothing.
 	poolResync = 30 * time.Second
+	// spread is how many of the oldest waiting Runs a pod picks its first try among.
+	spread = 10
 )
 
 // A Pool is the loop of a runner pool's pod (`modkind runner --pool`): it takes the Runs of its
@@ -77,20 +80,24 @@ func (p *Pool) Serve(ctx context.Context) error {
 	return nil
 }
 
-// takeNext executes the oldest Pending Run of the pool this pod could claim, and reports whether
-// it took one, and the version of the list it chose from.
+// takeNext executes a Pending Run of the pool this pod could claim, and reports whether it took
+// one, and the version of the list it chose from. Of the Runs waiting, the pods of a pool each try
+// the oldest few first, from a place of their own among them: all pods trying the same oldest Run
+// would make most claims fail.
 func (p *Pool) takeNext(ctx context.Context) (bool, string, error) {
 	list := &v1alpha1.RunList{}
 	if err := p.Client.List(ctx, list, client.InNamespace(p.Namespace), client.MatchingLabels{p.Label: p.Key}); err != nil {
 		return false, "", errors.Wrap(err, errListRuns)
 	}
-	runs.Sort(list.Items)
-	slices.Reverse(list.Items)
-	for i := range list.Items {
-		run := &list.Items[i]
-		if run.Status.Phase != v1alpha1.PhasePending {
-			continue
-		}
+	pending := slices.DeleteFunc(list.Items, func(r v1alpha1.Run) bool { return r.Status.Phase != v1alpha1.PhasePending })
+	runs.Sort(pending)
+	slices.Reverse(pending)
+	if n := min(len(pending), spread); n > 1 {
+		first := rand.IntN(n)
+		pending = append(pending[first:], pending[:first]...)
+	}
+	for i := range pending {
+		run := &pending[i]
 		// The controller writes the Run's inputs after it marks the Run Pending: a Run without
 		// them is not ready to take.
 		err := p.Client.Get(ctx, types.NamespacedName{Namespace: run.Namespace, Name: run.Name}, &corev1.Secret{})

@@ -30,6 +30,8 @@ const (
 	poolResync = 30 * time.Second
 	// spread is how many of the oldest waiting Runs a pod picks its first try among.
 	spread = 10
+	// wakeJitter bounds how long a pod waits, once told of a change, before it looks for a Run.
+	wakeJitter = 200 * time.Millisecond
 )
 
 // A Pool is the loop of a runner pool's pod (`modkind runner --pool`): it takes the Runs of its
@@ -154,6 +156,15 @@ func (p *Pool) awaitChange(ctx context.Context, version string, wait time.Durati
 	defer w.Stop()
 	select {
 	case <-w.ResultChan():
+	case <-ctx.Done():
+		return nil
+	}
+	// Every idle pod of the pool sees the same new Run at once: each looks after a moment of its
+	// own, so that one claims it and the others mostly find it taken without trying.
+	t := time.NewTimer(rand.N(wakeJitter))
+	defer t.Stop()
+	select {
+	case <-t.C:
 	case <-ctx.Done():
 	}
 	return nil

@@ -86,12 +86,11 @@ func serve(o *Options, out io.Writer) error {
 	root := base.Dir
 	p := &runnerpod.Pool{
 		Client: c, Namespace: o.Namespace, Label: job.LabelPool, Key: o.Pool, Self: self, Idle: o.Idle, Out: out,
-		Executor: func(run *v1alpha1.Run) *runnerpod.Executor {
+		Execute: func(ctx context.Context, run *v1alpha1.Run) error {
 			x := *base
-			x.Dir = filepath.Join(root, "runs", run.Name)
 			x.PluginCache = filepath.Join(root, "plugins")
 			x.Deadline = o.Deadlines[run.Spec.Operation]
-			return &x
+			return runnerpod.RunIn(ctx, x, filepath.Join(root, "runs", run.Name), run)
 		},
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)

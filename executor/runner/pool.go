@@ -48,8 +48,9 @@ type Pool struct {
 	Self runs.Claimant
 	// Idle is how long the pod waits for a Run before it stops; 0: never.
 	Idle time.Duration
-	// Executor is the executor of one Run.
-	Executor func(run *v1alpha1.Run) *Executor
+	// Execute executes one claimed Run to its end (Executor.Execute, in a directory of the Run's
+	// own: RunIn).
+	Execute func(ctx context.Context, run *v1alpha1.Run) error
 	// Out says what the pod did, one line a Run (the pod's log).
 	Out io.Writer
 }
@@ -109,6 +110,14 @@ func (p *Pool) takeNext(ctx context.Context) (bool, string, error) {
 		if err != nil {
 			return false, "", errors.Wrapf(err, "%s %s", errGetInputs, run.Name)
 		}
+		// Another pod may have claimed it and not marked it Running yet: a read says so, where a
+		// claim that fails would be a write the API server refuses.
+		if _, claimed, err := runs.ClaimHolder(ctx, p.Client, run); err != nil || claimed {
+			if err != nil {
+				return false, "", err
+			}
+			continue
+		}
 		held, err := runs.Claim(ctx, p.Client, run, p.Self)
 		if err != nil {
 			return false, "", err
@@ -124,20 +133,25 @@ func (p *Pool) takeNext(ctx context.Context) (bool, string, error) {
 	return false, list.ResourceVersion, nil
 }
 
-// execute runs one claimed Run in a directory of its own, which goes with it: what one Run wrote
-// (its root module, its inputs, its plan) never reaches another. The plugin cache stays.
+// execute runs one claimed Run and says so.
 func (p *Pool) execute(ctx context.Context, run *v1alpha1.Run) error {
-	x := p.Executor(run)
-	defer func() { _ = os.RemoveAll(x.Dir) }()
-	if err := os.MkdirAll(x.Dir, 0o700); err != nil {
-		return errors.Wrapf(err, errRunDir, run.Name)
-	}
 	start := time.Now()
-	if err := x.Execute(ctx, run.Namespace, run.Name); err != nil {
+	if err := p.Execute(ctx, run); err != nil {
 		return err
 	}
 	_, err := fmt.Fprintf(p.Out, "Run %s/%s ended (%s)\n", run.Namespace, run.Name, time.Since(start).Round(time.Millisecond))
 	return err
+}
+
+// RunIn executes run with x in directory dir, which goes with it: what one Run wrote (its root
+// module, its inputs, its plan) never reaches another. x's plugin cache stays.
+func RunIn(ctx context.Context, x Executor, dir string, run *v1alpha1.Run) error {
+	x.Dir = dir
+	defer func() { _ = os.RemoveAll(dir) }()
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return errors.Wrapf(err, errRunDir, run.Name)
+	}
+	return x.Execute(ctx, run.Namespace, run.Name)
 }
 
 // awaitChange returns when a Run of the pool changes after version, after wait, or when ctx

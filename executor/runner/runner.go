@@ -67,6 +67,11 @@ type Executor struct {
 	Mirror   string
 	MirrorCA []byte
 	Token    func() (string, error)
+	// PluginCache, when set, is where terraform's init installs providers once for the runner's
+	// life (a pool's pod): a later Run's init links them from there when they match the
+	// checksums of the lock file the controller wrote into the Run's inputs, and fetches them
+	// from the mirror otherwise.
+	PluginCache string
 	// Identity names this runner in the state Lease.
 	Identity     string
 	LockDuration time.Duration
@@ -77,11 +82,6 @@ type Executor struct {
 	// Deadline bounds the Run's terraform work from the runner's start: past it, terraform is
 	// interrupted, the state it wrote is stored and the Run fails saying so. 0: no deadline.
 	Deadline time.Duration
-	// PluginCache, when set, is where terraform's init installs providers once for the runner's
-	// life (a pool's pod): a later Run's init links them from there when they match the
-	// checksums of the lock file the controller wrote into the Run's inputs, and fetches them
-	// from the mirror otherwise.
-	PluginCache string
 }
 
 // Execute runs Run namespace/name to its end and records how it ended. It returns an error only

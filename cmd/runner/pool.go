@@ -67,7 +67,7 @@ func serve(o *Options, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	base, err := o.executor(fmt.Sprintf("pool/%s/%s/", o.Namespace, self.Pod))
+	base, err := o.executor(fmt.Sprintf("pool/%s/%s/", o.Namespace, self.Pod), out)
 	if err != nil {
 		return err
 	}

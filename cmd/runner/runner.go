@@ -77,7 +77,7 @@ func Execute(o *Options, out io.Writer) error {
 	if o.Pool != "" {
 		return serve(o, out)
 	}
-	x, err := o.executor(fmt.Sprintf("runner/%s/%s/", o.Namespace, o.Run))
+	x, err := o.executor(fmt.Sprintf("runner/%s/%s/", o.Namespace, o.Run), out)
 	if err != nil {
 		return err
 	}
@@ -91,8 +91,8 @@ func Execute(o *Options, out io.Writer) error {
 }
 
 // executor is the executor of the Runs o says, with the pod's identity, in o's work directory,
-// named in state Leases by identity and the host.
-func (o *Options) executor(identity string) (*runnerpod.Executor, error) {
+// named in state Leases by identity and the host; out is the pod's log.
+func (o *Options) executor(identity string, out io.Writer) (*runnerpod.Executor, error) {
 	bin, err := terraform.Binary(o.Terraform)
 	if err != nil {
 		return nil, err

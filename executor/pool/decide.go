@@ -51,9 +51,11 @@ type failure struct {
 // A decision is what a pool's reconcile does: pods to make and to delete, Runs to fail, and when
 // to look again (0: at the next change).
 type decision struct {
-	create  int
-	remove  []string
-	fail    []failure
+	create int
+	remove []string
+	fail   []failure
+	// say are the waiting Runs whose message should say what holds their pool's pods up.
+	say     []failure
 	requeue time.Duration
 }
 
@@ -121,6 +123,9 @@ func decide(v view, b bounds, now time.Time) decision {
 		}
 		if left := b.startTimeout - now.Sub(since); left > 0 {
 			later(left)
+			if why := whyNotTaken(v); why != msgNoReason && run.Status.Message != why {
+				d.say = append(d.say, failure{run: run.Name, message: why})
+			}
 			continue
 		}
 		d.fail = append(d.fail, failure{run: run.Name, message: fmt.Sprintf(msgNotTaken, b.startTimeout, whyNotTaken(v))})

@@ -130,6 +130,19 @@ func TestDecide(t *testing.T) {
 			v:      view{runs: []v1alpha1.Run{poolRun("a", v1alpha1.PhaseRunning, t0.Add(-4*time.Second))}},
 			want:   decision{create: 1, requeue: 6 * time.Second},
 		},
+		"WaitingSaysWhy": {
+			reason: "A Run waiting for a pod says what holds the pool's pods up, once, before it times out.",
+			b:      b,
+			v: func() view {
+				said := poolRun("b", v1alpha1.PhasePending, t0)
+				said.Status.Message = "pod p-new: Unschedulable: 0/1 nodes are available"
+				return view{runs: []v1alpha1.Run{poolRun("a", v1alpha1.PhasePending, t0), said},
+					pods:         []corev1.Pod{unschedulable},
+					waitingSince: map[string]time.Time{"a": t0.Add(-time.Minute), "b": t0.Add(-time.Minute)}}
+			}(),
+			want: decision{create: 1, requeue: 4 * time.Minute,
+				say: []failure{{run: "a", message: "pod p-new: Unschedulable: 0/1 nodes are available"}}},
+		},
 		"NotTaken": {
 			reason: "A Run no pod took within the start timeout fails, saying what holds the pool's pods up.",
 			b:      b,

@@ -63,6 +63,9 @@ func (p *Pool) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.
 			return reconcile.Result{}, err
 		}
 	}
+	for _, s := range d.say {
+		p.sayWhy(ctx, req.Namespace, s)
+	}
 	for _, name := range d.remove {
 		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: req.Namespace, Name: name}}
 		if err := p.Client.Delete(ctx, pod); client.IgnoreNotFound(err) != nil {
@@ -193,6 +196,21 @@ func (p *Pool) failRun(ctx context.Context, namespace string, f failure) error {
 	}
 	ctrl.LoggerFrom(ctx).Info("runner pool failed a Run", "run", run.Name, "message", f.message)
 	return nil
+}
+
+// sayWhy sets the message of a Run waiting for a pod of its pool to what holds the pool's pods
+// up, as job mode's Pending Run says what holds its Job's pod up. A Run that changed meanwhile is
+// left as it is: it is looked at again.
+func (p *Pool) sayWhy(ctx context.Context, namespace string, s failure) {
+	run := &v1alpha1.Run{}
+	if err := p.Reader.Get(ctx, types.NamespacedName{Namespace: namespace, Name: s.run}, run); err != nil {
+		return
+	}
+	if run.Status.Phase != v1alpha1.PhasePending || run.Status.Message == s.message {
+		return
+	}
+	run.Status.Message = runs.BoundMessage(s.message)
+	_ = p.Client.Status().Update(ctx, run)
 }
 
 func ignoreConflict(err error) error {

@@ -48,7 +48,7 @@ func TestChartIsAcceptedByAPIServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	for _, ns := range []string{"modkind-system", "modkind-tenants", "modkind-runners", "modkind-dayone", "team-a", "team-b"} {
+	for _, ns := range []string{"modkind-system", "modkind-tenants", "modkind-runners", "modkind-pools", "modkind-dayone", "team-a", "team-b"} {
 		if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
 			t.Fatal(err)
 		}
@@ -99,6 +99,15 @@ func TestChartIsAcceptedByAPIServer(t *testing.T) {
 			values:    map[string]any{"tenantNamespaces": []any{"team-a", "team-b"}, "runner": map[string]any{"mode": "job", "namespaces": []any{"team-a", "team-b", "team-a"}}},
 			want: map[string]int{"CustomResourceDefinition": 5, "Deployment": 1, "ServiceAccount": 3, "Service": 2,
 				"ClusterRole": 4, "ClusterRoleBinding": 1, "Role": 2, "RoleBinding": 6,
+				"ValidatingAdmissionPolicy": 3, "ValidatingAdmissionPolicyBinding": 3},
+		},
+		"Pools": {
+			reason:    "runner.mode pool, like job, adds the artifacts Service and the policy on who makes runner pods, which the controller may now pass for the pods of its pools.",
+			release:   "modkind-pools",
+			namespace: "modkind-pools",
+			values:    map[string]any{"tenantNamespaces": []any{"team-a", "team-b"}, "runner": map[string]any{"mode": "pool"}},
+			want: map[string]int{"CustomResourceDefinition": 5, "Deployment": 1, "ServiceAccount": 1, "Service": 2,
+				"ClusterRole": 4, "ClusterRoleBinding": 1, "Role": 2, "RoleBinding": 4,
 				"ValidatingAdmissionPolicy": 3, "ValidatingAdmissionPolicyBinding": 3},
 		},
 	}

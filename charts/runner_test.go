@@ -56,6 +56,14 @@ func TestChartRunnerMode(t *testing.T) {
 			wantPorts:   map[string]string{"metrics": "8080", "probes": "8081", "artifacts": "8443"},
 			wantService: map[string]string{"artifacts": "artifacts"},
 		},
+		"Pool": {
+			reason:      "pool mode runs Runs in runner pools: the job mode's arguments, and the pools' minimum and idle time.",
+			release:     "modkind",
+			values:      map[string]any{"runner": map[string]any{"mode": "pool"}},
+			want:        append([]string{"--runner=pool", "--pool-min=0", "--pool-idle=2m"}, jobArgs("modkind", "cluster.local")[1:]...),
+			wantPorts:   map[string]string{"metrics": "8080", "probes": "8081", "artifacts": "8443"},
+			wantService: map[string]string{"artifacts": "artifacts"},
+		},
 		"JobRelease": {
 			reason:      "The Service, its URL and its certificate's names follow the release; the cluster domain follows clusterDomain.",
 			release:     "infra",
@@ -100,13 +108,13 @@ func TestChartRunnerMode(t *testing.T) {
 			reason:  "An empty mode is a mistake too: the chart does not guess (values.schema.json says so before the template's own check).",
 			release: "modkind",
 			values:  map[string]any{"runner": map[string]any{"mode": ""}},
-			wantErr: `at '/runner/mode': value must be one of 'job', 'process'`,
+			wantErr: `at '/runner/mode': value must be one of 'job', 'pool', 'process'`,
 		},
 		"Unknown": {
 			reason:  "Another mode is a mistake, said when rendering.",
 			release: "modkind",
 			values:  map[string]any{"runner": map[string]any{"mode": "thread"}},
-			wantErr: `at '/runner/mode': value must be one of 'job', 'process'`,
+			wantErr: `at '/runner/mode': value must be one of 'job', 'pool', 'process'`,
 		},
 	}
 	for name, tc := range cases {
@@ -127,7 +135,7 @@ func TestChartRunnerMode(t *testing.T) {
 			args, _, _ := unstructured.NestedStringSlice(ctr, "args")
 			var got []string
 			for _, a := range args {
-				if strings.HasPrefix(a, "--runner") || strings.HasPrefix(a, "--artifacts") {
+				if strings.HasPrefix(a, "--runner") || strings.HasPrefix(a, "--artifacts") || strings.HasPrefix(a, "--pool") {
 					got = append(got, a)
 				}
 			}

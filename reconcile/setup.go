@@ -28,6 +28,7 @@ import (
 	"github.com/modkind/modkind/crd"
 	"github.com/modkind/modkind/executor"
 	"github.com/modkind/modkind/executor/job"
+	"github.com/modkind/modkind/executor/pool"
 	"github.com/modkind/modkind/executor/process"
 	"github.com/modkind/modkind/module"
 	"github.com/modkind/modkind/reconcile/instance"
@@ -87,8 +88,12 @@ type Config struct {
 	CredentialsNamespaces []string
 	// RunHistory is how many finished Runs of each instance are kept.
 	RunHistory int
-	// Runner is where Runs execute: RunnerModeProcess or RunnerModeJob.
+	// Runner is where Runs execute: RunnerModeProcess, RunnerModeJob or RunnerModePool.
 	Runner string
+	// PoolMin is how many pods each runner pool keeps with no Run, PoolIdle how long a pool's pod
+	// waits for a Run before it stops (RunnerModePool).
+	PoolMin  int
+	PoolIdle time.Duration
 	// Job shapes the runner Jobs of RunnerModeJob.
 	Job job.JobOptions
 	// ArtifactsAddress is where the artifact server listens for runners; ArtifactsHosts are the
@@ -133,6 +138,9 @@ const (
 	RunnerModeProcess = "process"
 	// RunnerModeJob runs each Run in a Job of the instance's namespace.
 	RunnerModeJob = "job"
+	// RunnerModePool runs each Run as job mode does, in a long-lived pod of the instance's
+	// namespace's runner pool rather than a Job of its own.
+	RunnerModePool = "pool"
 )
 
 // DefaultConfig returns the defaults of modkind's flags.
@@ -150,6 +158,7 @@ func DefaultConfig() Config {
 		LockDuration:      time.Minute,
 		RunHistory:        runs.DefaultRunHistory,
 		Runner:            RunnerModeProcess,
+		PoolIdle:          pool.DefaultIdle,
 		ArtifactsAddress:  ":8443",
 		StateKeys:         types.NamespacedName{Namespace: apis.DefaultNamespace, Name: state.DefaultKeysSecret},
 		MaxStateBytes:     state.DefaultMaxBytes,
@@ -203,6 +212,8 @@ func ManagerOptions(s *runtime.Scheme, cfg Config) manager.Options {
 				&extv1.CustomResourceDefinition{}: {Label: crd.OwnedSelector()},
 				// Only runner Jobs (--runner job); a cluster's other Jobs are none of modkind's business.
 				&batchv1.Job{}: {Label: job.RunnerJobSelector()},
+				// Only the pods of runner pools (--runner pool).
+				&corev1.Pod{}: {Label: pool.PodSelector()},
 				// Secrets and ConfigMaps are watched as metadata only (never their values), to
 				// follow the state Secrets and those instances take values from.
 				metadataOf(corev1.SchemeGroupVersion.WithKind("Secret")):    {Transform: keepIdentity},
@@ -305,7 +316,7 @@ func Setup(mgr manager.Manager, cfg Config) (*instance.Engine, error) {
 // provider processes kept across runs.
 func newHarness(mgr manager.Manager, cfg Config, bin string, keys state.KeySource) (*terraform.Harness, error) {
 	store := &state.Store{Client: mgr.GetClient(), MaxBytes: cfg.MaxStateBytes, MaxChunks: cfg.MaxStateChunks}
-	if cfg.Runner != RunnerModeJob {
+	if cfg.Runner == RunnerModeProcess {
 		// The controller runs terraform with its own identity: only states it signed. In job
 		// mode the tenant's runner writes states with the tenant's identity, and the controller
 		// only publishes their outputs, which are the tenant's anyway.
@@ -341,7 +352,7 @@ func runPolicy(mgr manager.Manager, cfg Config) slots.Policy {
 func newExecutor(mgr manager.Manager, cfg Config, harness *terraform.Harness, keys state.KeySource, waiters *slots.Waiters) (executor.Executor, error) {
 	recorder := &runs.Recorder{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), History: cfg.RunHistory,
 		Executor: v1alpha1.ExecutorProcess, Keys: keys, Log: mgr.GetLogger().WithName("runs")}
-	if cfg.Runner != RunnerModeJob {
+	if cfg.Runner == RunnerModeProcess {
 		// This controller is the only writer of its instances' Runs (runners write them in job
 		// mode): it lists an instance's Runs at its first run only.
 		recorder.Remember = true
@@ -353,7 +364,20 @@ func newExecutor(mgr manager.Manager, cfg Config, harness *terraform.Harness, ke
 		Slots: runPolicy(mgr, cfg), Waiters: waiters, Keys: keys, Runs: recorder, RefreshEvery: cfg.PollInterval}
 	// Runners follow the controller's choice of sharing provider processes.
 	o.Job.UnsharedProviders = !cfg.SharedProviders
-	return job.New(mgr, harness, o)
+	if cfg.Runner != RunnerModePool {
+		return job.New(mgr, harness, o)
+	}
+	p := &pool.Pool{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Keys: keys,
+		Min: cfg.PoolMin, Max: cfg.MaxConcurrentRuns, Idle: cfg.PoolIdle}
+	o.Pool = p
+	x, err := job.New(mgr, harness, o)
+	if err != nil {
+		return nil, err
+	}
+	// The pools' pods are shaped as the executor's Jobs' pods, with the certificate authority
+	// New settled.
+	p.Job = x.Job
+	return x, p.SetupWithManager(mgr)
 }
 
 // namespaceAnnotations reads a namespace's annotations from the manager's cache, where a cluster

@@ -80,7 +80,9 @@ func NewOptions(fs *flag.FlagSet) *Options {
 	fs.DurationVar(&cfg.RunTimeout, "run-timeout", cfg.RunTimeout, "how long one reconcile of an instance, terraform included, may take")
 	fs.DurationVar(&cfg.LockDuration, "lock-duration", cfg.LockDuration, "how long a state lock outlives the last renewal of a controller that died")
 	fs.IntVar(&cfg.RunHistory, flagRunHistory, cfg.RunHistory, "finished Runs kept per instance; older ones are deleted")
-	fs.StringVar(&cfg.Runner, flagRunner, cfg.Runner, "where Runs execute: process (terraform as this controller's child) or job (a Job per Run in the instance's namespace, under the service account its ProviderConfig names)")
+	fs.StringVar(&cfg.Runner, flagRunner, cfg.Runner, "where Runs execute: process (terraform as this controller's child), job (a Job per Run in the instance's namespace, under the service account its ProviderConfig names) or pool (as job, by long-lived runner pods of the namespace that take its Runs one at a time)")
+	fs.IntVar(&cfg.PoolMin, "pool-min", cfg.PoolMin, "pods each runner pool keeps with no Run (--runner pool); 0: an idle namespace has no runner pod")
+	fs.DurationVar(&cfg.PoolIdle, "pool-idle", cfg.PoolIdle, "how long a runner pool's pod waits for a Run before it stops (--runner pool); 0: never")
 	fs.StringVar(&cfg.Job.Image, "runner-image", "", "image of runner Jobs (--runner job): modkind's own, with terraform")
 	fs.DurationVar(&cfg.Job.StartTimeout, "runner-start-timeout", cfg.Job.StartTimeout, "how long a runner Job's pod may take to start (admitted, scheduled, pulled, running); a Run whose runner has not started by then fails, saying why, and frees its run slot; 0 never")
 	fs.Var(deadlinesFlag{cfg.Job.Deadlines}, "runner-deadlines", "how long a runner's terraform work may take per operation, from the runner's start, as Operation=duration,...; past it terraform is interrupted, its state stored and the Run failed (default "+deadlinesFlag{job.DefaultDeadlines()}.String()+")")
@@ -132,9 +134,12 @@ func (o *Options) Complete(fs *flag.FlagSet) error {
 	}
 	switch o.Config.Runner {
 	case reconcile.RunnerModeProcess:
-	case reconcile.RunnerModeJob:
+	case reconcile.RunnerModeJob, reconcile.RunnerModePool:
 		if o.Config.Job.Image == "" || !strings.HasPrefix(o.Config.Job.ArtifactsURL, "https://") {
-			return fmt.Errorf("--%s %s needs --runner-image and an https --artifacts-url", flagRunner, reconcile.RunnerModeJob)
+			return fmt.Errorf("--%s %s needs --runner-image and an https --artifacts-url", flagRunner, o.Config.Runner)
+		}
+		if o.Config.PoolMin < 0 || o.Config.PoolIdle < 0 {
+			return fmt.Errorf("--pool-min and --pool-idle must not be negative")
 		}
 		u, err := url.Parse(o.Config.Job.ArtifactsURL)
 		if err != nil || u.Hostname() == "" {
@@ -151,7 +156,7 @@ func (o *Options) Complete(fs *flag.FlagSet) error {
 			return err
 		}
 	default:
-		return fmt.Errorf("--%s must be %s or %s, got %q", flagRunner, reconcile.RunnerModeProcess, reconcile.RunnerModeJob, o.Config.Runner)
+		return fmt.Errorf("--%s must be %s, %s or %s, got %q", flagRunner, reconcile.RunnerModeProcess, reconcile.RunnerModeJob, reconcile.RunnerModePool, o.Config.Runner)
 	}
 	if o.Config.RunHistory < 1 {
 		return fmt.Errorf("--%s must be at least 1, got %d", flagRunHistory, o.Config.RunHistory)

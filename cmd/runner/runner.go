@@ -1,5 +1,6 @@
 // Package runner is the entry of `modkind runner`, the runner pod of a Job the controller made for
-// one Run (--runner job): its flags, its client (the pod's identity), the download of the Run's
+// one Run (--runner job), or a pod of a runner pool that takes its namespace's Runs one at a time
+// (--runner pool, `modkind runner --pool`): its flags, its client (the pod's identity), the download of the Run's
 // bundle from the controller's artifact server, retried while that server restarts, and the
 // executor/runner package that executes the Run with the terraform harness. It never imports the
 // controllers (internal/layers checks it): a runner pod runs one Run and nothing else.
@@ -21,6 +22,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/modkind/modkind/apis"
+	"github.com/modkind/modkind/apis/v1alpha1"
 	"github.com/modkind/modkind/artifact"
 	"github.com/modkind/modkind/cmd/cluster"
 	"github.com/modkind/modkind/executor/job"
@@ -37,6 +39,10 @@ type Options struct {
 	Run, Namespace, ArtifactsURL, TokenFile, WorkDir, Terraform string
 	LockDuration, FetchTimeout, Deadline                        time.Duration
 	SharedProviders                                             bool
+	// Pool, PodInfoDir, Idle and Deadlines are a pool pod's (--pool).
+	Pool, PodInfoDir string
+	Idle             time.Duration
+	Deadlines        map[v1alpha1.RunOperation]time.Duration
 }
 
 // Register adds the runner's flags to fs, their values going to o.
@@ -51,13 +57,14 @@ func (o *Options) Register(fs *flag.FlagSet) {
 	fs.BoolVar(&o.SharedProviders, "shared-providers", true, "the Run's terraform calls attach to provider processes started once for the Run instead of each starting every provider")
 	fs.DurationVar(&o.FetchTimeout, "fetch-timeout", 5*time.Minute, "how long to keep trying an artifact server that cannot be reached, fails or does not have the Run's bundle yet (a controller that restarts, a new leader preparing it); a refusal is never retried")
 	fs.DurationVar(&o.Deadline, "deadline", 0, "how long the Run's terraform work may take from the runner's start; past it terraform is interrupted, its state stored and the Run failed (0: no deadline)")
+	o.registerPool(fs)
 }
 
 // Check says what is wrong with the flags, if anything: a usage error.
 func (o *Options) Check() error {
 	switch {
-	case o.Run == "" || o.Namespace == "":
-		return errors.New("--run and --namespace are required")
+	case o.Namespace == "" || (o.Run == "") == (o.Pool == ""):
+		return errors.New("--namespace and one of --run and --pool are required")
 	case !strings.HasPrefix(o.ArtifactsURL, "https://"):
 		return errors.New("--artifacts must be the https URL of the controller's artifact server")
 	}
@@ -67,31 +74,50 @@ func (o *Options) Check() error {
 // Execute executes the Run o names, inside the Job the controller made for it, with the pod's
 // identity, and says on out that it ended.
 func Execute(o *Options, out io.Writer) error {
-	bin, err := terraform.Binary(o.Terraform)
+	if o.Pool != "" {
+		return serve(o, out)
+	}
+	x, err := o.executor(fmt.Sprintf("runner/%s/%s/", o.Namespace, o.Run), out)
 	if err != nil {
 		return err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	if err := x.Execute(ctx, o.Namespace, o.Run); err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(out, "Run %s/%s ended\n", o.Namespace, o.Run)
+	return err
+}
+
+// executor is the executor of the Runs o says, with the pod's identity, in o's work directory,
+// named in state Leases by identity and the host; out is the pod's log.
+func (o *Options) executor(identity string, out io.Writer) (*runnerpod.Executor, error) {
+	bin, err := terraform.Binary(o.Terraform)
+	if err != nil {
+		return nil, err
 	}
 	hc, err := artifact.NewTLSClient([]byte(os.Getenv(envArtifactsCA)))
 	if err != nil {
-		return fmt.Errorf("%s: %w", envArtifactsCA, err)
+		return nil, fmt.Errorf("%s: %w", envArtifactsCA, err)
 	}
 	s, err := apis.Scheme()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	// In a pod: the in-cluster configuration, or KUBECONFIG where a node provides one.
 	c, _, err := (&cluster.Flags{}).Client(s)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	dir, err := filepath.Abs(o.WorkDir)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	host, _ := os.Hostname()
 	exe, err := os.Executable()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	// Read at each use: the kubelet rotates the token.
 	token := func() (string, error) {
@@ -103,7 +129,7 @@ func Execute(o *Options, out io.Writer) error {
 	}
 	x := &runnerpod.Executor{
 		Client: c, Binary: bin, Dir: dir, LockDuration: o.LockDuration,
-		Identity:        fmt.Sprintf("runner/%s/%s/%s", o.Namespace, o.Run, host),
+		Identity:        identity + host,
 		SharedProviders: o.SharedProviders, Exe: exe, Deadline: o.Deadline,
 		Fetch: func(ctx context.Context, digest, dst string) error {
 			return fetchRetrying(ctx, o.FetchTimeout, func(ctx context.Context) error {
@@ -121,13 +147,7 @@ func Execute(o *Options, out io.Writer) error {
 		Token:    token,
 		Log:      out,
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
-	defer stop()
-	if err := x.Execute(ctx, o.Namespace, o.Run); err != nil {
-		return err
-	}
-	_, err = fmt.Fprintf(out, "Run %s/%s ended\n", o.Namespace, o.Run)
-	return err
+	return x, nil
 }
 
 // fetchFirstDelay and fetchMaxDelay space a runner's downloads of its bundle: soon after a failure

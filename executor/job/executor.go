@@ -67,6 +67,9 @@ type Executor struct {
 	Dir string
 	// Job shapes every runner Job.
 	Job JobOptions
+	// Pool, when set (--runner pool), executes the Runs in pods of a runner pool instead of a Job
+	// per Run.
+	Pool RunnerPool
 	// Slots bounds the Runs active at once across the cluster (Total, --max-concurrent-runs) and
 	// those of one namespace (its share): a Run beyond either starts once another ended.
 	Slots slots.Policy
@@ -87,6 +90,19 @@ type Executor struct {
 	// created are the Runs this process created lately, counted as active until the cache the
 	// count reads shows them.
 	created map[types.NamespacedName]time.Time
+}
+
+// A RunnerPool executes Runs in long-lived runner pods of the Run's namespace (--runner pool)
+// instead of a Job per Run: the executor makes the Run and its inputs Secret as in job mode, and
+// a pod of the Run's pool claims it.
+type RunnerPool interface {
+	// Assign labels run, before it is created, with the pool whose pods may take it: the pool of
+	// its namespace under spec (the ProviderConfig's runner template, possibly nil). Called again
+	// for an active Run, it learns the pool's pod again (a controller that restarted).
+	Assign(run *v1alpha1.Run, spec *v1alpha1.RunnerSpec)
+	// Executing reports whether an active Run may still be executed: it waits for a pod of its
+	// pool, or a live pod of its pool holds its claim.
+	Executing(ctx context.Context, run *v1alpha1.Run) (bool, error)
 }
 
 // seen is what Busy saw of an instance's Runs, for Execute in the same reconcile: its newest

@@ -57,6 +57,8 @@ type Options struct {
 	Keys    state.KeySource
 	// Runs records the Runs.
 	Runs *runs.Recorder
+	// Pool, when set, executes the Runs in runner pools (--runner pool).
+	Pool RunnerPool
 	// RefreshEvery is how often an Observe-only instance is read: Crossplane reads one at every
 	// poll, and a Refresh Run is that read.
 	RefreshEvery time.Duration
@@ -89,6 +91,7 @@ func New(mgr manager.Manager, harness *terraform.Harness, o Options) (*Executor,
 		Job:       o.Job,
 		Slots:     o.Slots, Waiters: o.Waiters, Keys: o.Keys,
 		RefreshEvery: o.RefreshEvery,
+		Pool:         o.Pool,
 	}
 	// The same authority on every replica: a runner whose Job one leader made trusts the next.
 	x.Job.ArtifactsCA = certs.CA()
@@ -203,12 +206,12 @@ func (r *certificateRenewer) Start(ctx context.Context) error {
 }
 
 // RunnerRules are what a runner's service account needs in its own namespace, bound there with a
-// RoleBinding to a ClusterRole holding them (the chart's <release>-runner): read its Run and
-// record the result, keep the instance's state and plan Secrets and the Run's inputs, and hold the
+// RoleBinding to a ClusterRole holding them (the chart's <release>-runner): read its Run (a pool's
+// pod lists and watches its namespace's Runs for one to take), record the result, keep the instance's state and plan Secrets and the Run's inputs, and hold the
 // state Lease. Nothing cluster-scoped, and no Run it could create.
 func RunnerRules() []rbacv1.PolicyRule {
 	return []rbacv1.PolicyRule{
-		{APIGroups: []string{v1alpha1.Group}, Resources: []string{"runs"}, Verbs: []string{"get"}},
+		{APIGroups: []string{v1alpha1.Group}, Resources: []string{"runs"}, Verbs: []string{"get", "list", "watch"}},
 		{APIGroups: []string{v1alpha1.Group}, Resources: []string{"runs/status"}, Verbs: []string{"get", "update", "patch"}},
 		{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"get", "list", "create", "update", "delete"}},
 		{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"}, Verbs: []string{"get", "create", "update", "delete"}},

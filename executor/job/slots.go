@@ -68,6 +68,9 @@ func (x *Executor) activeRuns(ctx context.Context) (n int, byNamespace, queued m
 // Job in the cache, the Run is young enough for its Job to be on the way, or pending (to be
 // adopted).
 func (x *Executor) holdsSlot(ctx context.Context, run *v1alpha1.Run) (bool, error) {
+	if x.Pool != nil {
+		return x.Pool.Executing(ctx, run)
+	}
 	job := &batchv1.Job{}
 	err := x.Client.Get(ctx, client.ObjectKeyFromObject(run), job)
 	switch {

@@ -33,6 +33,7 @@ const (
 	errDeleteRun             = "cannot delete the Queued Run"
 	errReadRun               = "cannot get Run"
 	errUpdateRun             = "cannot update the status of Run"
+	errGetInputs             = "cannot get the inputs Secret of Run"
 	errJobClusterCredentials = "ClusterProviderConfig %s sets environment variables or files, which may hold a cluster admin's credentials (literal or from Secrets) " +
 		"and never go to a runner pod, where the namespace's tenants could read them: give the runner's service account a cloud identity " +
 		"(workload identity), or use a ProviderConfig of this namespace; a ClusterProviderConfig used by runner Jobs may set spec.providers and spec.runner only"
@@ -225,6 +226,9 @@ func (x *Executor) start(ctx context.Context, w *executor.Work, in *runs.Inputs,
 	run.GenerateName = ""
 	run.Spec.ArtifactDigest = bundleDigest
 	run.Spec.RunInputsDigest = runs.InputsDigest(raw)
+	if x.Pool != nil {
+		x.Pool.Assign(run, w.Workspace.Setup.Runner)
+	}
 	if err := runs.Sign(ctx, x.Keys, run); err != nil {
 		return err
 	}
@@ -296,6 +300,10 @@ func (x *Executor) createJob(ctx context.Context, run *v1alpha1.Run, w *executor
 	if err := x.Client.Create(ctx, sec); err != nil && !kerrors.IsAlreadyExists(err) {
 		return errors.Wrapf(err, "%s %s", errCreateInputs, run.Name)
 	}
+	if x.Pool != nil {
+		// A pod of the Run's pool takes it.
+		return nil
+	}
 	job := RunnerJob(run, w.Workspace.Setup.Runner, x.Job)
 	if err := x.Client.Create(ctx, job); err != nil && !kerrors.IsAlreadyExists(err) {
 		return errors.Wrapf(err, "%s %s", errCreateJob, run.Name)
@@ -311,6 +319,9 @@ func (x *Executor) createJob(ctx context.Context, run *v1alpha1.Run, w *executor
 func (x *Executor) adopt(ctx context.Context, w *executor.Work, run *v1alpha1.Run) (bool, error) {
 	if run.Status.Executor == v1alpha1.ExecutorProcess || time.Since(runs.Created(run)) < adoptAfter {
 		return true, nil
+	}
+	if x.Pool != nil {
+		return x.adoptPooled(ctx, w, run)
 	}
 	err := x.Client.Get(ctx, types.NamespacedName{Namespace: run.Namespace, Name: run.Name}, &batchv1.Job{})
 	if !kerrors.IsNotFound(err) {
@@ -344,6 +355,39 @@ func (x *Executor) adopt(ctx context.Context, w *executor.Work, run *v1alpha1.Ru
 		}
 	}
 	ctrl.LoggerFrom(ctx).Info("creating the Job of a Run left without one", "run", run.Name)
+	return true, x.createJob(ctx, run, w, raw)
+}
+
+// adoptPooled completes a pending Run of a pool whose inputs Secret was never made (a controller
+// killed in between), from the instance as it is now when that renders the very inputs the Run
+// was made with; otherwise the Run ends as never started. A running Run is the pool's to watch:
+// it fails when the pod holding it ends.
+func (x *Executor) adoptPooled(ctx context.Context, w *executor.Work, run *v1alpha1.Run) (bool, error) {
+	x.Pool.Assign(run, w.Workspace.Setup.Runner)
+	if run.Status.Phase == v1alpha1.PhaseRunning {
+		return true, nil
+	}
+	err := x.Client.Get(ctx, types.NamespacedName{Namespace: run.Namespace, Name: run.Name}, &corev1.Secret{})
+	if !kerrors.IsNotFound(err) {
+		return true, errors.Wrapf(err, "%s %s", errGetInputs, run.Name)
+	}
+	if err := x.Reader.Get(ctx, types.NamespacedName{Namespace: run.Namespace, Name: run.Name}, run); err != nil {
+		if kerrors.IsNotFound(err) {
+			return false, nil
+		}
+		return true, errors.Wrapf(err, "%s %s", errReadRun, run.Name)
+	}
+	if !runs.Active(run.Status.Phase) {
+		return false, nil
+	}
+	raw, same, err := x.sameInputs(ctx, w, run)
+	if err != nil {
+		return true, err
+	}
+	if !same {
+		return false, x.endRun(ctx, run, msgNeverStarted)
+	}
+	ctrl.LoggerFrom(ctx).Info("creating the inputs of a pooled Run left without them", "run", run.Name)
 	return true, x.createJob(ctx, run, w, raw)
 }
 

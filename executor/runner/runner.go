@@ -68,6 +68,11 @@ type Executor struct {
 	Mirror   string
 	MirrorCA []byte
 	Token    func() (string, error)
+	// PluginCache, when set, is where terraform's init installs providers once for the runner's
+	// life (a pool's pod): a later Run's init links them from there when they match the
+	// checksums of the lock file the controller wrote into the Run's inputs, and fetches them
+	// from the mirror otherwise.
+	PluginCache string
 	// Identity names this runner in the state Lease.
 	Identity     string
 	LockDuration time.Duration
@@ -189,6 +194,7 @@ func (x *Executor) harness() (*terraform.Harness, func(), error) {
 	r := terraform.NewHarness(x.Binary, &state.Store{Client: x.Client}, &state.Plans{Client: x.Client}, 1)
 	r.Locks = &state.Locker{Client: x.Client, Identity: x.Identity, Duration: x.LockDuration}
 	r.Env, r.InitEnv = env, initEnv
+	r.PluginCache = x.PluginCache
 	if !x.SharedProviders {
 		return r, func() {}, nil
 	}

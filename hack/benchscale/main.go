@@ -99,7 +99,7 @@ func main() {
 	flag.StringVar(&o.modules, "modules", "terraform_data,things", "modules to measure, of "+moduleNames)
 	flag.BoolVar(&o.keep, "keep", false, "keep the scratch directory")
 	flag.BoolVar(&o.shared, "shared-providers", true, "measure modkind --shared-providers=false too, in a column of its own (shared providers are modkind's default)")
-	flag.StringVar(&o.runners, "runners", "process", "modkind's --runner values to measure, each in a column of its own: process, job or process,job")
+	flag.StringVar(&o.runners, "runners", "process", "modkind's --runner values to measure, each in a column of its own: process, job, pool or a list of them, e.g. process,job,pool")
 	flag.StringVar(&o.runners, "runner", "process", "the same as -runners")
 	flag.BoolVar(&o.floor, "floor", true, "measure raw terraform, the floor the ratios are to")
 	flag.StringVar(&o.testnode, "testnode", "", "the test node binary for -runners job; built from test/testnode when empty")
@@ -124,8 +124,10 @@ func main() {
 type side struct {
 	label   string
 	variant string
-	job     bool
-	args    []string
+	// job says runner pods execute the Runs (--runner job or pool, as runner says: job when empty).
+	job    bool
+	runner string
+	args   []string
 }
 
 func run(ctx context.Context, o options) error {
@@ -211,8 +213,11 @@ func parseSides(o options) ([]side, bool, error) {
 		case "job":
 			job = true
 			sides = append(sides, side{label: "modkind --runner job", variant: "job", job: true})
+		case "pool":
+			job = true
+			sides = append(sides, side{label: "modkind --runner pool", variant: "pool", job: true, runner: "pool"})
 		default:
-			return nil, false, fmt.Errorf("-runners: %q is neither process nor job", r)
+			return nil, false, fmt.Errorf("-runners: %q is neither process, job nor pool", r)
 		}
 	}
 	if len(sides) == 0 {

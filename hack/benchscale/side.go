@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"os"
@@ -166,7 +167,7 @@ func (b *bench) modkindArgs(work string, sd side) ([]string, string, error) {
 		if err != nil {
 			return nil, "", err
 		}
-		args = append(args, "--runner", "job", "--runner-image", runnerImage,
+		args = append(args, "--runner", cmp.Or(sd.runner, "job"), "--runner-image", runnerImage,
 			"--artifacts-bind-address", addr, "--artifacts-url", "https://"+addr)
 		mirror = "https://" + addr + artifact.MirrorPrefix
 	}
@@ -280,9 +281,10 @@ func (s *sideRun) phase(ctx context.Context, gen int64, apply func(i int) error)
 	most := atOnce()
 	f := phaseFigures{wall: end.Sub(start), api: apiServerCPU() - apiBefore}
 	runTimes(ctx, b.c, fmt.Sprintf("%s %s, generation %d", s.sd.label, s.name, gen), s.ns, start)
-	if s.sd.job && err == nil {
+	if s.sd.job && s.sd.runner != "pool" && err == nil {
 		// A runner reports its Run before its process ends: its CPU is the test node's once
-		// the node reaped it.
+		// the node reaped it. A pool's pods stay for the next phase: their CPU counts once they
+		// stopped (--pool-idle), in a later phase's figures.
 		err = waitFor(ctx, 2*time.Minute, "the runner pods' processes to end", func() (bool, error) {
 			return !hasChildren(b.ground.node.Process.Pid), nil
 		})

@@ -31,6 +31,8 @@ var layers = [][]string{
 	// Siblings: the executors and the two controllers (the Module controller, the instance
 	// controllers), so that neither controller knows the other or a concrete executor.
 	{"executor/job", "executor/process", "executor/runner", "reconcile/modules", "reconcile/instance"},
+	// Runner pools: the job executor's Runs, executed by pods of a pool instead of Jobs.
+	{"executor/pool"},
 	// The composition root of the controllers: the only package that names the executors; and
 	// how every mode of the binary finds its cluster (--kubeconfig, KUBECONFIG, in-cluster,
 	// ~/.kube/config).

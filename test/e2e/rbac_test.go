@@ -73,6 +73,12 @@ type rbacGround struct {
 
 func startRBACGround(t *testing.T) *rbacGround {
 	t.Helper()
+	return startRBACGroundWith(t, map[string]any{})
+}
+
+// startRBACGroundWith is startRBACGround with more of the chart's runner values (runner.mode).
+func startRBACGroundWith(t *testing.T, runner map[string]any) *rbacGround {
+	t.Helper()
 	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
 		t.Fatal("KUBEBUILDER_ASSETS is not set: run the tests with `make test`")
 	}
@@ -93,7 +99,7 @@ func startRBACGround(t *testing.T) *rbacGround {
 	objs, err := charts.Render(filepath.Join("..", "..", "charts", "modkind"), rbacRelease, rbacNamespace, map[string]any{
 		"tenantNamespaces": []any{rbacTenant, rbacThird},
 		"generatedGroups":  []any{rbacGroup},
-		"runner":           map[string]any{"namespaces": []any{rbacTenant, rbacThird}},
+		"runner":           func() map[string]any { runner["namespaces"] = []any{rbacTenant, rbacThird}; return runner }(),
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -33,7 +33,11 @@ may not repeat one of them (modkind.extraArgs).
 - --lock-duration={{ .Values.lockDuration }}
 - --run-timeout={{ .Values.runTimeout }}
 - --runner={{ $mode }}
-{{- if eq $mode "job" }}
+{{- if include "modkind.runnerPods" . }}
+{{- if eq $mode "pool" }}
+- --pool-min={{ .Values.runner.pool.min }}
+- --pool-idle={{ .Values.runner.pool.idle }}
+{{- end }}
 - --runner-image={{ include "modkind.image" . }}
 - --runner-start-timeout={{ .Values.runner.startTimeout }}
 {{- with .Values.runner.deadlines }}

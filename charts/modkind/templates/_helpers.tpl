@@ -12,13 +12,17 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{- define "modkind.image" -}}
 {{ .Values.image.repository }}:{{ .Values.image.tag | default .Chart.AppVersion }}
 {{- end -}}
-{{- /* The runner mode, checked: job or process. */ -}}
+{{- /* The runner mode, checked: job, pool or process. */ -}}
 {{- define "modkind.runnerMode" -}}
 {{- $mode := .Values.runner.mode | default "" -}}
-{{- if not (has $mode (list "job" "process")) -}}
-{{- fail (printf "runner.mode must be job or process, not %q" $mode) -}}
+{{- if not (has $mode (list "job" "pool" "process")) -}}
+{{- fail (printf "runner.mode must be job, pool or process, not %q" $mode) -}}
 {{- end -}}
 {{- $mode -}}
+{{- end -}}
+{{- /* "true" when runner pods execute the Runs (job or pool mode), empty otherwise. */ -}}
+{{- define "modkind.runnerPods" -}}
+{{- if has (include "modkind.runnerMode" .) (list "job" "pool") }}true{{ end -}}
 {{- end -}}
 {{- /* The Service runner pods reach the artifact server at: any replica, which relays to the leader. */ -}}
 {{- define "modkind.artifactsService" -}}{{ .Release.Name }}-artifacts{{- end -}}

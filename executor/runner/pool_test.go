@@ -1,0 +1,77 @@
+package runner
+
+import (
+	"context"
+	"io"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+
+	"github.com/modkind/modkind/apis"
+	"github.com/modkind/modkind/apis/v1alpha1"
+	"github.com/modkind/modkind/runs"
+)
+
+func TestPoolTakesItsOwnPendingRuns(t *testing.T) {
+	s, err := apis.Scheme()
+	if err != nil {
+		t.Fatal(err)
+	}
+	const label, key = "modkind.io/pool", "k"
+	t0 := time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
+	run := func(ns, name string, pool string, phase v1alpha1.RunPhase, age time.Duration) *v1alpha1.Run {
+		return &v1alpha1.Run{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, UID: types.UID("uid-" + name),
+			Labels: map[string]string{label: pool}, CreationTimestamp: metav1.NewTime(t0.Add(-age))},
+			Status: v1alpha1.RunStatus{Phase: phase}}
+	}
+	inputs := func(ns, name string) *corev1.Secret {
+		return &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
+	}
+	claimed := run("team-a", "claimed", key, v1alpha1.PhasePending, 5*time.Minute)
+	objs := []client.Object{
+		run("team-a", "older", key, v1alpha1.PhasePending, 4*time.Minute), inputs("team-a", "older"),
+		run("team-a", "newer", key, v1alpha1.PhasePending, time.Minute), inputs("team-a", "newer"),
+		run("team-a", "no-inputs", key, v1alpha1.PhasePending, 6*time.Minute),
+		run("team-a", "running", key, v1alpha1.PhaseRunning, 7*time.Minute), inputs("team-a", "running"),
+		run("team-a", "queued", key, v1alpha1.PhaseQueued, 7*time.Minute), inputs("team-a", "queued"),
+		run("team-a", "other-pool", "other", v1alpha1.PhasePending, 8*time.Minute), inputs("team-a", "other-pool"),
+		run("team-b", "other-namespace", key, v1alpha1.PhasePending, 9*time.Minute), inputs("team-b", "other-namespace"),
+		claimed, inputs("team-a", "claimed"),
+	}
+	c := fake.NewClientBuilder().WithScheme(s).WithObjects(objs...).WithStatusSubresource(&v1alpha1.Run{}).Build()
+	if won, err := runs.Claim(context.Background(), c, claimed, runs.Claimant{Pod: "another", UID: "u2"}); !won || err != nil {
+		t.Fatalf("claiming as another pod: %v, %v", won, err)
+	}
+	var took []string
+	p := &Pool{Client: c, Namespace: "team-a", Label: label, Key: key, Self: runs.Claimant{Pod: "me", UID: "u1"}, Out: io.Discard,
+		Execute: func(_ context.Context, run *v1alpha1.Run) error {
+			took = append(took, run.Name)
+			// What the runner does first: the Run is Running.
+			run.Status.Phase = v1alpha1.PhaseRunning
+			return c.Status().Update(context.Background(), run)
+		}}
+	for range 4 {
+		if _, _, err := p.takeNext(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Of the pool's Runs of its own namespace, only Pending ones with inputs that no other pod
+	// claimed; both taken once, each claimed by this pod.
+	slices.Sort(took)
+	if diff := cmp.Diff([]string{"newer", "older"}, took); diff != "" {
+		t.Errorf("Runs taken: -want, +got:\n%s", diff)
+	}
+	for _, name := range took {
+		holder, ok, err := runs.ClaimHolder(context.Background(), c, run("team-a", name, key, "", 0))
+		if err != nil || !ok || holder != p.Self {
+			t.Errorf("claim of %s: %+v, %v, %v; want held by this pod", name, holder, ok, err)
+		}
+	}
+}

@@ -1,0 +1,77 @@
+package e2e
+
+import (
+	"context"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/modkind/modkind/apis/v1alpha1"
+	jobexec "github.com/modkind/modkind/executor/job"
+)
+
+// With the chart in pool mode, against its RBAC and policies, with real tokens: a namespace editor
+// cannot make a pod named as a runner pool's under the runner account (so cannot write a pooled
+// Run's status from one), the controller can; a pod of another pool, or any pool pod for a Run of
+// no pool, cannot write a Run's status; a pod of the Run's own pool can.
+func TestPoolPodsAndRunStatusPolicies(t *testing.T) {
+	g := startRBACGroundWith(t, map[string]any{"mode": "pool"})
+	ctx := context.Background()
+	tenant := rbacClient(t, tenantToken(ctx, t, g, rbacTenant, "edit"))
+	const key, otherKey = "0123456789abcdef", "fedcba9876543210"
+	runner := jobexec.DefaultRunnerServiceAccount
+
+	newRun := func(name string, labels map[string]string) *v1alpha1.Run {
+		run := &v1alpha1.Run{
+			ObjectMeta: metav1.ObjectMeta{Namespace: rbacTenant, Name: name, Labels: labels},
+			Spec: v1alpha1.RunSpec{Operation: v1alpha1.OperationApply,
+				InstanceRef: v1alpha1.InstanceReference{APIVersion: rbacGroup + "/v1", Kind: "Dial", Name: "d", UID: "u"}},
+		}
+		if err := g.controller.Create(ctx, run); err != nil {
+			t.Fatal(err)
+		}
+		run.Status = v1alpha1.RunStatus{Phase: v1alpha1.PhasePending, Executor: v1alpha1.ExecutorJob}
+		if err := g.controller.Status().Update(ctx, run); err != nil {
+			t.Fatal(err)
+		}
+		return run
+	}
+	pooled := newRun("pooled-apply", map[string]string{jobexec.LabelPool: key})
+	unpooled := newRun("job-apply", nil)
+	pod := func(name string) *corev1.Pod {
+		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: rbacTenant, Name: name},
+			Spec: corev1.PodSpec{ServiceAccountName: runner, Containers: []corev1.Container{{Name: "runner", Image: runnerImage}}}}
+	}
+	// poolPodClient makes, as the controller, the pool pod name, and returns a client with a token
+	// bound to it, as the kubelet asks for one.
+	poolPodClient := func(name string) client.Client {
+		p := pod(name)
+		rbacEventually(t, "the controller making pool pod "+name, allowed, func(ctx context.Context) error {
+			return client.IgnoreAlreadyExists(g.controller.Create(ctx, p))
+		})
+		if err := g.admin.Get(ctx, client.ObjectKeyFromObject(p), p); err != nil {
+			t.Fatal(err)
+		}
+		return rbacClient(t, tokenConfig(g, requestToken(ctx, t, g.admin, rbacTenant, runner, p)))
+	}
+	rbacEventually(t, "a namespace editor making a pod named as a pool's under the runner account", forbidden, func(ctx context.Context) error {
+		return tenant.Create(ctx, pod(jobexec.PoolPodPrefix+key[:8]+"-tenant"))
+	})
+	other := poolPodClient(jobexec.PoolPodPrefix + otherKey[:8] + "-a")
+	own := poolPodClient(jobexec.PoolPodPrefix + key[:8] + "-a")
+	write := func(c client.Client, run *v1alpha1.Run) func(context.Context) error {
+		return func(ctx context.Context) error {
+			r := &v1alpha1.Run{}
+			if err := g.admin.Get(ctx, client.ObjectKeyFromObject(run), r); err != nil {
+				return err
+			}
+			r.Status.Phase = v1alpha1.PhaseRunning
+			return c.Status().Update(ctx, r)
+		}
+	}
+	rbacEventually(t, "a pod of another pool writing the pooled Run's status", deniedByStatusPolicy, write(other, pooled))
+	rbacEventually(t, "a pool pod writing the status of a Run of no pool", deniedByStatusPolicy, write(own, unpooled))
+	rbacEventually(t, "a pod of the Run's own pool writing its status", allowed, write(own, pooled))
+}

@@ -316,7 +316,7 @@ func Setup(mgr manager.Manager, cfg Config) (*instance.Engine, error) {
 // provider processes kept across runs.
 func newHarness(mgr manager.Manager, cfg Config, bin string, keys state.KeySource) (*terraform.Harness, error) {
 	store := &state.Store{Client: mgr.GetClient(), MaxBytes: cfg.MaxStateBytes, MaxChunks: cfg.MaxStateChunks}
-	if cfg.Runner == RunnerModeProcess {
+	if cfg.inProcess() {
 		// The controller runs terraform with its own identity: only states it signed. In job
 		// mode the tenant's runner writes states with the tenant's identity, and the controller
 		// only publishes their outputs, which are the tenant's anyway.
@@ -348,11 +348,16 @@ func runPolicy(mgr manager.Manager, cfg Config) slots.Policy {
 		Override: namespaceAnnotations(mgr.GetClient())}
 }
 
-// newExecutor is the executor cfg.Runner names: terraform in this process, or a Job per Run.
+// inProcess says Runs execute in this process: RunnerModeProcess, or no mode named (as in a
+// Config made without DefaultConfig).
+func (c Config) inProcess() bool { return c.Runner != RunnerModeJob && c.Runner != RunnerModePool }
+
+// newExecutor is the executor cfg.Runner names: terraform in this process, or a Job per Run, or a
+// runner pool's pod per Run.
 func newExecutor(mgr manager.Manager, cfg Config, harness *terraform.Harness, keys state.KeySource, waiters *slots.Waiters) (executor.Executor, error) {
 	recorder := &runs.Recorder{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), History: cfg.RunHistory,
 		Executor: v1alpha1.ExecutorProcess, Keys: keys, Log: mgr.GetLogger().WithName("runs")}
-	if cfg.Runner == RunnerModeProcess {
+	if cfg.inProcess() {
 		// This controller is the only writer of its instances' Runs (runners write them in job
 		// mode): it lists an instance's Runs at its first run only.
 		recorder.Remember = true

@@ -52,7 +52,7 @@ func payloadFile(mib int) (string, error) {
 }
 
 // addPayload appends the payload of mib MiB to every things provider file in the mirror below
-// dir (countProviderStarts' wrappers, which end with the line that execs the provider).
+// dir (the wrappers that count provider starts, which end with the line that execs the provider).
 func addPayload(dir string, mib int) error {
 	if mib <= 0 {
 		return nil

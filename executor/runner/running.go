@@ -5,6 +5,7 @@ import (
 	"sync"
 	"time"
 
+	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -49,8 +50,10 @@ func (x *Executor) markRunning(ctx context.Context, run *v1alpha1.Run) (*running
 	return m, nil
 }
 
-// mark writes the deferred Running, unless the outcome came first. A failed write is left to
-// the outcome's, which follows the newest version of the Run.
+// mark writes the deferred Running, unless the outcome came first. The controller may have said
+// meanwhile what held the runner up (its message): Running is then written on the Run as it is
+// now, as long as it is still to run. A failed write is left to the outcome's, which follows the
+// newest version of the Run.
 func (m *running) mark(ctx context.Context) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -61,7 +64,17 @@ func (m *running) mark(ctx context.Context) {
 	defer cancel()
 	r := m.run.DeepCopy()
 	r.Status.Phase = v1alpha1.PhaseRunning
-	if err := m.c.Status().Update(ctx, r); err == nil {
+	err := m.c.Status().Update(ctx, r)
+	if kerrors.IsConflict(err) {
+		latest := &v1alpha1.Run{}
+		if m.c.Get(ctx, client.ObjectKeyFromObject(r), latest) != nil || !runs.Active(latest.Status.Phase) || latest.Status.Phase == v1alpha1.PhaseRunning {
+			return
+		}
+		latest.Status.Phase, latest.Status.Executor, latest.Status.StartTime = v1alpha1.PhaseRunning, v1alpha1.ExecutorJob, &m.start
+		latest.Status.Message = ""
+		r, err = latest, m.c.Status().Update(ctx, latest)
+	}
+	if err == nil {
 		m.run = r
 	}
 }

@@ -27,6 +27,7 @@ import (
 	"github.com/modkind/modkind/cmd/cluster"
 	"github.com/modkind/modkind/executor/job"
 	runnerpod "github.com/modkind/modkind/executor/runner"
+	"github.com/modkind/modkind/runs"
 	"github.com/modkind/modkind/terraform"
 )
 
@@ -37,7 +38,7 @@ const envArtifactsCA = job.EnvArtifactsCA
 // Options are the runner's flags: the Run it executes and where it fetches what the Run needs.
 type Options struct {
 	Run, Namespace, ArtifactsURL, TokenFile, WorkDir, Terraform string
-	LockDuration, FetchTimeout, Deadline                        time.Duration
+	LockDuration, FetchTimeout, Deadline, StartTimeout          time.Duration
 	SharedProviders                                             bool
 	// Pool, PodInfoDir, Idle and Deadlines are a pool pod's (--pool).
 	Pool, PodInfoDir string
@@ -56,6 +57,7 @@ func (o *Options) Register(fs *flag.FlagSet) {
 	fs.DurationVar(&o.LockDuration, "lock-duration", time.Minute, "how long the state lock outlives this runner's last renewal")
 	fs.BoolVar(&o.SharedProviders, "shared-providers", true, "the Run's terraform calls attach to provider processes started once for the Run instead of each starting every provider")
 	fs.DurationVar(&o.FetchTimeout, "fetch-timeout", 5*time.Minute, "how long to keep trying an artifact server that cannot be reached, fails or does not have the Run's bundle yet (a controller that restarts, a new leader preparing it); a refusal is never retried")
+	fs.DurationVar(&o.StartTimeout, "start-timeout", 0, "the controller's --runner-start-timeout: a runner that starts near it marks its Run Running at once; otherwise only once its terraform work has gone on for "+runs.DefaultRunningAfter.String()+", so that a quick Run is written once, with its outcome (0: always at once)")
 	fs.DurationVar(&o.Deadline, "deadline", 0, "how long the Run's terraform work may take from the runner's start; past it terraform is interrupted, its state stored and the Run failed (0: no deadline)")
 	o.registerPool(fs)
 }
@@ -131,6 +133,7 @@ func (o *Options) executor(identity string, out io.Writer) (*runnerpod.Executor,
 		Client: c, Binary: bin, Dir: dir, LockDuration: o.LockDuration,
 		Identity:        identity + host,
 		SharedProviders: o.SharedProviders, Exe: exe, Deadline: o.Deadline,
+		RunningAfter: runs.DefaultRunningAfter, StartTimeout: o.StartTimeout,
 		Fetch: func(ctx context.Context, digest, dst string) error {
 			return fetchRetrying(ctx, o.FetchTimeout, func(ctx context.Context) error {
 				token, err := token()

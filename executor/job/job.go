@@ -267,6 +267,10 @@ func runnerArgs(run *v1alpha1.Run, o JobOptions) []string {
 	if o.UnsharedProviders {
 		args = append(args, "--shared-providers=false")
 	}
+	if o.StartTimeout > 0 {
+		// The runner marks its Run Running at once only near this timeout.
+		args = append(args, "--start-timeout", o.StartTimeout.String())
+	}
 	if d := o.Deadlines[run.Spec.Operation]; d > 0 {
 		args = append(args, "--deadline", d.String())
 	}

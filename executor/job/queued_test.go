@@ -79,6 +79,9 @@ func TestStartOrQueue(t *testing.T) {
 		reason string
 		// queued has the instance start with a Queued Run of the given inputs.
 		queued string
+		// applied has the instance's newest Run be a succeeded Apply of its current inputs that
+		// ended this long ago.
+		applied time.Duration
 		others []client.Object
 		noSA   bool
 		denied bool
@@ -122,6 +125,16 @@ func TestStartOrQueue(t *testing.T) {
 			queued: "inputs-0",
 			want:   want{runs: []v1alpha1.RunPhase{v1alpha1.PhasePending}, jobs: 1},
 		},
+		"JustApplied": {
+			reason: "The Apply Run of these very inputs succeeded a moment ago: the state it wrote is on its way to the cache; no second Run.",
+			applied: time.Second,
+			want:    want{runs: []v1alpha1.RunPhase{v1alpha1.PhaseSucceeded}},
+		},
+		"AppliedLongAgo": {
+			reason:  "The same inputs were applied long ago and the state does not show them (it was replaced, or lost): a new Run applies them.",
+			applied: time.Hour,
+			want:    want{runs: []v1alpha1.RunPhase{v1alpha1.PhasePending, v1alpha1.PhaseSucceeded}, jobs: 1},
+		},
 		"NoRunnerServiceAccount": {
 			reason: "The runner's service account does not exist: no Run, no Job, and the error says how to fix it.",
 			noSA:   true,
@@ -160,6 +173,17 @@ func TestStartOrQueue(t *testing.T) {
 				}
 				q.Status = v1alpha1.RunStatus{Phase: v1alpha1.PhaseQueued, Executor: v1alpha1.ExecutorJob, Message: "waiting"}
 				b = b.WithObjects(q)
+			}
+			if tc.applied > 0 {
+				d := rec.NewRun(v1alpha1.OperationApply, runs.Subject{Instance: inst, Workspace: ws, ModuleDigest: "module-1"})
+				d.Name, d.GenerateName, d.UID = "web-apply-done", "", "uid-done"
+				d.Annotations[runs.AnnotationCreated] = time.Now().Add(-tc.applied - time.Second).UTC().Format("2006-01-02T15:04:05.000000000Z")
+				if err := runs.Sign(t.Context(), keys, d); err != nil {
+					t.Fatal(err)
+				}
+				d.Status = v1alpha1.RunStatus{Phase: v1alpha1.PhaseSucceeded, Executor: v1alpha1.ExecutorJob,
+					CompletionTime: &metav1.Time{Time: time.Now().Add(-tc.applied)}}
+				b = b.WithObjects(d)
 			}
 			b = b.WithInterceptorFuncs(interceptor.Funcs{Create: func(ctx context.Context, c client.WithWatch, o client.Object, opts ...client.CreateOption) error {
 				if r, ok := o.(*authorizationv1.SubjectAccessReview); ok {

@@ -97,7 +97,7 @@ func New(mgr manager.Manager, harness *terraform.Harness, o Options) (*Executor,
 	x.Job.ArtifactsCA = certs.CA()
 	srv := &artifact.Server{
 		Store:    x.Artifacts,
-		Reviewer: artifact.NewTokenReviewer(mgr.GetClient(), []string{RunnerTokenAudience}),
+		Reviewer: newCachedReviewer(artifact.NewTokenReviewer(mgr.GetClient(), []string{RunnerTokenAudience})),
 		Bundles:  x.ActiveBundles,
 		Log:      mgr.GetLogger().WithName("artifacts"),
 	}

@@ -38,6 +38,10 @@ const (
 		"and never go to a runner pod, where the namespace's tenants could read them: give the runner's service account a cloud identity " +
 		"(workload identity), or use a ProviderConfig of this namespace; a ClusterProviderConfig used by runner Jobs may set spec.providers and spec.runner only"
 
+	// stateLag is how long after an Apply Run of the same work succeeded an instance that does
+	// not look applied is taken to be one whose new state has not reached the cache yet.
+	stateLag = 30 * time.Second
+
 	// adoptAfter is how old a pending Run without a Job must be before a controller makes its
 	// Job: younger, the controller that created the Run may still be making it.
 	adoptAfter = 10 * time.Second
@@ -98,6 +102,13 @@ func (x *Executor) startRun(ctx context.Context, w *executor.Work, cached *v1alp
 		}
 		if err := heldBy(l, w.Workspace); err != nil {
 			return executor.Result{Plan: res.Plan, Err: err}
+		}
+		if justApplied(l, time.Now()) {
+			// Its runner wrote the state before the Run's end: the instance was reconciled before
+			// the state reached the cache, and the state's event reconciles it again. Another Run
+			// would apply the same inputs twice, and one that found every slot taken would stay
+			// Queued once the instance is found up to date.
+			return res
 		}
 	}
 	if name := w.Workspace.Setup.ClusterCredentials; name != "" {
@@ -162,6 +173,13 @@ func (x *Executor) startQueued(ctx context.Context, w *executor.Work, queued *v1
 	}
 	x.noteCreated(queued)
 	return true, x.makeJob(ctx, w, queued, raw)
+}
+
+// justApplied reports whether run, of the Work's very work (sameWork), applied it successfully
+// less than stateLag before now.
+func justApplied(run *v1alpha1.Run, now time.Time) bool {
+	return run.Spec.Operation == v1alpha1.OperationApply && run.Status.Phase == v1alpha1.PhaseSucceeded &&
+		run.Status.CompletionTime != nil && now.Sub(run.Status.CompletionTime.Time) < stateLag
 }
 
 // sameWork reports whether run was made for the same work as w: the same operation on the same

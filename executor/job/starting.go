@@ -43,7 +43,9 @@ const (
 // awaitStart ends run, whose Job has not ended, when its runner has not started StartTimeout
 // after the Job was made, saying why from the Job's and its pod's own events; until then it keeps
 // the Run's message saying what holds the runner up, so that `kubectl get runs -o wide` shows it.
-// The runner marks its Run Running as it starts: a Run still Pending has not started.
+// The runner marks its Run Running as it starts when it starts within 30 s of the timeout
+// (otherwise within 2 s of its start, well before the timeout): a Run still Pending at the
+// timeout has not started.
 func (w *Watcher) awaitStart(ctx context.Context, job *batchv1.Job, run *v1alpha1.Run) (reconcile.Result, error) {
 	if run.Status.Phase != v1alpha1.PhasePending {
 		return reconcile.Result{}, nil

@@ -83,6 +83,13 @@ type Executor struct {
 	// Deadline bounds the Run's terraform work from the runner's start: past it, terraform is
 	// interrupted, the state it wrote is stored and the Run fails saying so. 0: no deadline.
 	Deadline time.Duration
+	// RunningAfter is how long the Run's terraform work goes before the runner marks it Running:
+	// a Run that ends sooner goes from Pending to its outcome in one status write. 0: at once.
+	RunningAfter time.Duration
+	// StartTimeout is the controller's --runner-start-timeout, after which it fails a Run whose
+	// runner has not marked it Running. A runner that starts near it marks the Run Running at
+	// once, so that its work is never taken for a runner that did not start. 0: unknown, at once.
+	StartTimeout time.Duration
 	// Log, when set, gets each line of the Run's log (status.log) as terraform goes, redacted:
 	// the pod's log shows a Run's progress before its status says how it ended.
 	Log io.Writer
@@ -99,11 +106,8 @@ func (x *Executor) Execute(ctx context.Context, namespace, name string) error {
 		// A Job started again for a Run that ended already does nothing.
 		return nil
 	}
-	now := metav1.Now()
-	// What the controller said while the runner was held up (status.message) is past.
-	run.Status.Phase, run.Status.Executor, run.Status.StartTime = v1alpha1.PhaseRunning, v1alpha1.ExecutorJob, &now
-	run.Status.Message = ""
-	if err := x.Client.Status().Update(ctx, run); err != nil {
+	mark, err := x.markRunning(ctx, run)
+	if err != nil {
 		return errors.Wrapf(err, "%s %s", errUpdateRun, name)
 	}
 	work := ctx
@@ -120,6 +124,8 @@ func (x *Executor) Execute(ctx context.Context, namespace, name string) error {
 	if in != nil {
 		red = terraform.NewRedactor(in.Redact...)
 	}
+	// The Run as this runner last wrote it, Running or not.
+	run = mark.stop()
 	runs.SetOutcome(&run.Status, outcome, red, time.Now())
 	run.Status.Executor = v1alpha1.ExecutorJob
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)

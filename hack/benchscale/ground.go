@@ -1,11 +1,16 @@
 package main
 
 import (
+	"archive/zip"
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"net"
 	"net/url"
 	"os"
@@ -241,7 +246,50 @@ func (g *ground) checkProviders(ctx context.Context, work, mirror string) (provi
 	if err != nil {
 		return providerCheck{}, err
 	}
+	// The controller removes the directory it installed a bundle's providers in once it has put
+	// them into its artifact store: the files it serves are those in the store's archives.
+	served, err := zippedSums(work)
+	if err != nil {
+		return providerCheck{}, err
+	}
+	for sum := range served {
+		bundled[sum] = true
+	}
 	return g.check(mirror, bundled)
+}
+
+// zippedSums returns the sha256 sums of the files in the provider archives (sha256-<sum>.zip)
+// below dir, the controller's artifact store.
+func zippedSums(dir string) (map[string]bool, error) {
+	sums := map[string]bool{}
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasPrefix(d.Name(), "sha256-") || !strings.HasSuffix(d.Name(), ".zip") {
+			return err
+		}
+		z, err := zip.OpenReader(path)
+		if err != nil {
+			return err
+		}
+		defer z.Close()
+		for _, f := range z.File {
+			if !f.Mode().IsRegular() {
+				continue
+			}
+			r, err := f.Open()
+			if err != nil {
+				return err
+			}
+			h := sha256.New()
+			_, err = io.Copy(h, r)
+			r.Close()
+			if err != nil {
+				return err
+			}
+			sums[hex.EncodeToString(h.Sum(nil))] = true
+		}
+		return nil
+	})
+	return sums, err
 }
 
 // check reads the records of the runner inits since the last check, against the controller's

@@ -83,6 +83,8 @@ type options struct {
 	// each update phase.
 	profileDir    string
 	profileLength time.Duration
+	// payloadMiB makes the things provider the mirror serves that many MiB larger (payload.go).
+	payloadMiB int
 }
 
 func main() {
@@ -111,6 +113,7 @@ func main() {
 	flag.BoolVar(&o.update, "update", true, "measure updating every instance; -update=false goes from the create to the idle window (at 10,000 instances the update takes as long as the create)")
 	flag.StringVar(&o.profileDir, "apiserver-profile", "", "a directory for CPU profiles of the API server over each update phase (the floor's and each column's)")
 	flag.DurationVar(&o.profileLength, "apiserver-profile-length", 30*time.Second, "how long each -apiserver-profile profile lasts, from the update's start")
+	flag.IntVar(&o.payloadMiB, "provider-payload-mib", 0, "MiB of random bytes added to the things provider the mirror serves, to make it the size of a cloud provider (e.g. 300); made once into modkind's cache")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -274,6 +277,9 @@ func newBench(ctx context.Context, o options, env *envtest.Environment, cfg *res
 	}
 	starts, err := countProviderStarts(filepath.Join(scratch, "things"))
 	if err != nil {
+		return nil, err
+	}
+	if err := addPayload(filepath.Join(scratch, "things"), o.payloadMiB); err != nil {
 		return nil, err
 	}
 	return &bench{o: o, c: c, scratch: scratch, kubeconfig: kubeconfig, terraform: wrapper, calls: calls, cliConfig: cliConfig,

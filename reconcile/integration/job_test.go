@@ -87,7 +87,8 @@ func wantRunnerJob(mods ...func(*batchv1.Job)) *batchv1.Job {
 						ImagePullPolicy: corev1.PullIfNotPresent,
 						WorkingDir:      "/",
 						Args: []string{"runner", "--run", "db-apply-x7k2p", "--namespace", "team-a", "--artifacts", "https://modkind.modkind-system.svc:8443",
-							"--work-dir", "var/lib/modkind", "--token-file", "var/run/secrets/modkind.io/artifacts/token", "--deadline", "30m0s"},
+							"--work-dir", "var/lib/modkind", "--token-file", "var/run/secrets/modkind.io/artifacts/token",
+							"--start-timeout", "5m0s", "--deadline", "30m0s"},
 						Env: []corev1.EnvVar{
 							{Name: "HOME", Value: "/var/lib/modkind"},
 							{Name: "TMPDIR", Value: "/tmp"},

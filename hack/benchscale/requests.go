@@ -233,3 +233,6 @@ func printRequests(w io.Writer, module string, cols []requestColumn) error {
 	row("all", "writes", "", requestCounts.writes)
 	return tw.Flush()
 }
+
+// perInstance is calls per instance, as a table cell.
+func perInstance(calls, n int) string { return fmt.Sprintf("%.2f", float64(calls)/float64(n)) }

@@ -287,5 +287,3 @@ func ratio(a, b time.Duration) string {
 	}
 	return fmt.Sprintf("%.2f×", a.Seconds()/b.Seconds())
 }
-
-func perInstance(calls, n int) string { return fmt.Sprintf("%.2f", float64(calls)/float64(n)) }

@@ -127,6 +127,12 @@ type RunStatus struct {
 	// same name in the Run's namespace.
 	// +optional
 	Executor string `json:"executor,omitempty"`
+	// Runner is the pod of a runner pool (--runner pool) that took the Run, as
+	// "<pod name>/<pod uid>": written once, by that pod as it takes the Run, and from then on the
+	// only pod whose token may write the Run's status (the chart's policy checks it).
+	// +optional
+	// +kubebuilder:validation:MaxLength=320
+	Runner string `json:"runner,omitempty"`
 	// +optional
 	StartTime *metav1.Time `json:"startTime,omitempty"`
 	// CompletionTime is set once the Run ended (Refused, Succeeded or Failed).

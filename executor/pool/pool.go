@@ -3,7 +3,7 @@
 // at a time (`modkind runner --pool`, executor/runner). The job executor makes each Run and its
 // inputs Secret as in job mode and labels the Run with its pool (Assign); this package keeps each
 // pool between its minimum and what its Runs need, counts a Run as executing only while it waits
-// for a pod or a live pod of its pool holds its claim (the Run's claim Lease, runs.Claim), and
+// for a pod or a live pod of its pool holds its claim (the Run's status.runner, runs.Claim), and
 // fails the Runs whose pod ended before them or that no pod took in time, as job mode fails the
 // Run of a Job that died or never started.
 package pool
@@ -138,10 +138,7 @@ func (p *Pool) Executing(ctx context.Context, run *v1alpha1.Run) (bool, error) {
 	if run.Status.Phase != v1alpha1.PhaseRunning {
 		return true, nil
 	}
-	c, ok, err := runs.ClaimHolder(ctx, p.Reader, run)
-	if err != nil {
-		return false, err
-	}
+	c, ok := runs.Holder(run)
 	if !ok {
 		return p.clock().Sub(runs.Created(run)) < claimAfter, nil
 	}

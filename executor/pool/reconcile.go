@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
-	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -23,7 +22,6 @@ import (
 const (
 	errListRuns   = "cannot list the Runs of runner pool"
 	errListPods   = "cannot list the pods of runner pool"
-	errListClaims = "cannot list the claims of runner pool"
 	errCreatePod  = "cannot create a pod of runner pool"
 	errDeletePod  = "cannot delete the ended pod of runner pool"
 	errFailRun    = "cannot fail Run"
@@ -78,7 +76,7 @@ func (p *Pool) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.
 	return reconcile.Result{RequeueAfter: d.requeue}, nil
 }
 
-// view reads pool nn: its active signed Runs and pods from the cache, their claims fresh.
+// view reads pool nn: its active signed Runs, with their claims, and its pods, from the cache.
 func (p *Pool) view(ctx context.Context, nn types.NamespacedName) (view, error) {
 	in := []client.ListOption{client.InNamespace(nn.Namespace), client.MatchingLabels{job.LabelPool: nn.Name}}
 	list := &v1alpha1.RunList{}
@@ -100,21 +98,9 @@ func (p *Pool) view(ctx context.Context, nn types.NamespacedName) (view, error) 
 		return view{}, errors.Wrapf(err, "%s %s", errListPods, nn.Name)
 	}
 	v.pods = pods.Items
-	if len(v.runs) > 0 {
-		leases := &coordinationv1.LeaseList{}
-		if err := p.Reader.List(ctx, leases, in...); err != nil {
-			return view{}, errors.Wrapf(err, "%s %s", errListClaims, nn.Name)
-		}
-		byName := map[string]*coordinationv1.Lease{}
-		for i := range leases.Items {
-			byName[leases.Items[i].Name] = &leases.Items[i]
-		}
-		for i := range v.runs {
-			if l, ok := byName[runs.ClaimName(v.runs[i].Name)]; ok {
-				if c, held, _ := runs.HolderOf(l, &v.runs[i]); held {
-					v.claims[v.runs[i].Name] = c
-				}
-			}
+	for i := range v.runs {
+		if c, held := runs.Holder(&v.runs[i]); held {
+			v.claims[v.runs[i].Name] = c
 		}
 	}
 	p.noteWaiting(nn, &v)
@@ -172,10 +158,7 @@ func (p *Pool) failRun(ctx context.Context, namespace string, f failure) error {
 	if !runs.Active(run.Status.Phase) {
 		return nil
 	}
-	c, claimed, err := runs.ClaimHolder(ctx, p.Reader, run)
-	if err != nil {
-		return err
-	}
+	c, claimed := runs.Holder(run)
 	if claimed && !f.held {
 		pod := &corev1.Pod{}
 		err := p.Reader.Get(ctx, types.NamespacedName{Namespace: namespace, Name: c.Pod}, pod)

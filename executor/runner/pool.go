@@ -36,7 +36,8 @@ const (
 
 // A Pool is the loop of a runner pool's pod (`modkind runner --pool`): it takes the Runs of its
 // namespace labelled with its pool, one at a time, oldest first, each claimed before it is
-// executed (runs.Claim: the first pod to claim a Run holds it, no other executes it), and stops
+// executed (runs.Claim: the first pod to claim a Run holds it, no other executes it or may write
+// its status), and stops
 // once it has taken no Run for Idle. It never takes a Run of another namespace: its service
 // account may read nothing else.
 type Pool struct {
@@ -109,14 +110,6 @@ func (p *Pool) takeNext(ctx context.Context) (bool, string, error) {
 		}
 		if err != nil {
 			return false, "", errors.Wrapf(err, "%s %s", errGetInputs, run.Name)
-		}
-		// Another pod may have claimed it and not marked it Running yet: a read says so, where a
-		// claim that fails would be a write the API server refuses.
-		if _, claimed, err := runs.ClaimHolder(ctx, p.Client, run); err != nil || claimed {
-			if err != nil {
-				return false, "", err
-			}
-			continue
 		}
 		held, err := runs.Claim(ctx, p.Client, run, p.Self)
 		if err != nil {

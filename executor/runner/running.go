@@ -35,6 +35,10 @@ type running struct {
 // only that of a write made now: a runner whose Run cannot be marked does not run it (the
 // controller failed it meanwhile, or the admission policy refuses this pod).
 func (x *Executor) markRunning(ctx context.Context, run *v1alpha1.Run) (*running, error) {
+	if run.Status.Phase == v1alpha1.PhaseRunning && run.Status.StartTime != nil {
+		// A pool's pod claimed it, and its claim marked it Running (runs.Claim).
+		return &running{c: x.Client, start: *run.Status.StartTime, run: run}, nil
+	}
 	m := &running{c: x.Client, start: metav1.Now(), run: run}
 	// What the controller said while the runner was held up (status.message) is past, whichever
 	// write comes first.

@@ -43,7 +43,9 @@ func TestRunnerMarksRunningOnlyWhenItMatters(t *testing.T) {
 		// controllerSaid has the controller write, after the runner read the Run, what held the
 		// runner up (a Pending Run's message).
 		controllerSaid bool
-		want            want
+		// claimed: a pool's pod took the Run, and its claim marked it Running (runs.Claim).
+		claimed bool
+		want    want
 	}{
 		"QuickRunOneWrite": {
 			reason:  "A Run whose work ends within RunningAfter is written once, with its outcome.",
@@ -70,6 +72,11 @@ func TestRunnerMarksRunningOnlyWhenItMatters(t *testing.T) {
 			created: time.Minute, runningAfter: 10 * time.Millisecond, startTimeout: 5 * time.Minute, workLasts: true, controllerSaid: true,
 			want: want{phases: []v1alpha1.RunPhase{v1alpha1.PhaseRunning, v1alpha1.PhaseFailed}},
 		},
+		"ClaimedByPoolPodNoSecondRunning": {
+			reason:  "A pool pod's claim marked the Run Running: the runner writes only its outcome, even not told the start timeout.",
+			created: time.Minute, runningAfter: 5 * time.Second, claimed: true,
+			want: want{phases: []v1alpha1.RunPhase{v1alpha1.PhaseFailed}},
+		},
 		"FailedMeanwhileNotRun": {
 			reason:  "A runner that starts near the timeout, as the controller fails the Run, finds a conflict and records nothing.",
 			created: 5 * time.Minute, runningAfter: 5 * time.Second, startTimeout: 5 * time.Minute, controllerWrote: true,
@@ -85,6 +92,10 @@ func TestRunnerMarksRunningOnlyWhenItMatters(t *testing.T) {
 				ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "web-apply-x1y2z",
 					Annotations: map[string]string{runs.AnnotationCreated: time.Now().Add(-tc.created).UTC().Format("2006-01-02T15:04:05.000000000Z")}},
 				Spec: v1alpha1.RunSpec{Operation: v1alpha1.OperationApply, RunInputsDigest: "sha256:x"},
+			}
+			if tc.claimed {
+				run.Status = v1alpha1.RunStatus{Phase: v1alpha1.PhaseRunning, Executor: v1alpha1.ExecutorJob,
+					StartTime: &metav1.Time{Time: time.Now()}, Runner: "modkind-pool-01234567-a/uid"}
 			}
 			var (
 				mu      sync.Mutex

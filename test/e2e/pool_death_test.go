@@ -58,9 +58,9 @@ func TestPoolRunnerPodDies(t *testing.T) {
 			if r.Status.Phase != v1alpha1.PhaseRunning {
 				continue
 			}
-			c, ok, err := runs.ClaimHolder(ctx, g.c, &r)
-			if err != nil || !ok {
-				return false, err
+			c, ok := runs.Holder(&r)
+			if !ok {
+				return false, fmt.Errorf("Running Run %s has no runner", r.Name)
 			}
 			killed, holder = r, c
 			return true, nil
@@ -89,9 +89,9 @@ func TestPoolRunnerPodDies(t *testing.T) {
 	var by []string
 	for _, r := range runsOf(t, g.c, inst) {
 		if r.Status.Phase == v1alpha1.PhaseSucceeded {
-			c, ok, err := runs.ClaimHolder(ctx, g.c, &r)
-			if err != nil || !ok {
-				t.Fatalf("Succeeded Run %s has no claim: %v", r.Name, err)
+			c, ok := runs.Holder(&r)
+			if !ok {
+				t.Fatalf("Succeeded Run %s has no runner", r.Name)
 			}
 			by = append(by, c.Pod)
 		}

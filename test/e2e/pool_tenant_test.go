@@ -2,20 +2,25 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/modkind/modkind/apis/v1alpha1"
 	jobexec "github.com/modkind/modkind/executor/job"
+	"github.com/modkind/modkind/runs"
 )
 
 // With the chart in pool mode, against its RBAC and policies, with real tokens: a namespace editor
 // cannot make a pod named as a runner pool's under the runner account (so cannot write a pooled
 // Run's status from one), the controller can; a pod of another pool, or any pool pod for a Run of
-// no pool, cannot write a Run's status; a pod of the Run's own pool can.
+// no pool, cannot write a Run's status; a pod of the Run's own pool takes it by naming itself its
+// runner, and from then on no other pod, not even of the same pool, writes it.
 func TestPoolPodsAndRunStatusPolicies(t *testing.T) {
 	g := startRBACGroundWith(t, map[string]any{"mode": "pool"})
 	ctx := context.Background()
@@ -61,17 +66,54 @@ func TestPoolPodsAndRunStatusPolicies(t *testing.T) {
 	})
 	other := poolPodClient(jobexec.PoolPodPrefix + otherKey[:8] + "-a")
 	own := poolPodClient(jobexec.PoolPodPrefix + key[:8] + "-a")
-	write := func(c client.Client, run *v1alpha1.Run) func(context.Context) error {
+	sibling := poolPodClient(jobexec.PoolPodPrefix + key[:8] + "-b")
+	podUID := func(name string) types.UID {
+		p := &corev1.Pod{}
+		if err := g.admin.Get(ctx, types.NamespacedName{Namespace: rbacTenant, Name: name}, p); err != nil {
+			t.Fatal(err)
+		}
+		return p.UID
+	}
+	ownPod := runs.Claimant{Pod: jobexec.PoolPodPrefix + key[:8] + "-a", UID: podUID(jobexec.PoolPodPrefix + key[:8] + "-a")}
+	siblingPod := runs.Claimant{Pod: jobexec.PoolPodPrefix + key[:8] + "-b", UID: podUID(jobexec.PoolPodPrefix + key[:8] + "-b")}
+	// write has c write run's status, as read now, changed by change.
+	write := func(c client.Client, run *v1alpha1.Run, change func(*v1alpha1.RunStatus)) func(context.Context) error {
 		return func(ctx context.Context) error {
 			r := &v1alpha1.Run{}
 			if err := g.admin.Get(ctx, client.ObjectKeyFromObject(run), r); err != nil {
 				return err
 			}
-			r.Status.Phase = v1alpha1.PhaseRunning
+			change(&r.Status)
 			return c.Status().Update(ctx, r)
 		}
 	}
-	rbacEventually(t, "a pod of another pool writing the pooled Run's status", deniedByStatusPolicy, write(other, pooled))
-	rbacEventually(t, "a pool pod writing the status of a Run of no pool", deniedByStatusPolicy, write(own, unpooled))
-	rbacEventually(t, "a pod of the Run's own pool writing its status", allowed, write(own, pooled))
+	running := func(s *v1alpha1.RunStatus) { s.Phase = v1alpha1.PhaseRunning }
+	takenBy := func(c runs.Claimant) func(*v1alpha1.RunStatus) {
+		return func(s *v1alpha1.RunStatus) { s.Phase, s.Runner = v1alpha1.PhaseRunning, c.String() }
+	}
+	rbacEventually(t, "a pod of another pool writing the pooled Run's status", deniedByStatusPolicy, write(other, pooled, running))
+	rbacEventually(t, "a pool pod writing the status of a Run of no pool", deniedByStatusPolicy, write(own, unpooled, running))
+	rbacEventually(t, "a pool pod naming itself the runner of a Run of no pool", deniedByStatusPolicy, write(own, unpooled, takenBy(ownPod)))
+	rbacEventually(t, "a pod of the Run's own pool writing its status without taking it", deniedByStatusPolicy, write(own, pooled, running))
+	rbacEventually(t, "a pod of the Run's own pool naming another pod its runner", deniedByStatusPolicy, write(own, pooled, takenBy(siblingPod)))
+	rbacEventually(t, "a pod of the Run's own pool taking it", allowed, func(ctx context.Context) error {
+		r := &v1alpha1.Run{}
+		if err := g.admin.Get(ctx, client.ObjectKeyFromObject(pooled), r); err != nil {
+			return err
+		}
+		if won, err := runs.Claim(ctx, own, r, ownPod); err != nil || !won {
+			return fmt.Errorf("claim: won %v, %w", won, err)
+		}
+		return nil
+	})
+	// From then on that pod alone writes the Run's status: not a sibling of its pool, neither as
+	// it is nor by naming itself the runner, nor by removing the runner.
+	rbacEventually(t, "another pod of the same pool writing a Run its sibling took", deniedByStatusPolicy,
+		write(sibling, pooled, func(s *v1alpha1.RunStatus) { s.Message = "forged" }))
+	rbacEventually(t, "another pod of the same pool taking over a Run its sibling took", deniedByStatusPolicy, write(sibling, pooled, takenBy(siblingPod)))
+	rbacEventually(t, "the pod that took a Run removing its runner", deniedByStatusPolicy,
+		write(own, pooled, func(s *v1alpha1.RunStatus) { s.Runner = "" }))
+	rbacEventually(t, "the pod that took a Run recording its end", allowed, write(own, pooled, func(s *v1alpha1.RunStatus) {
+		s.Phase, s.CompletionTime = v1alpha1.PhaseSucceeded, ptr.To(metav1.Now())
+	}))
 }

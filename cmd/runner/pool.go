@@ -84,11 +84,19 @@ func serve(o *Options, out io.Writer) error {
 		return err
 	}
 	root := base.Dir
+	// Kept for the pod's life, for its Runs only: the providers terraform installed, the bundles
+	// fetched, the directories initialized.
+	for _, d := range []string{"plugins", "bundles", "inits"} {
+		if err := os.MkdirAll(filepath.Join(root, d), 0o700); err != nil {
+			return err
+		}
+	}
 	p := &runnerpod.Pool{
 		Client: c, Namespace: o.Namespace, Label: job.LabelPool, Key: o.Pool, Self: self, Idle: o.Idle, Out: out,
 		Execute: func(ctx context.Context, run *v1alpha1.Run) error {
 			x := *base
 			x.PluginCache = filepath.Join(root, "plugins")
+			x.Bundles, x.Inits = filepath.Join(root, "bundles"), filepath.Join(root, "inits")
 			x.Deadline = o.Deadlines[run.Spec.Operation]
 			return runnerpod.RunIn(ctx, x, filepath.Join(root, "runs", run.Name), run)
 		},

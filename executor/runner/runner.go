@@ -73,6 +73,11 @@ type Executor struct {
 	// checksums of the lock file the controller wrote into the Run's inputs, and fetches them
 	// from the mirror otherwise.
 	PluginCache string
+	// Bundles and Inits, when set (a pool's pod), are where the runner keeps for its life each
+	// bundle it fetched, by digest, and what each terraform init left (the .terraform directory),
+	// by bundle and lock file: a later Run of the same bundle fetches nothing and runs no init.
+	// Never shared beyond the pod, which serves one namespace.
+	Bundles, Inits string
 	// Identity names this runner in the state Lease.
 	Identity     string
 	LockDuration time.Duration
@@ -156,10 +161,7 @@ func (x *Executor) execute(ctx context.Context, run *v1alpha1.Run) (*runs.Inputs
 	}
 	bundle := filepath.Join(x.Dir, bundleDir)
 	if run.Spec.ArtifactDigest != "" {
-		if err := os.RemoveAll(bundle); err != nil {
-			return in, runs.Outcome{Err: errors.Wrap(err, errFetchBundle)}
-		}
-		if err := x.Fetch(ctx, run.Spec.ArtifactDigest, bundle); err != nil {
+		if bundle, err = x.bundle(ctx, run.Spec.ArtifactDigest); err != nil {
 			return in, runs.Outcome{Err: errors.Wrap(err, errFetchBundle)}
 		}
 	}
@@ -182,7 +184,15 @@ func (x *Executor) execute(ctx context.Context, run *v1alpha1.Run) (*runs.Inputs
 			_, _ = io.WriteString(x.Log, ws.Redactor.Redact(line)+"\n")
 		})
 	}
-	return in, runs.Execute(ctx, r, run.Spec.Operation, ws, stored)
+	if err := x.warmInit(ws); err != nil {
+		return in, runs.Outcome{Err: err}
+	}
+	outcome := runs.Execute(ctx, r, run.Spec.Operation, ws, stored)
+	if err := x.keepInit(ws); err != nil && x.Log != nil {
+		// The next Run initializes its own directory: nothing of this one's is lost.
+		_, _ = fmt.Fprintf(x.Log, "%v\n", err)
+	}
+	return in, outcome
 }
 
 // harness is the terraform harness of this pod: one run slot, state and locks kept with the pod's

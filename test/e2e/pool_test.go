@@ -126,7 +126,7 @@ func TestPoolRunner(t *testing.T) {
 		}
 	})
 
-	t.Run("an update is applied by a second Run, which the same warm pod takes", func(t *testing.T) {
+	t.Run("an update is applied by a second Run, which the same warm pod takes with no init", func(t *testing.T) {
 		patch := []byte(`{"spec":{"forProvider":{"greeting":"Hi"}}}`)
 		if err := c.Patch(ctx, world, client.RawPatch("application/merge-patch+json", patch)); err != nil {
 			t.Fatal(err)
@@ -141,6 +141,14 @@ func TestPoolRunner(t *testing.T) {
 		}
 		if got := claimOf(t, c, &all[0]); got != first {
 			t.Errorf("the update's Run was taken by pod %s, want the pod that is still warm from the first, %s", got.Pod, first.Pod)
+		}
+		// The warm pod kept what the first Run's init installed, for the same bundle and lock
+		// file: the second Run's log shows no init, the first's does.
+		if !strings.Contains(all[1].Status.Log, "$ terraform init") {
+			t.Errorf("the first Run's log shows no init:\n%s", all[1].Status.Log)
+		}
+		if strings.Contains(all[0].Status.Log, "$ terraform init") || !strings.Contains(all[0].Status.Log, "$ terraform apply") {
+			t.Errorf("the second Run, of the same bundle in the same warm pod, must run no init:\n%s", all[0].Status.Log)
 		}
 	})
 

@@ -82,10 +82,10 @@ func TestStartOrQueue(t *testing.T) {
 		// applied has the instance's newest Run be a succeeded Apply of its current inputs that
 		// ended this long ago.
 		applied time.Duration
-		others []client.Object
-		noSA   bool
-		denied bool
-		want   want
+		others  []client.Object
+		noSA    bool
+		denied  bool
+		want    want
 	}{
 		"SlotFree": {
 			reason: "Nothing else runs: the Run starts at once, Pending, with its Job.",
@@ -126,7 +126,7 @@ func TestStartOrQueue(t *testing.T) {
 			want:   want{runs: []v1alpha1.RunPhase{v1alpha1.PhasePending}, jobs: 1},
 		},
 		"JustApplied": {
-			reason: "The Apply Run of these very inputs succeeded a moment ago: the state it wrote is on its way to the cache; no second Run.",
+			reason:  "The Apply Run of these very inputs succeeded a moment ago: the state it wrote is on its way to the cache; no second Run.",
 			applied: time.Second,
 			want:    want{runs: []v1alpha1.RunPhase{v1alpha1.PhaseSucceeded}},
 		},

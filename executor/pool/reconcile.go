@@ -20,11 +20,11 @@ import (
 )
 
 const (
-	errListRuns   = "cannot list the Runs of runner pool"
-	errListPods   = "cannot list the pods of runner pool"
-	errCreatePod  = "cannot create a pod of runner pool"
-	errDeletePod  = "cannot delete the ended pod of runner pool"
-	errFailRun    = "cannot fail Run"
+	errListRuns  = "cannot list the Runs of runner pool"
+	errListPods  = "cannot list the pods of runner pool"
+	errCreatePod = "cannot create a pod of runner pool"
+	errDeletePod = "cannot delete the ended pod of runner pool"
+	errFailRun   = "cannot fail Run"
 
 	// msgNoTemplate says why a pool has no pod: the controller restarted, and neither a pod of
 	// the pool nor a reconcile of one of its instances has shown it the pool's pod yet.

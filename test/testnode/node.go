@@ -61,6 +61,12 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		return nil, err
 	}
 	cfg.Root = root
+	if cfg.REST.QPS == 0 && cfg.REST.Burst == 0 {
+		// A kubelet's own limits (kubeAPIQPS, kubeAPIBurst), not client-go's 5 a second: with
+		// those, a node starting ten pods at once started one a second.
+		cfg.REST = rest.CopyConfig(cfg.REST)
+		cfg.REST.QPS, cfg.REST.Burst = 50, 100
+	}
 	cs, err := kubernetes.NewForConfig(cfg.REST)
 	if err != nil {
 		return nil, err

@@ -35,6 +35,17 @@ func keyName(key ...string) string {
 	return hex.EncodeToString(h.Sum(nil))[:32]
 }
 
+// initName names what init left in ws for a later Run: by everything init reads that a Run
+// brings, the bundle (its digest, ws.InitKey), the root module the controller rendered and the
+// lock file; the CLI configuration (the controller's mirror) is the pod's own.
+func initName(ws *terraform.Workspace) string {
+	var main string
+	if ws.Root != nil {
+		main = string(ws.Root.Main)
+	}
+	return keyName(ws.InitKey, string(ws.Lock), main)
+}
+
 // bundle returns the directory that holds the bundle of digest, verified: under x.Bundles, where a
 // pool's pod keeps each bundle it fetched for its life (the bundle is the same for every Run that
 // names its digest), or else in the Run's own directory. The path stays the same for every Run of
@@ -67,13 +78,13 @@ func (x *Executor) bundle(ctx context.Context, digest string) (string, error) {
 
 // warmInit gives ws what an earlier Run's terraform init left for the same module bundle and lock
 // file, when x keeps them (a pool's pod: x.Inits), so that the harness finds the directory
-// initialized for its init key and runs no init. The key holds the lock file itself: a Run whose
-// lock file differs in anything is initialized afresh.
+// initialized for its init key and runs no init. A Run whose root module or lock file differs in
+// anything is initialized afresh (initName).
 func (x *Executor) warmInit(ws *terraform.Workspace) error {
 	if x.Inits == "" || ws.InitKey == "" {
 		return nil
 	}
-	kept := filepath.Join(x.Inits, keyName(ws.InitKey, string(ws.Lock)))
+	kept := filepath.Join(x.Inits, initName(ws))
 	if _, err := os.Stat(kept); err != nil {
 		return nil
 	}
@@ -83,13 +94,13 @@ func (x *Executor) warmInit(ws *terraform.Workspace) error {
 	return errors.Wrap(copyTree(kept, ws.Dir), errWarm)
 }
 
-// keepInit keeps what terraform init left in ws.Dir for the next Run of the same bundle and lock
-// file, once: only a directory the harness recorded as initialized for ws's own init key.
+// keepInit keeps what terraform init left in ws.Dir for the next Run of the same bundle, root module
+// and lock file, once: only a directory the harness recorded as initialized for ws's own init key.
 func (x *Executor) keepInit(ws *terraform.Workspace) error {
 	if x.Inits == "" || ws.InitKey == "" {
 		return nil
 	}
-	kept := filepath.Join(x.Inits, keyName(ws.InitKey, string(ws.Lock)))
+	kept := filepath.Join(x.Inits, initName(ws))
 	if _, err := os.Stat(kept); err == nil {
 		return nil
 	}

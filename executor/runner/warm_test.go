@@ -69,7 +69,7 @@ func TestPoolPodKeepsAnInitializedDirectory(t *testing.T) {
 	}
 	initialized := func(t *testing.T, key string, recorded string) *terraform.Workspace {
 		t.Helper()
-		ws := &terraform.Workspace{Dir: t.TempDir(), InitKey: key, Lock: []byte("lock " + key)}
+		ws := &terraform.Workspace{Dir: t.TempDir(), InitKey: key, Lock: []byte("lock " + key), Root: &terraform.RootModule{Main: []byte("main")}}
 		providers := filepath.Join(ws.Dir, dotTerraform, "providers", "example.org", "things")
 		if err := os.MkdirAll(providers, 0o700); err != nil {
 			t.Fatal(err)
@@ -98,19 +98,20 @@ func TestPoolPodKeepsAnInitializedDirectory(t *testing.T) {
 	if err := x.keepInit(initialized(t, "sha256:b", "sha256:other")); err != nil {
 		t.Fatal(err)
 	}
-	warmed := func(key, lock string) (string, *terraform.Workspace) {
-		ws := &terraform.Workspace{Dir: filepath.Join(t.TempDir(), "run"), InitKey: key, Lock: []byte(lock)}
+	warmed := func(key, lock, main string) (string, *terraform.Workspace) {
+		ws := &terraform.Workspace{Dir: filepath.Join(t.TempDir(), "run"), InitKey: key, Lock: []byte(lock), Root: &terraform.RootModule{Main: []byte(main)}}
 		if err := x.warmInit(ws); err != nil {
 			t.Fatal(err)
 		}
 		b, _ := os.ReadFile(filepath.Join(ws.Dir, initKeyFile))
 		return string(b), ws
 	}
-	sameKey, same := warmed("sha256:a", "lock sha256:a")
-	otherLock, _ := warmed("sha256:a", "lock changed")
-	notRecorded, _ := warmed("sha256:b", "lock sha256:b")
-	if diff := cmp.Diff([]string{"sha256:a", "", ""}, []string{sameKey, otherLock, notRecorded}); diff != "" {
-		t.Errorf("init keys found by the next Run (same bundle and lock; another lock; a directory not recorded as initialized): -want, +got:\n%s", diff)
+	sameKey, same := warmed("sha256:a", "lock sha256:a", "main")
+	otherLock, _ := warmed("sha256:a", "lock changed", "main")
+	otherMain, _ := warmed("sha256:a", "lock sha256:a", "another main")
+	notRecorded, _ := warmed("sha256:b", "lock sha256:b", "main")
+	if diff := cmp.Diff([]string{"sha256:a", "", "", ""}, []string{sameKey, otherLock, otherMain, notRecorded}); diff != "" {
+		t.Errorf("init keys found by the next Run (same bundle, lock and root module; another lock; another root module; a directory not recorded as initialized): -want, +got:\n%s", diff)
 	}
 	link, err := os.Readlink(filepath.Join(same.Dir, dotTerraform, "providers", "example.org", "things", "provider"))
 	if err != nil || link != filepath.Join(cache, "provider") {

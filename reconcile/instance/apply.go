@@ -142,13 +142,15 @@ func (e *external) Delete(ctx context.Context, _ resource.Managed) (managed.Exte
 func (e *external) Disconnect(context.Context) error { return nil }
 
 // execute hands the Work of op to the executor, and notes what its run met: a stale lock it broke
-// (shown in status), or no free run slot (the instance is tried again in a few seconds rather than
-// after the work queue's backoff for a failure).
+// (shown in status at once, as an apply's status is the next observe's: see showApplied; and kept
+// for the observes after), or no free run slot (the instance is tried again in a few seconds
+// rather than after the work queue's backoff for a failure).
 func (e *external) execute(ctx context.Context, op v1alpha1.RunOperation) executor.Result {
 	e.work.Op = op
 	res := e.exec.Execute(ctx, e.work)
 	if res.LockBroken != nil {
 		e.notes.SetLockBroken(e.inst.GetUID(), *res.LockBroken)
+		e.inst.SetLockBroken(*res.LockBroken)
 	}
 	if e.waiters != nil && slots.IsWaiting(res.Err) {
 		e.waiters.Wait(slots.Key(e.kind.gvk, types.NamespacedName{Namespace: e.inst.GetNamespace(), Name: e.inst.GetName()}), res.Err)

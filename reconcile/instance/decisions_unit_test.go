@@ -178,6 +178,8 @@ type want struct {
 	writes string
 	// noEvent is a prefix no event may have.
 	noEvent string
+	// lockBroken is the holder of the stale lock status says was broken; "" for none.
+	lockBroken string
 	// next is when the instance is observed again: "poll" (the poll interval), "resync" (the
 	// resync interval: settled), "drift" (settled, at its drift check due in five minutes); ""
 	// to not check it.
@@ -247,6 +249,14 @@ func TestInstanceDecisions(t *testing.T) {
 			exec:   fakeExecutor{results: map[v1alpha1.RunOperation]executor.Result{v1alpha1.OperationApply: {Stored: stateOf(1, current), Plan: plan}}},
 			want: want{ran: []v1alpha1.RunOperation{v1alpha1.OperationApply}, synced: "True", ready: "True", readyReason: "Available", atProvider: "hello", lastPlan: "abc123",
 				event: "Normal Applied: Applied plan abc123", writes: "0/1", noEvent: "Normal CreatedExternalResource", next: "poll"},
+		},
+		{
+			reason: "The create broke another replica's stale state lock: the one status written after the apply says so, beside Ready (the observe after it writes none).",
+			inst:   note(nil),
+			exec: fakeExecutor{results: map[v1alpha1.RunOperation]executor.Result{v1alpha1.OperationApply: {Stored: stateOf(1, current), Plan: plan,
+				LockBroken: &state.BrokenLock{Holder: "other-replica", At: time.Now(), Renewed: time.Now().Add(-time.Hour)}}}},
+			want: want{ran: []v1alpha1.RunOperation{v1alpha1.OperationApply}, synced: "True", ready: "True", lastPlan: "abc123", lockBroken: "other-replica",
+				event: "Normal Applied: Applied plan abc123", writes: "0/1", next: "poll"},
 		},
 		{
 			reason: "Created, then observed at once: still Ready, one more status write at most.",
@@ -484,7 +494,8 @@ func checkStatus(t *testing.T, reason string, u *unstructured.Unstructured, w wa
 	msg, _ := synced["message"].(string)
 	lastPlan, _, _ := unstructured.NestedString(u.Object, "status", "lastPlan", "id")
 	_, pendingDrift, _ := unstructured.NestedMap(u.Object, "status", "pendingDrift")
-	got := want{ran: w.ran, synced: fmt.Sprint(synced["status"]), message: w.message, lastPlan: lastPlan, pendingDrift: pendingDrift, event: w.event,
+	lockBroken, _, _ := unstructured.NestedString(u.Object, "status", "stateLock", "brokenHolder")
+	got := want{ran: w.ran, synced: fmt.Sprint(synced["status"]), message: w.message, lastPlan: lastPlan, pendingDrift: pendingDrift, lockBroken: lockBroken, event: w.event,
 		writes: w.writes, noEvent: w.noEvent, next: w.next, events: w.events}
 	if w.atProvider != "" {
 		got.atProvider, _, _ = unstructured.NestedString(u.Object, "status", "atProvider", "echo")

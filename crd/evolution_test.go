@@ -133,7 +133,7 @@ variable "labels" {
 			reason:    "A pattern the schema did not have may refuse existing instances.",
 			from:      `length(var.labels) >= 0`,
 			to:        `alltrue([for k, v in var.labels : can(regex("^[a-z]+$", v))])`,
-			wantBreak: `new pattern "(?:^[a-z]+$)|[^\\x00-\\x7F]"`,
+			wantBreak: `new pattern "(?:^[a-z]+$)"`,
 		},
 		"SamePattern": {
 			reason: "The same pattern again changes nothing.",

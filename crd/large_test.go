@@ -163,8 +163,11 @@ func TestLargeModuleAPIServer(t *testing.T) {
 	if _, err := lc.create(ctx, cl, base, "name39", json.RawMessage(`"Not A DNS Name"`)); !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "should match") {
 		t.Errorf("\nA pattern whose rule would cost too much should be the schema's pattern, and refuse a value Terraform refuses with the API server's message.\nCreate: %v", err)
 	}
-	if _, err := lc.create(ctx, cl, base, "name39", json.RawMessage(`"h\u00e9llo"`)); err != nil {
-		t.Errorf("\nThe schema's pattern should leave strings outside ASCII to Terraform, as the rule would.\nCreate: %v", err)
+	if _, err := lc.create(ctx, cl, base, "name39", json.RawMessage(`"h\u00e9llo"`)); !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "should match") {
+		t.Errorf("\nThe schema's pattern of whole ASCII strings should refuse a string outside ASCII, as Terraform refuses its normal form.\nCreate: %v", err)
+	}
+	if _, err := lc.create(ctx, cl, base, "name39", json.RawMessage(`"\u212aelvin"`)); !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "should match") {
+		t.Errorf("\nThe schema's pattern of lower-case names should refuse KELVIN SIGN, which Terraform reads as K.\nCreate: %v", err)
 	}
 	if _, err := lc.create(ctx, cl, base, "region", json.RawMessage(`"region-199-with-a-long-name"`)); err != nil {
 		t.Errorf("\nA value of a long enumeration should be accepted.\nCreate: %v", err)

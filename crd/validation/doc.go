@@ -15,10 +15,12 @@
 //     clusters; the API server and CEL do neither. For strings of ASCII characters the two agree
 //     (NFC leaves ASCII alone, and each ASCII character is a cluster of its own except CR LF), so
 //     rules on strings only judge ASCII strings unless the rule is insensitive to both. A search
-//     for a pattern of whole ASCII strings, and membership among ASCII literals, are decided for
-//     every string: only three characters outside ASCII have an ASCII normal form (KELVIN SIGN,
-//     GREEK QUESTION MARK, GREEK VARIA), and the rule replaces them before it matches, unless
-//     that costs more than a rule may.
+//     for a pattern of whole ASCII strings, and membership among ASCII literals, of a string or of
+//     its lower() or upper(), are decided for every string: only a few forms outside ASCII have a
+//     normal form that is, or folds to, an ASCII character (KELVIN SIGN for K, İ for lower()'s
+//     i...), and the pattern is rewritten to match them too. So are searches NFC cannot change,
+//     such as runs of any character between characters that compose with nothing (see normal.go,
+//     whose facts a test checks over all of Unicode).
 //   - Terraform compares numbers exactly; CEL compares doubles. Bounds are used only when they are
 //     doubles whose shortest decimal form is exact and below 2^53, where both orders agree.
 //   - A set in Terraform holds no duplicates, and it removes them itself: a longer list given for a

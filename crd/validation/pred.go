@@ -339,12 +339,14 @@ func (p matchPred) eval(e env) tri {
 }
 
 // normalMatchPred is a search for a regular expression that matches ASCII strings only, anchored
-// at both ends (see asciiOnly), in the string with the three characters whose normal form is an
-// ASCII character replaced by it: KELVIN SIGN (K), GREEK QUESTION MARK (;) and GREEK VARIA (`).
-// It decides as Terraform's search of the string's normal form does, for every string: where the
-// replaced string is ASCII, it is the normal form (no two ASCII characters compose); where it is
-// not, neither is the normal form (every other character outside ASCII stays outside it, alone or
-// composed), and the pattern matches neither.
+// at both ends (see asciiOnly), in the string's normal form, as Terraform searches it. Where the
+// NFC form is ASCII, it is the string with the three characters whose normal form is an ASCII
+// character replaced by it: KELVIN SIGN (K), GREEK QUESTION MARK (;) and GREEK VARIA (`) (no two
+// ASCII characters compose); where it is not, neither is the string so replaced (every other
+// character outside ASCII stays outside it, alone or composed), and the pattern matches neither.
+// The API server searches the pattern rewritten to match each of those three where it matches
+// the character it normalizes to (foldedPattern), which decides the same; for a pattern that
+// cannot be rewritten (word boundaries), the string with the three replaced.
 type normalMatchPred struct {
 	s  *term
 	re string
@@ -353,13 +355,25 @@ type normalMatchPred struct {
 // normalizedToASCII are the characters outside ASCII whose normal form is an ASCII character.
 var normalizedToASCII = [][2]string{{"\u212a", "K"}, {"\u037e", ";"}, {"\u1fef", "`"}}
 
+// rewritten is the search the API server makes: of the rewritten pattern, when there is one.
+func (p normalMatchPred) rewritten() (matchPred, bool) {
+	re, ok := foldedPattern(p.re, foldNone)
+	return matchPred{p.s, re}, ok
+}
+
 func (p normalMatchPred) cel() string {
+	if m, ok := p.rewritten(); ok {
+		return m.cel()
+	}
 	return normalized(p.s.expr) + ".matches(" + celLiteral(p.re) + ")"
 }
 
 // cost counts each replace() as two walks of the string, as the API server's estimate does (it
 // reads the string and makes the result).
 func (p normalMatchPred) cost() int64 {
+	if m, ok := p.rewritten(); ok {
+		return m.cost()
+	}
 	return matchPred(p).cost() + int64(len(normalizedToASCII))*2*walkCost(p.s)
 }
 
@@ -381,13 +395,33 @@ func (p normalMatchPred) eval(e env) tri {
 
 // normalInPred is membership of a string among ASCII literals as Terraform decides it, in the
 // normal form: the string with the three characters whose normal form is ASCII replaced is among
-// them exactly where its normal form is (see normalMatchPred).
+// them exactly where its normal form is (see normalMatchPred). The API server searches the
+// pattern of the literals, rewritten as normalMatchPred's.
 type normalInPred struct {
 	s    *term
 	lits []string
 }
 
+// match is the search that decides the same.
+func (p normalInPred) match() normalMatchPred {
+	quoted := make([]string, len(p.lits))
+	for i, l := range p.lits {
+		quoted[i] = regexp.QuoteMeta(l)
+	}
+	return normalMatchPred{p.s, "^(?:" + strings.Join(quoted, "|") + ")$"}
+}
+
+// searched is the search the API server makes where it costs no more than comparing the string
+// with the three replaced: a short list's.
+func (p normalInPred) searched() (matchPred, bool) {
+	m, ok := p.match().rewritten()
+	return m, ok && m.cost() <= p.replacedCost()
+}
+
 func (p normalInPred) cel() string {
+	if m, ok := p.searched(); ok {
+		return m.cel()
+	}
 	lits := make([]string, len(p.lits))
 	for i, l := range p.lits {
 		lits[i] = celLiteral(l)
@@ -396,6 +430,13 @@ func (p normalInPred) cel() string {
 }
 
 func (p normalInPred) cost() int64 {
+	if m, ok := p.searched(); ok {
+		return m.cost()
+	}
+	return p.replacedCost()
+}
+
+func (p normalInPred) replacedCost() int64 {
 	c := 10 + selectCost(p.s) + termCost(p.s) + int64(len(normalizedToASCII))*2*walkCost(p.s)
 	for _, l := range p.lits {
 		c += 2 + int64(len(l))/10 + 1

@@ -215,14 +215,13 @@ func (c *stringChecks) alternative(a pred) (*term, bool) {
 		c.res = append(c.res, "(?:"+a.re+")")
 		return a.s, true
 	case normalInPred:
-		// An enum or pattern sees the string as given: strings outside ASCII, which the rule
-		// would judge in their normal form, are left to Terraform.
-		c.lits = append(c.lits, a.lits...)
-		c.hatch, c.inexact = true, true
-		return a.s, true
+		return c.alternative(a.match())
 	case normalMatchPred:
-		// A pattern sees the string as given: strings outside ASCII, which the rule would
-		// judge in their normal form, are left to Terraform.
+		// The rewritten pattern decides on the string as given what the rule does (see
+		// normalMatchPred); without one, strings outside ASCII are left to Terraform.
+		if m, ok := a.rewritten(); ok {
+			return c.alternative(m)
+		}
 		c.res = append(c.res, "(?:"+a.re+")")
 		c.hatch, c.inexact = true, true
 		return a.s, true

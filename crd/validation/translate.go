@@ -597,8 +597,9 @@ func plainLiteral(l string) bool { return isASCII(l) && !strings.ContainsAny(l, 
 
 // stringIn is membership of a string term in lits (or its negation). Terraform compares normal
 // forms: x is among the literals when its NFC form is. For plain literals the API server's plain
-// comparison is the same; for others, or for a term that is Terraform's only for ASCII strings, it
-// judges ASCII strings only.
+// comparison is the same; ASCII literals, of the string or of its lower() or upper(), are the
+// search of their pattern (see normalInPred and foldedMatch); for others it judges ASCII strings
+// only.
 func stringIn(s *term, lits []string, neg bool) translated {
 	in := inPred{s: s, lits: make([]any, len(lits))}
 	plain := s.exactTerm()
@@ -613,13 +614,20 @@ func stringIn(s *term, lits []string, neg bool) translated {
 	if plain {
 		return exactly(p)
 	}
-	if s.ascii == nil && s.exactTerm() && slices.IndexFunc(lits, func(l string) bool { return !isASCII(l) }) < 0 {
-		// ASCII literals, some with K, ; or `, which three other characters normalize to.
-		p = normalInPred{s: s, lits: lits}
-		if neg {
-			p = notPred{p}
+	if slices.IndexFunc(lits, func(l string) bool { return !isASCII(l) }) < 0 {
+		// ASCII literals, some with K, ; or `, which three other characters normalize to; or
+		// lower(x) or upper(x) among ASCII literals, a search in x (see foldedMatch).
+		var q pred = normalInPred{s: s, lits: lits}
+		exact := s.ascii == nil && s.exactTerm()
+		if !exact {
+			q, exact = foldedMatch(s, normalInPred{s: s, lits: lits}.match().re)
 		}
-		return exactly(p)
+		if exact {
+			if neg {
+				q = notPred{q}
+			}
+			return exactly(q)
+		}
 	}
 	return soundly(orPred{p, notPred{asciiPred{asciiBase(s)}}})
 }
@@ -864,19 +872,28 @@ func (t *translator) regexCall(e hclsyntax.Expression, fn string) (string, *term
 // (OpenAPI's pattern, which the API server also checks with Go's regexp and as a search, could
 // not say "ASCII only" nor carry the message.)
 //
-// A pattern that matches whole ASCII strings only is searched exactly, in the string as its normal
-// form would have it where that is ASCII (see normalMatchPred).
+// A pattern that matches whole ASCII strings only is searched exactly, rewritten to match the
+// characters outside ASCII whose normal form is ASCII (see normalMatchPred).
+//
+// A search that NFC cannot change is searched exactly in the string as given, and one of whole
+// ASCII strings in lower(x) or upper(x) exactly in x, rewritten (see nfcInvariant and
+// foldedPattern in normal.go).
 func (t *translator) matches(e hcl.Expression, s *term, re string, neg bool) translated {
-	if s.ascii == nil && s.exactTerm() && asciiOnly(re) {
-		var p pred = normalMatchPred{s, re}
-		if neg {
-			p = notPred{p}
-		}
-		return exactly(p)
+	var p pred
+	exact := true
+	switch {
+	case s.ascii == nil && s.exactTerm() && asciiOnly(re):
+		p = normalMatchPred{s, re}
+	case s.exactTerm() && nfcInvariant(re):
+		p = matchPred{s, re}
+	default:
+		p, exact = foldedMatch(s, re)
 	}
-	var p pred = matchPred{s, re}
 	if neg {
 		p = notPred{p}
+	}
+	if exact {
+		return exactly(p)
 	}
 	return soundly(orPred{p, notPred{asciiPred{asciiBase(s)}}})
 }

@@ -160,7 +160,8 @@ func affordable(p pred) (pred, bool) {
 	if p.cost() <= apiServerBudget.rule {
 		return p, false
 	}
-	if a := asciiJudged(p); a.cost() < p.cost() {
+	// One that still costs too much is left for the schema's checks, which p makes exact ones.
+	if a := asciiJudged(p); a.cost() < p.cost() && a.cost() <= apiServerBudget.rule {
 		return a, true
 	}
 	return p, false

@@ -48,9 +48,9 @@ var translationCases = map[string]struct {
 		want: translationWant{Rule: "self in ['dev', 'prod']", Exact: true},
 	},
 	"EnumWithK": {
-		reason: "KELVIN SIGN normalizes to K: a literal with K matches more than itself in Terraform; the string with the three characters whose normal form is ASCII replaced matches exactly what Terraform's normal form does.",
+		reason: "KELVIN SIGN normalizes to K: a literal with K matches more than itself in Terraform; the pattern of the literal that matches KELVIN SIGN where it matches K matches exactly what Terraform's normal form does.",
 		ty:     cty.String, condition: `contains(["KMS"], var.x)`,
-		want: translationWant{Rule: "self.replace('\\u212a', 'K').replace('\\u037e', ';').replace('\\u1fef', '`') in ['KMS']", Exact: true},
+		want: translationWant{Rule: "self.matches('^[K\\\\x{212a}]MS$')", Exact: true},
 	},
 	"EnumNotASCII": {
 		reason: "A literal outside ASCII matches its decomposed forms in Terraform: only ASCII strings are judged.",
@@ -88,14 +88,24 @@ var translationCases = map[string]struct {
 		want: translationWant{Dropped: "other than the variable"},
 	},
 	"Regex": {
-		reason: "can(regex()) searches with Go's regexp, as CEL's matches() does. Terraform searches the normal form: a pattern of whole ASCII strings matches it exactly where it matches the string with the three characters whose normal form is ASCII replaced.",
+		reason: "can(regex()) searches with Go's regexp, as CEL's matches() does. Terraform searches the normal form: a pattern of whole ASCII strings without K, ; or ` (which three characters outside ASCII normalize to) matches it exactly where it matches the string.",
 		ty:     cty.String, condition: `can(regex("^[a-z]+$", var.x))`,
-		want: translationWant{Rule: "self.replace('\\u212a', 'K').replace('\\u037e', ';').replace('\\u1fef', '`').matches('^[a-z]+$')", Exact: true},
+		want: translationWant{Rule: "self.matches('^[a-z]+$')", Exact: true},
+	},
+	"RegexWithK": {
+		reason: "A pattern of whole ASCII strings with a K matches KELVIN SIGN where it matches K, as Terraform's normal form does.",
+		ty:     cty.String, condition: `can(regex("^[A-Z]+$", var.x))`,
+		want: translationWant{Rule: "self.matches('^[A-Z\\\\x{212a}]+$')", Exact: true},
 	},
 	"RegexUnanchored": {
-		reason: "A search that may match part of a string outside ASCII judges ASCII strings only: the normal form of the rest may differ.",
+		reason: "A search NFC cannot change (see nfcInvariant) is exact, in a string outside ASCII too: what precedes a letter at the end never composes with it.",
 		ty:     cty.String, condition: `can(regex("[a-z]$", var.x))`,
-		want: translationWant{Rule: "self.matches('[a-z]$') || size(bytes(self)) != size(self)"},
+		want: translationWant{Rule: "self.matches('[a-z]$')", Exact: true},
+	},
+	"RegexNotNFCInvariant": {
+		reason: "A search that NFC may change judges ASCII strings only: a combining mark after the letter makes another letter of it.",
+		ty:     cty.String, condition: `can(regex("^[a-z]", var.x))`,
+		want: translationWant{Rule: "self.matches('^[a-z]') || size(bytes(self)) != size(self)"},
 	},
 	"RegexFoldCase": {
 		reason: "(?i) matches k with KELVIN SIGN, outside ASCII: ASCII strings only are judged.",
@@ -105,7 +115,7 @@ var translationCases = map[string]struct {
 	"RegexEscapes": {
 		reason: "Quotes and backslashes of a pattern are escaped for CEL, not lost.",
 		ty:     cty.String, condition: `can(regex("^[^'\"\\\\]+\\.txt$", var.x))`,
-		want: translationWant{Rule: `self.matches('^[^\'"\\\\]+\\.txt$') || size(bytes(self)) != size(self)`},
+		want: translationWant{Rule: `self.matches('^[^\'"\\\\]+\\.txt$')`, Exact: true},
 	},
 	"RegexNotRE2": {
 		reason: "A pattern Go's regexp refuses fails every value in Terraform; the API server would refuse the CRD.",
@@ -120,7 +130,7 @@ var translationCases = map[string]struct {
 	"Regexall": {
 		reason: "length(regexall(p, x)) > 0 is can(regex(p, x)).",
 		ty:     cty.String, condition: `length(regexall("[0-9]", var.x)) > 0`,
-		want: translationWant{Rule: "self.matches('[0-9]') || size(bytes(self)) != size(self)"},
+		want: translationWant{Rule: "self.matches('[0-9]')", Exact: true},
 	},
 	"Range": {
 		reason: "Numeric bounds are comparisons with doubles.",
@@ -226,7 +236,7 @@ var translationCases = map[string]struct {
 		reason: "A quantifier over a list of unbounded length costs more than the API server allows: the pattern of its items checks it, the rest stays a rule.",
 		ty:     cty.List(cty.String), condition: `length(var.x) >= 1 && alltrue([for z in var.x : can(regex("^eu-", z))])`,
 		budgeted: true,
-		want:     translationWant{Rule: "size(self) >= 1", Schema: `pattern "(?:^eu-)|[^\\x00-\\x7F]" at the field's []`},
+		want:     translationWant{Rule: "size(self) >= 1", Schema: `pattern "(?:^eu-)" at the field's []`, Exact: true},
 	},
 	"AndOverBudgetNoSchema": {
 		reason: "A quantifier over a list of unbounded length that no check of the schema says is left to Terraform, with what makes it cost so much.",
@@ -277,10 +287,10 @@ var translationCases = map[string]struct {
 		want:      translationWant{Rule: "self.all(x0, has(self[x0].kind) && self[x0].kind in ['A', 'B'])", Exact: true},
 	},
 	"AllOfMapKeys": {
-		reason:    "Keys are named by the loop variable; they are strings, searched as strings are. Over a map of unbounded size, a search in the normal form costs more than a rule may: ASCII strings are judged.",
+		reason:    "Keys are named by the loop variable; they are strings, searched as strings are.",
 		tyExpr:    "map(string)",
 		condition: `alltrue([for k, v in var.x : can(regex("^[a-z]+$", k))])`,
-		want:      translationWant{Rule: "self.all(k, k.matches('^[a-z]+$') || size(bytes(k)) != size(k))"},
+		want:      translationWant{Rule: "self.all(k, k.matches('^[a-z]+$'))", Exact: true},
 	},
 	"AnyOfList": {
 		reason:    "anytrue is exists().",
@@ -396,9 +406,14 @@ var translationCases = map[string]struct {
 		want: translationWant{Rule: "self.lowerAscii() == self || size(bytes(self)) != size(self)"},
 	},
 	"LowerIn": {
-		reason: "contains(list, lower(x)) judges ASCII strings, which lowerAscii() lower-cases as Terraform does.",
+		reason: "contains(list, lower(x)) is x matching the literals in every form whose normal form Terraform lower-cases to them: either case, and İ or I with COMBINING DOT ABOVE for i.",
 		ty:     cty.String, condition: `contains(["linux", "windows"], lower(var.x))`,
-		want: translationWant{Rule: "self.lowerAscii() in ['linux', 'windows'] || size(bytes(self)) != size(self)"},
+		want: translationWant{Rule: "self.matches('^(?:[Ll](?:[Ii\\\\x{130}]|I\\\\x{307})[Nn][Uu][Xx]|[Ww](?:[Ii\\\\x{130}]|I\\\\x{307})[Nn][Dd][Oo][Ww][Ss])$')", Exact: true},
+	},
+	"UpperIn": {
+		reason: "contains(list, upper(x)): LONG S upper-cases to S, DOTLESS I to I.",
+		ty:     cty.String, condition: `contains(["SI"], upper(var.x))`,
+		want: translationWant{Rule: "self.matches('^[Ss\\\\x{17f}][Ii\\\\x{131}]$')", Exact: true},
 	},
 	"CanIndex": {
 		reason: "index() errs where the value is not in the list: can(index()) is contains().",
@@ -421,9 +436,9 @@ var translationCases = map[string]struct {
 		want: translationWant{Rule: `(isCIDR(self) && cidr(self).ip().family() == 4) || self.matches('(^|[.:/])0[0-9a-fA-F]|[0-9a-fA-F]{5}|:.*\\.')`},
 	},
 	"AllPatterns": {
-		reason: "alltrue over a list of can(regex()): each element searched; over a list of unbounded length, a search in the normal form costs more than a rule may, and ASCII strings are judged.",
+		reason: "alltrue over a list of can(regex()): each element searched.",
 		ty:     cty.List(cty.String), condition: `alltrue([for v in var.x : can(regex("^[a-z]+$", v))])`,
-		want: translationWant{Rule: `self.all(v, v.matches('^[a-z]+$') || size(bytes(v)) != size(v))`},
+		want: translationWant{Rule: `self.all(v, v.matches('^[a-z]+$'))`, Exact: true},
 	},
 	"CIDRHostOne": {
 		reason: "cidrhost(x, 1) also errs for prefixes without a first host.",

@@ -56,15 +56,17 @@ type Harness struct {
 	Env     map[string]string
 	InitEnv map[string]string // added to Env for init alone (see initTerraform)
 	// Slots bounds the terraform runs at once, shared fairly among namespaces.
-	Slots    *slots.Pool
-	version  versionOnce
+	Slots *slots.Pool
+	// Versions learns the binary's version once (NewHarness makes one).
+	Versions *Versions
 	installs installs
 }
 
 // NewHarness returns a Harness that runs at most maxRuns terraform processes at once, whatever
 // their namespaces; the controller sets Slots to share them fairly among namespaces.
 func NewHarness(binary string, states States, plans Plans, maxRuns int) *Harness {
-	return &Harness{Binary: binary, States: states, Plans: plans, Slots: slots.NewPool(slots.Policy{Total: maxRuns, PerNamespace: maxRuns})}
+	return &Harness{Binary: binary, States: states, Plans: plans, Slots: slots.NewPool(slots.Policy{Total: maxRuns, PerNamespace: maxRuns}),
+		Versions: &Versions{}}
 }
 
 // withTerraform runs fn in the run's prepared work directory once one of the runner's slots is

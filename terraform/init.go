@@ -13,7 +13,7 @@ import (
 // and runs init when the module or provider configuration changed since the last one.
 func (r *Harness) initialize(ctx context.Context, run *Workspace, tfs terraforms) error {
 	for _, tf := range []*tfexec.Terraform{tfs.direct, tfs.detached} {
-		if err := r.version.seed(ctx, tf); err != nil {
+		if err := r.Versions.seed(ctx, tf); err != nil {
 			return run.Redactor.Error(errors.Wrap(err, errNewTF))
 		}
 	}

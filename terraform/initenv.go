@@ -33,7 +33,7 @@ func (r *Harness) initTerraform(ctx context.Context, run *Workspace, tf *tfexec.
 	if err := it.SetEnv(env); err != nil {
 		return nil, errors.Wrap(err, errNewTF)
 	}
-	if err := r.version.seed(ctx, it); err != nil {
+	if err := r.Versions.seed(ctx, it); err != nil {
 		return nil, run.Redactor.Error(errors.Wrap(err, errNewTF))
 	}
 	return it, nil

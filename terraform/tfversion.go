@@ -9,15 +9,16 @@ import (
 	"github.com/hashicorp/terraform-exec/tfexec"
 )
 
-// versionOnce learns a terraform binary's version once and gives it to every tfexec.Terraform
-// value made afterwards. terraform-exec checks the version before most commands and caches it
-// per value only; modkind makes a value per run, so without this every run would start one
-// `terraform version` more than its result needs.
+// Versions learns a terraform binary's version once and gives it to every tfexec.Terraform value
+// made afterwards. terraform-exec checks the version before most commands and caches it per value
+// only; modkind makes a value per run, so without this every run would start one `terraform
+// version` more than its result needs. A Harness has one; a runner pool's pod, which makes a
+// Harness per Run, gives each the one it keeps for its life (Harness.Versions).
 //
 // terraform-exec offers no way to hand a value a version it already knows, so the cached field is
 // set by reflection. Where a later terraform-exec names it differently, nothing is set and
 // terraform-exec checks the version itself, as it would without this: slower, never wrong.
-type versionOnce struct {
+type Versions struct {
 	mu      sync.Mutex
 	learned reflect.Value
 }
@@ -26,10 +27,10 @@ type versionOnce struct {
 const fieldExecVersion = "execVersion"
 
 // seed gives tf the version learned from an earlier value, learning it from tf (one `terraform
-// version`) the first time.
-func (v *versionOnce) seed(ctx context.Context, tf *tfexec.Terraform) error {
+// version`) the first time. Without Versions (nil), terraform-exec checks the version itself.
+func (v *Versions) seed(ctx context.Context, tf *tfexec.Terraform) error {
 	f := cachedVersion(tf)
-	if !f.IsValid() {
+	if v == nil || !f.IsValid() {
 		return nil
 	}
 	v.mu.Lock()

@@ -23,6 +23,7 @@ import (
 	"github.com/modkind/modkind/executor/job"
 	runnerpod "github.com/modkind/modkind/executor/runner"
 	"github.com/modkind/modkind/runs"
+	"github.com/modkind/modkind/terraform"
 )
 
 // registerPool adds the flags of a pool's pod to fs.
@@ -84,8 +85,9 @@ func serve(o *Options, out io.Writer) error {
 		return err
 	}
 	root := base.Dir
-	// Kept for the pod's life, for its Runs only: the providers terraform installed, the bundles
-	// fetched, the directories initialized.
+	// Kept for the pod's life, for its Runs only: terraform's version, the providers terraform
+	// installed, the bundles fetched, the directories initialized.
+	base.Versions = &terraform.Versions{}
 	for _, d := range []string{"plugins", "bundles", "inits"} {
 		if err := os.MkdirAll(filepath.Join(root, d), 0o700); err != nil {
 			return err

@@ -85,11 +85,13 @@ type Executor struct {
 	bundles map[string]bundle
 	// runnersReady are the runner service accounts (namespace/name) found able to run, and when.
 	runnersReady map[string]time.Time
-	// starting serializes counting active Runs and creating one, so that the slots hold.
+	// starting serializes counting active Runs and reserving a slot for one, so that the slots
+	// hold; the Run's writes are made after, outside it, so that starts do not queue behind each
+	// other's requests.
 	starting sync.Mutex
-	// created are the Runs this process created lately, counted as active until the cache the
-	// count reads shows them.
-	created map[types.NamespacedName]time.Time
+	// reserved are the slots taken for Runs this process is starting, counted as active until
+	// the cache the count reads shows the Run started (see activeRuns).
+	reserved map[types.NamespacedName]time.Time
 }
 
 // A RunnerPool executes Runs in long-lived runner pods of the Run's namespace (--runner pool)

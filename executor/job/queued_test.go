@@ -85,7 +85,12 @@ func TestStartOrQueue(t *testing.T) {
 		others  []client.Object
 		noSA    bool
 		denied  bool
-		want    want
+		// startedElsewhere has another controller mark the Queued Run Pending after the
+		// instance's Busy read it from the cache.
+		startedElsewhere bool
+		// noFreshRead says Execute reads no Runs fresh (the Reader).
+		noFreshRead bool
+		want        want
 	}{
 		"SlotFree": {
 			reason: "Nothing else runs: the Run starts at once, Pending, with its Job.",
@@ -109,9 +114,14 @@ func TestStartOrQueue(t *testing.T) {
 			want:   want{runs: []v1alpha1.RunPhase{v1alpha1.PhasePending}, jobs: 1},
 		},
 		"QueuedStarts": {
-			reason: "The Queued Run of the same inputs starts once a slot is free: the same Run, now Pending, with its Job; no second Run.",
-			queued: "inputs-1",
-			want:   want{runs: []v1alpha1.RunPhase{v1alpha1.PhasePending}, jobs: 1},
+			reason: "The Queued Run of the same inputs starts once a slot is free: the same Run, now Pending, with its Job; no second Run; and from the cache, without a fresh LIST of the Runs (one per freed slot).",
+			queued: "inputs-1", noFreshRead: true,
+			want: want{runs: []v1alpha1.RunPhase{v1alpha1.PhasePending}, jobs: 1},
+		},
+		"QueuedStartedElsewhere": {
+			reason: "Another controller started the Queued Run after the cache showed it: the start's write is a conflict; no second Run, no Job from this one, no error.",
+			queued: "inputs-1", startedElsewhere: true,
+			want: want{runs: []v1alpha1.RunPhase{v1alpha1.PhasePending}},
 		},
 		"QueuedWaitsOn": {
 			reason: "The Queued Run waits on while no slot is free for it (team-b's Run waits for the other); its message says why now.",
@@ -194,7 +204,14 @@ func TestStartOrQueue(t *testing.T) {
 			}})
 			c := b.Build()
 			rec.Client, rec.Reader = c, c
-			x := &Executor{Client: c, Reader: c, Runs: rec, Keys: keys, Artifacts: store, Slots: slots.Policy{Total: 2, PerNamespace: 1},
+			freshLists := 0
+			reader := interceptor.NewClient(c, interceptor.Funcs{List: func(ctx context.Context, c client.WithWatch, l client.ObjectList, opts ...client.ListOption) error {
+				if _, ok := l.(*v1alpha1.RunList); ok {
+					freshLists++
+				}
+				return c.List(ctx, l, opts...)
+			}})
+			x := &Executor{Client: c, Reader: reader, Runs: rec, Keys: keys, Artifacts: store, Slots: slots.Policy{Total: 2, PerNamespace: 1},
 				Job:     JobOptions{Image: "modkind:test"},
 				bundles: map[string]bundle{terraform.Digest([]byte("module-1"), ws.Setup.Providers, ws.Lock): {digest: digest}}}
 
@@ -202,7 +219,20 @@ func TestStartOrQueue(t *testing.T) {
 			if busy, err := x.Busy(t.Context(), w); err != nil || busy {
 				t.Fatalf("%s\nBusy: %v, %v: a Queued Run holds no slot and keeps nothing busy", tc.reason, busy, err)
 			}
+			if tc.startedElsewhere {
+				q := &v1alpha1.Run{}
+				if err := c.Get(t.Context(), types.NamespacedName{Namespace: "team-a", Name: "web-apply-queued"}, q); err != nil {
+					t.Fatal(err)
+				}
+				q.Status.Phase, q.Status.Message = v1alpha1.PhasePending, ""
+				if err := c.Status().Update(t.Context(), q); err != nil {
+					t.Fatal(err)
+				}
+			}
 			res := x.Execute(t.Context(), w)
+			if tc.noFreshRead && freshLists != 0 {
+				t.Errorf("%s\nExecute listed the Runs fresh %d times", tc.reason, freshLists)
+			}
 			got := want{waiting: slots.IsWaiting(res.Err)}
 			if res.Err != nil {
 				got.err = res.Err.Error()

@@ -18,7 +18,8 @@ import (
 )
 
 // activeRuns counts the Runs that hold a run slot, in the cluster and per namespace: Runs the
-// controller created (signed) that are pending or running and whose Job has not ended. What a
+// controller created (signed) that are pending or running and whose Job has not ended, and the
+// slots reserved for Runs being started that the cache does not show started yet. What a
 // Run's status says is its runner's word; a Run whose Job ended holds no slot whatever its status
 // says (the JobWatcher ends it), nor one Running without a Job once its Job had time to be made.
 // queued counts, per namespace, the signed Runs Queued for a slot.
@@ -32,9 +33,9 @@ func (x *Executor) activeRuns(ctx context.Context) (n int, byNamespace, queued m
 		return 0, nil, nil, errors.Wrap(err, errListRuns)
 	}
 	byNamespace, queued = map[string]int{}, map[string]int{}
-	seen := map[types.NamespacedName]bool{}
+	cached := map[types.NamespacedName]v1alpha1.RunPhase{}
 	for i := range list.Items {
-		seen[client.ObjectKeyFromObject(&list.Items[i])] = true
+		cached[client.ObjectKeyFromObject(&list.Items[i])] = list.Items[i].Status.Phase
 	}
 	for i := range rs {
 		if rs[i].Status.Phase == v1alpha1.PhaseQueued {
@@ -52,10 +53,12 @@ func (x *Executor) activeRuns(ctx context.Context) (n int, byNamespace, queued m
 			byNamespace[rs[i].Namespace]++
 		}
 	}
-	for key, at := range x.created {
+	for key, at := range x.reserved {
+		phase, ok := cached[key]
 		switch {
-		case seen[key] || time.Since(at) > time.Minute:
-			delete(x.created, key)
+		case ok && phase != v1alpha1.PhaseQueued || time.Since(at) > time.Minute:
+			// The cache shows it started (counted above while active) or ended.
+			delete(x.reserved, key)
 		default:
 			n++
 			byNamespace[key.Namespace]++

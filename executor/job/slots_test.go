@@ -24,7 +24,7 @@ import (
 )
 
 // Runs count against --max-concurrent-runs, in the cluster and in their namespace, from the
-// moment they are created, before the cache shows them, and stop counting once they ended: by
+// moment a slot is reserved for them, before the cache shows them started, and stop counting once they ended: by
 // their phase, or by their Job's end whatever their status says. A Run the controller did not
 // create (no valid signature) counts for nothing.
 func TestActiveRuns(t *testing.T) {
@@ -61,23 +61,27 @@ func TestActiveRuns(t *testing.T) {
 		// Made by someone else: however active it says it is, it holds nothing.
 		mk("team-a", "forged", v1alpha1.PhaseRunning, false), mk("team-b", "forged-pending", v1alpha1.PhasePending, false),
 		job(running, false), job(runningB, false)).Build()
-	x := &Executor{Client: c, Keys: keys, created: map[types.NamespacedName]time.Time{
-		{Namespace: "team-a", Name: "running"}:   time.Now(), // seen: counted once
+	x := &Executor{Client: c, Keys: keys, reserved: map[types.NamespacedName]time.Time{
+		{Namespace: "team-a", Name: "running"}:   time.Now(), // seen started: counted once
 		{Namespace: "team-a", Name: "just-made"}: time.Now(), // not yet seen: counted
+		{Namespace: "team-b", Name: "queued"}:    time.Now(), // being started from the queue, seen Queued: counted
 		{Namespace: "team-a", Name: "long-gone"}: time.Now().Add(-time.Hour),
 	}}
 	n, byNamespace, queued, err := x.activeRuns(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff(map[string]int{"team-a": 3, "team-b": 1}, byNamespace); diff != "" || n != 4 {
-		t.Errorf("active Runs: want 4 (team-a: pending, running, just made; team-b: running), got %d: -want +got\n%s", n, diff)
+	if diff := cmp.Diff(map[string]int{"team-a": 3, "team-b": 2}, byNamespace); diff != "" || n != 5 {
+		t.Errorf("active Runs: want 5 (team-a: pending, running, just made; team-b: running, queued with a slot reserved), got %d: -want +got\n%s", n, diff)
 	}
 	if diff := cmp.Diff(map[string]int{"team-b": 1}, queued); diff != "" {
 		t.Errorf("Queued Runs (the signed one only): -want +got\n%s", diff)
 	}
-	if _, ok := x.created[types.NamespacedName{Namespace: "team-a", Name: "long-gone"}]; ok {
-		t.Errorf("a Run created long ago that the cache never showed is still counted")
+	if _, ok := x.reserved[types.NamespacedName{Namespace: "team-a", Name: "long-gone"}]; ok {
+		t.Errorf("a slot reserved long ago for a Run the cache never showed started is still counted")
+	}
+	if _, ok := x.reserved[types.NamespacedName{Namespace: "team-a", Name: "running"}]; ok {
+		t.Errorf("a slot reserved for a Run the cache shows started is still reserved: it is counted by its phase")
 	}
 }
 

@@ -87,12 +87,19 @@ func sameVersion(a, b *v1alpha1.Run) bool {
 // same work says why not yet: it was refused, waits for approval, or failed a moment ago.
 // cached is the newest Run as Busy saw it in the cache.
 func (x *Executor) startRun(ctx context.Context, w *executor.Work, cached *v1alpha1.Run) executor.Result {
-	// Busy read the cache: read the Runs fresh before starting one.
-	latest, busy, err := x.observe(ctx, x.Reader, w)
-	if err != nil || busy || !sameVersion(cached, latest) {
-		// Active, or the cache is behind: the change it does not show yet reconciles the
-		// instance again, and Busy decides from a cache that shows it.
-		return executor.Result{Pending: err == nil, Err: err}
+	latest := cached
+	if cached == nil || cached.Status.Phase != v1alpha1.PhaseQueued {
+		// Busy read the cache: read the Runs fresh before making one. (A Queued Run is
+		// started by writes that carry the version the cache showed: a cache behind makes
+		// them conflicts, never a second Run; and each slot freed wakes a waiter, whose
+		// fresh read would be one more LIST of the namespace's Runs per Run.)
+		fresh, busy, err := x.observe(ctx, x.Reader, w)
+		if err != nil || busy || !sameVersion(cached, fresh) {
+			// Active, or the cache is behind: the change it does not show yet reconciles the
+			// instance again, and Busy decides from a cache that shows it.
+			return executor.Result{Pending: err == nil, Err: err}
+		}
+		latest = fresh
 	}
 	res := executor.Result{Pending: true}
 	if l := latest; l != nil && sameWork(l, w) {
@@ -149,12 +156,14 @@ func (x *Executor) startQueued(ctx context.Context, w *executor.Work, queued *v1
 		return false, err
 	}
 	if !same || queued.Spec.Operation != w.Op || queued.Spec.ModuleDigest != w.Module.Digest {
-		err := x.Client.Delete(ctx, queued, client.Preconditions{UID: &queued.UID})
+		// Only as read: a Run another controller started meanwhile is a conflict, not deleted.
+		err := x.Client.Delete(ctx, queued, client.Preconditions{UID: &queued.UID, ResourceVersion: &queued.ResourceVersion})
+		if kerrors.IsConflict(err) {
+			return true, nil
+		}
 		return false, errors.Wrapf(client.IgnoreNotFound(err), "%s %s", errDeleteRun, queued.Name)
 	}
-	x.starting.Lock()
-	defer x.starting.Unlock()
-	if err := x.slotFree(ctx, w); err != nil {
+	if err := x.reserve(ctx, w, queued); err != nil {
 		if slots.IsWaiting(err) && queued.Status.Message != err.Error() {
 			// Why it waits changed (its namespace's share, or every slot): say so. A conflict
 			// only means another controller wrote it.
@@ -163,16 +172,7 @@ func (x *Executor) startQueued(ctx context.Context, w *executor.Work, queued *v1
 		}
 		return false, err
 	}
-	queued.Status.Phase, queued.Status.Message = v1alpha1.PhasePending, ""
-	if err := x.Client.Status().Update(ctx, queued); err != nil {
-		if kerrors.IsConflict(err) {
-			// Another controller started it: its end reconciles the instance.
-			return true, nil
-		}
-		return false, errors.Wrapf(err, "%s %s", errUpdateRun, queued.Name)
-	}
-	x.noteCreated(queued)
-	return true, x.makeJob(ctx, w, queued, raw)
+	return true, x.launch(ctx, w, queued, raw)
 }
 
 // justApplied reports whether run, of the Work's very work (sameWork), applied it successfully
@@ -232,8 +232,6 @@ func (x *Executor) settleWaiting(ctx context.Context, latest *v1alpha1.Run, ws *
 // that both saw prev as the newest Run and both start the next make the same Run, and the second
 // finds it made: never two active Runs for one instance, even without leader election.
 func (x *Executor) start(ctx context.Context, w *executor.Work, in *runs.Inputs, bundleDigest, prev string) error {
-	x.starting.Lock()
-	defer x.starting.Unlock()
 	raw, err := json.Marshal(in)
 	if err != nil {
 		return errors.Wrap(err, errCreateInputs)
@@ -250,11 +248,14 @@ func (x *Executor) start(ctx context.Context, w *executor.Work, in *runs.Inputs,
 	if err := runs.Sign(ctx, x.Keys, run); err != nil {
 		return err
 	}
-	wait := x.slotFree(ctx, w)
+	wait := x.reserve(ctx, w, run)
 	if wait != nil && !slots.IsWaiting(wait) {
 		return wait
 	}
 	if err := x.Client.Create(ctx, run); err != nil {
+		if wait == nil {
+			x.unreserve(run)
+		}
 		if kerrors.IsAlreadyExists(err) {
 			// Another controller started this very Run; its end reconciles the instance.
 			return wait
@@ -270,19 +271,53 @@ func (x *Executor) start(ctx context.Context, w *executor.Work, in *runs.Inputs,
 		}
 		return wait
 	}
-	x.noteCreated(run)
-	run.Status = v1alpha1.RunStatus{Phase: v1alpha1.PhasePending, Executor: v1alpha1.ExecutorJob}
-	if err := x.Client.Status().Update(ctx, run); err != nil {
-		return errors.Wrapf(err, "%s %s", errUpdateRun, run.Name)
-	}
-	return x.makeJob(ctx, w, run, raw)
+	return x.launch(ctx, w, run, raw)
 }
 
-// makeJob creates the inputs Secret and Job of run, which holds a run slot now, and prunes the
-// instance's Runs. A Run whose Secret or Job could not be made is marked Failed at once, so that
-// it never looks active.
-func (x *Executor) makeJob(ctx context.Context, w *executor.Work, run *v1alpha1.Run, raw []byte) error {
-	if err := x.createJob(ctx, run, w, raw); err != nil {
+// reserve takes a run slot for run, a Run of the Work created or about to be, or returns what it
+// waits for (slotFree). The slot stays taken until the cache shows the Run started or ended, or
+// the Run cannot be made (unreserve).
+func (x *Executor) reserve(ctx context.Context, w *executor.Work, run *v1alpha1.Run) error {
+	x.starting.Lock()
+	defer x.starting.Unlock()
+	if err := x.slotFree(ctx, w); err != nil {
+		return err
+	}
+	if x.reserved == nil {
+		x.reserved = map[types.NamespacedName]time.Time{}
+	}
+	x.reserved[types.NamespacedName{Namespace: run.Namespace, Name: run.Name}] = time.Now()
+	return nil
+}
+
+// unreserve gives back the slot reserved for a Run that was not made.
+func (x *Executor) unreserve(run *v1alpha1.Run) {
+	x.starting.Lock()
+	defer x.starting.Unlock()
+	delete(x.reserved, types.NamespacedName{Namespace: run.Namespace, Name: run.Name})
+}
+
+// launch starts run, which holds a run slot now: its inputs Secret, then its Pending status (so
+// that a pool's pod, which takes Pending Runs, finds the inputs there), then its Job (none for a
+// pool: a pod of the pool takes it); and prunes the instance's Runs. A Run whose Secret or Job
+// could not be made is marked Failed at once, so that it never looks active. A conflict on the
+// Pending write means another controller started the Run (or the cache showed an older version):
+// the change reconciles the instance, and the slot is its to count.
+func (x *Executor) launch(ctx context.Context, w *executor.Work, run *v1alpha1.Run, raw []byte) error {
+	err := x.createInputs(ctx, run, raw)
+	if err == nil {
+		run.Status.Phase, run.Status.Executor, run.Status.Message = v1alpha1.PhasePending, v1alpha1.ExecutorJob, ""
+		if err := x.Client.Status().Update(ctx, run); err != nil {
+			if kerrors.IsConflict(err) || kerrors.IsNotFound(err) {
+				// Another controller started it, or ended it: the change reconciles the instance.
+				x.unreserve(run)
+				return nil
+			}
+			return errors.Wrapf(err, "%s %s", errUpdateRun, run.Name)
+		}
+		err = x.createJob(ctx, run, w)
+	}
+	if err != nil {
 		runs.SetOutcome(&run.Status, runs.Outcome{Err: err}, w.Workspace.Redactor, time.Now())
 		if werr := runs.WriteStatus(ctx, x.Client, x.Reader, run); werr != nil {
 			return errors.Wrapf(werr, "%s %s", errUpdateRun, run.Name)
@@ -292,23 +327,15 @@ func (x *Executor) makeJob(ctx context.Context, w *executor.Work, run *v1alpha1.
 	return x.Runs.Prune(ctx, w.Instance, nil)
 }
 
-// noteCreated counts run as active until the cache shows it.
-func (x *Executor) noteCreated(run *v1alpha1.Run) {
-	if x.created == nil {
-		x.created = map[types.NamespacedName]time.Time{}
-	}
-	x.created[types.NamespacedName{Namespace: run.Namespace, Name: run.Name}] = time.Now()
-}
-
 // subject is what the Work's Runs are recorded for.
 func subject(w *executor.Work) runs.Subject {
 	return runs.Subject{Instance: w.Instance, Workspace: w.Workspace, ModuleDigest: w.Module.Digest, Events: w.Events}
 }
 
-// createJob creates the Run's inputs Secret and Job. Either may exist already: a controller that
-// adopts a Run completes what another began. A Secret that someone else made under the Run's name
-// is harmless: the runner refuses inputs the Run does not control or whose digest differs.
-func (x *Executor) createJob(ctx context.Context, run *v1alpha1.Run, w *executor.Work, raw []byte) error {
+// createInputs creates the Run's inputs Secret. It may exist already: a controller that adopts a
+// Run completes what another began. A Secret that someone else made under the Run's name is
+// harmless: the runner refuses inputs the Run does not control or whose digest differs.
+func (x *Executor) createInputs(ctx context.Context, run *v1alpha1.Run, raw []byte) error {
 	owner := metav1.NewControllerRef(run, v1alpha1.SchemeGroupVersion.WithKind("Run"))
 	sec := &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Namespace: run.Namespace, Name: run.Name, Labels: run.Labels,
@@ -318,8 +345,13 @@ func (x *Executor) createJob(ctx context.Context, run *v1alpha1.Run, w *executor
 	if err := x.Client.Create(ctx, sec); err != nil && !kerrors.IsAlreadyExists(err) {
 		return errors.Wrapf(err, "%s %s", errCreateInputs, run.Name)
 	}
+	return nil
+}
+
+// createJob creates the Run's Job, unless a pool's pod takes it. It may exist already (see
+// createInputs).
+func (x *Executor) createJob(ctx context.Context, run *v1alpha1.Run, w *executor.Work) error {
 	if x.Pool != nil {
-		// A pod of the Run's pool takes it.
 		return nil
 	}
 	job := RunnerJob(run, w.Workspace.Setup.Runner, x.Job)
@@ -366,28 +398,37 @@ func (x *Executor) adopt(ctx context.Context, w *executor.Work, run *v1alpha1.Ru
 	if !same {
 		return false, x.endRun(ctx, run, msgNeverStarted)
 	}
+	ctrl.LoggerFrom(ctx).Info("creating the Job of a Run left without one", "run", run.Name)
+	return true, x.complete(ctx, w, run, raw)
+}
+
+// complete makes what a controller stopped before making of an active Run (see launch): its
+// inputs Secret, its Pending status, its Job.
+func (x *Executor) complete(ctx context.Context, w *executor.Work, run *v1alpha1.Run, raw []byte) error {
+	if err := x.createInputs(ctx, run, raw); err != nil {
+		return err
+	}
 	if run.Status.Phase == "" {
 		run.Status = v1alpha1.RunStatus{Phase: v1alpha1.PhasePending, Executor: v1alpha1.ExecutorJob}
 		if err := x.Client.Status().Update(ctx, run); err != nil {
-			return true, errors.Wrapf(err, "%s %s", errUpdateRun, run.Name)
+			return errors.Wrapf(err, "%s %s", errUpdateRun, run.Name)
 		}
 	}
-	ctrl.LoggerFrom(ctx).Info("creating the Job of a Run left without one", "run", run.Name)
-	return true, x.createJob(ctx, run, w, raw)
+	return x.createJob(ctx, run, w)
 }
 
-// adoptPooled completes a pending Run of a pool whose inputs Secret was never made (a controller
-// killed in between), from the instance as it is now when that renders the very inputs the Run
-// was made with; otherwise the Run ends as never started. A running Run is the pool's to watch:
-// it fails when the pod holding it ends.
+// adoptPooled completes a Run of a pool that a controller killed while starting it left without
+// its inputs Secret or its Pending status (which pods wait for), from the instance as it is now
+// when that renders the very inputs the Run was made with; otherwise the Run ends as never
+// started. A running Run is the pool's to watch: it fails when the pod holding it ends.
 func (x *Executor) adoptPooled(ctx context.Context, w *executor.Work, run *v1alpha1.Run) (bool, error) {
 	x.Pool.Assign(run, w.Workspace.Setup.Runner)
 	if run.Status.Phase == v1alpha1.PhaseRunning {
 		return true, nil
 	}
-	err := x.Client.Get(ctx, types.NamespacedName{Namespace: run.Namespace, Name: run.Name}, &corev1.Secret{})
-	if !kerrors.IsNotFound(err) {
-		return true, errors.Wrapf(err, "%s %s", errGetInputs, run.Name)
+	if run.Status.Phase == v1alpha1.PhasePending {
+		// Its inputs were made before it was marked Pending: a pod takes it, or the pool fails it.
+		return true, nil
 	}
 	if err := x.Reader.Get(ctx, types.NamespacedName{Namespace: run.Namespace, Name: run.Name}, run); err != nil {
 		if kerrors.IsNotFound(err) {
@@ -405,8 +446,8 @@ func (x *Executor) adoptPooled(ctx context.Context, w *executor.Work, run *v1alp
 	if !same {
 		return false, x.endRun(ctx, run, msgNeverStarted)
 	}
-	ctrl.LoggerFrom(ctx).Info("creating the inputs of a pooled Run left without them", "run", run.Name)
-	return true, x.createJob(ctx, run, w, raw)
+	ctrl.LoggerFrom(ctx).Info("completing a pooled Run left unstarted", "run", run.Name)
+	return true, x.complete(ctx, w, run, raw)
 }
 
 // sameInputs returns the inputs of a Run of the Work as it is now, and whether they are the very

@@ -10,10 +10,10 @@ import (
 	"time"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
-	corev1 "k8s.io/api/core/v1"
-	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/modkind/modkind/apis/v1alpha1"
@@ -23,10 +23,9 @@ import (
 const (
 	errListRuns  = "cannot list the Runs of the pool"
 	errWatchRuns = "cannot watch the Runs of the pool"
-	errGetInputs = "cannot get the inputs of Run"
 	errRunDir    = "cannot make the directory of Run %s"
 
-	// poolResync is how often a pool's pod lists its Runs again when its watch says nothing.
+	// poolResync is how often a pool's pod looks at its Runs again when its watch says nothing.
 	poolResync = 30 * time.Second
 	// spread is how many of the oldest waiting Runs a pod picks its first try among.
 	spread = 10
@@ -54,13 +53,25 @@ type Pool struct {
 	Execute func(ctx context.Context, run *v1alpha1.Run) error
 	// Out says what the pod did, one line a Run (the pod's log).
 	Out io.Writer
+
+	// runs are the pool's Runs as the watch shows them; pendingChanged says one may be taken.
+	runs           toolscache.Store
+	pendingChanged chan struct{}
 }
 
 // Serve takes and executes the pool's Runs until ctx ends or the pod has been idle for Idle.
+// It lists the pool's Runs once and then follows them with a watch (an informer): a pod that
+// listed them each time it looked, as pods of a busy pool look several times a Run, made the
+// API server serialize every Run of the pool again and again.
 func (p *Pool) Serve(ctx context.Context) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	if err := p.follow(ctx); err != nil {
+		return err
+	}
 	last := time.Now()
 	for ctx.Err() == nil {
-		took, version, err := p.takeNext(ctx)
+		took, err := p.takeNext(ctx)
 		if err != nil {
 			return err
 		}
@@ -77,23 +88,68 @@ func (p *Pool) Serve(ctx context.Context) error {
 			}
 			wait = min(wait, left)
 		}
-		if err := p.awaitChange(ctx, version, wait); err != nil {
-			return err
-		}
+		p.awaitPending(ctx, wait)
 	}
 	return nil
 }
 
-// takeNext executes a Pending Run of the pool this pod could claim, and reports whether it took
-// one, and the version of the list it chose from. Of the Runs waiting, the pods of a pool each try
-// the oldest few first, from a place of their own among them: all pods trying the same oldest Run
-// would make most claims fail.
-func (p *Pool) takeNext(ctx context.Context) (bool, string, error) {
-	list := &v1alpha1.RunList{}
-	if err := p.Client.List(ctx, list, client.InNamespace(p.Namespace), client.MatchingLabels{p.Label: p.Key}); err != nil {
-		return false, "", errors.Wrap(err, errListRuns)
+// follow starts the watch of the pool's Runs and returns once it has listed them.
+func (p *Pool) follow(ctx context.Context) error {
+	selector := client.MatchingLabels{p.Label: p.Key}
+	lw := &toolscache.ListWatch{
+		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+			list := &v1alpha1.RunList{}
+			err := p.Client.List(ctx, list, client.InNamespace(p.Namespace), selector, &client.ListOptions{Raw: &o})
+			return list, errors.Wrap(err, errListRuns)
+		},
+		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+			w, err := p.Client.Watch(ctx, &v1alpha1.RunList{}, client.InNamespace(p.Namespace), selector, &client.ListOptions{Raw: &o})
+			return w, errors.Wrap(err, errWatchRuns)
+		},
 	}
-	pending := slices.DeleteFunc(list.Items, func(r v1alpha1.Run) bool { return r.Status.Phase != v1alpha1.PhasePending })
+	p.pendingChanged = make(chan struct{}, 1)
+	signal := func(obj any) {
+		if run, ok := obj.(*v1alpha1.Run); ok && takeable(run) {
+			select {
+			case p.pendingChanged <- struct{}{}:
+			default:
+			}
+		}
+	}
+	var informer toolscache.Controller
+	p.runs, informer = toolscache.NewInformerWithOptions(toolscache.InformerOptions{
+		ListerWatcher: listThenWatch{lw}, ObjectType: &v1alpha1.Run{},
+		Handler: toolscache.ResourceEventHandlerFuncs{AddFunc: signal, UpdateFunc: func(_, obj any) { signal(obj) }},
+	})
+	go informer.RunWithContext(ctx)
+	if !toolscache.WaitForCacheSync(ctx.Done(), informer.HasSynced) {
+		return errors.Wrap(ctx.Err(), errListRuns)
+	}
+	return nil
+}
+
+// listThenWatch lists, then watches from the list's version, as every API server (and a fake
+// client) serves, rather than a watch that streams the list first (WatchList).
+type listThenWatch struct{ *toolscache.ListWatch }
+
+func (listThenWatch) IsWatchListSemanticsUnSupported() bool { return true }
+
+// takeable reports whether a Run waits for a pod of its pool: the controller marks it Pending
+// once its inputs are made, and no pod claimed it yet.
+func takeable(run *v1alpha1.Run) bool {
+	return run.Status.Phase == v1alpha1.PhasePending && run.Status.Runner == ""
+}
+
+// takeNext executes a Pending Run of the pool this pod could claim, and reports whether it took
+// one. Of the Runs waiting, the pods of a pool each try the oldest few first, from a place of
+// their own among them: all pods trying the same oldest Run would make most claims fail.
+func (p *Pool) takeNext(ctx context.Context) (bool, error) {
+	var pending []v1alpha1.Run
+	for _, obj := range p.runs.List() {
+		if run, ok := obj.(*v1alpha1.Run); ok && run.Namespace == p.Namespace && run.Labels[p.Label] == p.Key && takeable(run) {
+			pending = append(pending, *run.DeepCopy())
+		}
+	}
 	runs.Sort(pending)
 	slices.Reverse(pending)
 	if n := min(len(pending), spread); n > 1 {
@@ -102,28 +158,16 @@ func (p *Pool) takeNext(ctx context.Context) (bool, string, error) {
 	}
 	for i := range pending {
 		run := &pending[i]
-		// The controller writes the Run's inputs after it marks the Run Pending: a Run without
-		// them is not ready to take.
-		err := p.Client.Get(ctx, types.NamespacedName{Namespace: run.Namespace, Name: run.Name}, &corev1.Secret{})
-		if kerrors.IsNotFound(err) {
-			continue
-		}
-		if err != nil {
-			return false, "", errors.Wrapf(err, "%s %s", errGetInputs, run.Name)
-		}
 		held, err := runs.Claim(ctx, p.Client, run, p.Self)
 		if err != nil {
-			return false, "", err
+			return false, err
 		}
 		if !held {
 			continue
 		}
-		if err := p.execute(ctx, run); err != nil {
-			return true, "", err
-		}
-		return true, list.ResourceVersion, nil
+		return true, p.execute(ctx, run)
 	}
-	return false, list.ResourceVersion, nil
+	return false, nil
 }
 
 // execute runs one claimed Run and says so.
@@ -136,7 +180,7 @@ func (p *Pool) execute(ctx context.Context, run *v1alpha1.Run) error {
 	return err
 }
 
-// RunIn executes run with x in directory dir, which goes with it: what one Run wrote (its root
+// RunIn executes run, as its claim left it, with x in directory dir, which goes with it: what one Run wrote (its root
 // module, its inputs, its plan) never reaches another. x's plugin cache stays.
 func RunIn(ctx context.Context, x Executor, dir string, run *v1alpha1.Run) error {
 	x.Dir = dir
@@ -144,35 +188,24 @@ func RunIn(ctx context.Context, x Executor, dir string, run *v1alpha1.Run) error
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return errors.Wrapf(err, errRunDir, run.Name)
 	}
-	return x.Execute(ctx, run.Namespace, run.Name)
+	return x.ExecuteRun(ctx, run)
 }
 
-// awaitChange returns when a Run of the pool changes after version, after wait, or when ctx
-// ends.
-func (p *Pool) awaitChange(ctx context.Context, version string, wait time.Duration) error {
+// awaitPending returns when a Run of the pool may be taken, after wait, or when ctx ends.
+func (p *Pool) awaitPending(ctx context.Context, wait time.Duration) {
 	ctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
-	w, err := p.Client.Watch(ctx, &v1alpha1.RunList{}, client.InNamespace(p.Namespace), client.MatchingLabels{p.Label: p.Key},
-		&client.ListOptions{Raw: &metav1.ListOptions{ResourceVersion: version}})
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil
-		}
-		return errors.Wrap(err, errWatchRuns)
-	}
-	defer w.Stop()
 	select {
-	case <-w.ResultChan():
+	case <-p.pendingChanged:
 	case <-ctx.Done():
-		return nil
+		return
 	}
 	// Every idle pod of the pool sees the same new Run at once: each looks after a moment of its
-	// own, so that one claims it and the others mostly find it taken without trying.
+	// own, so that one claims it and the others mostly see it taken without trying.
 	t := time.NewTimer(rand.N(wakeJitter))
 	defer t.Stop()
 	select {
 	case <-t.C:
 	case <-ctx.Done():
 	}
-	return nil
 }

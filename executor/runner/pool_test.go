@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -31,19 +30,15 @@ func TestPoolTakesItsOwnPendingRuns(t *testing.T) {
 			Labels: map[string]string{label: pool}, CreationTimestamp: metav1.NewTime(t0.Add(-age))},
 			Status: v1alpha1.RunStatus{Phase: phase}}
 	}
-	inputs := func(ns, name string) *corev1.Secret {
-		return &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
-	}
 	claimed := run("team-a", "claimed", key, v1alpha1.PhasePending, 5*time.Minute)
 	objs := []client.Object{
-		run("team-a", "older", key, v1alpha1.PhasePending, 4*time.Minute), inputs("team-a", "older"),
-		run("team-a", "newer", key, v1alpha1.PhasePending, time.Minute), inputs("team-a", "newer"),
-		run("team-a", "no-inputs", key, v1alpha1.PhasePending, 6*time.Minute),
-		run("team-a", "running", key, v1alpha1.PhaseRunning, 7*time.Minute), inputs("team-a", "running"),
-		run("team-a", "queued", key, v1alpha1.PhaseQueued, 7*time.Minute), inputs("team-a", "queued"),
-		run("team-a", "other-pool", "other", v1alpha1.PhasePending, 8*time.Minute), inputs("team-a", "other-pool"),
-		run("team-b", "other-namespace", key, v1alpha1.PhasePending, 9*time.Minute), inputs("team-b", "other-namespace"),
-		claimed, inputs("team-a", "claimed"),
+		run("team-a", "older", key, v1alpha1.PhasePending, 4*time.Minute),
+		run("team-a", "newer", key, v1alpha1.PhasePending, time.Minute),
+		run("team-a", "running", key, v1alpha1.PhaseRunning, 7*time.Minute),
+		run("team-a", "queued", key, v1alpha1.PhaseQueued, 7*time.Minute),
+		run("team-a", "other-pool", "other", v1alpha1.PhasePending, 8*time.Minute),
+		run("team-b", "other-namespace", key, v1alpha1.PhasePending, 9*time.Minute),
+		claimed,
 	}
 	c := fake.NewClientBuilder().WithScheme(s).WithObjects(objs...).WithStatusSubresource(&v1alpha1.Run{}).Build()
 	if err := c.Get(context.Background(), client.ObjectKeyFromObject(claimed), claimed); err != nil {
@@ -61,13 +56,18 @@ func TestPoolTakesItsOwnPendingRuns(t *testing.T) {
 			took = append(took, run.Name)
 			return nil
 		}}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	if err := p.follow(ctx); err != nil {
+		t.Fatal(err)
+	}
 	for range 4 {
-		if _, _, err := p.takeNext(context.Background()); err != nil {
+		if _, err := p.takeNext(ctx); err != nil {
 			t.Fatal(err)
 		}
 	}
-	// Of the pool's Runs of its own namespace, only Pending ones with inputs that no other pod
-	// claimed; both taken once, each claimed by this pod.
+	// Of the pool's Runs of its own namespace, only Pending ones that no other pod claimed; both
+	// taken once, each claimed by this pod.
 	slices.Sort(took)
 	if diff := cmp.Diff([]string{"newer", "older"}, took); diff != "" {
 		t.Errorf("Runs taken: -want, +got:\n%s", diff)

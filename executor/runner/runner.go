@@ -98,6 +98,9 @@ type Executor struct {
 	// Log, when set, gets each line of the Run's log (status.log) as terraform goes, redacted:
 	// the pod's log shows a Run's progress before its status says how it ended.
 	Log io.Writer
+	// Versions, when set (a pool's pod), is the terraform version learned once for the runner's
+	// life: each Run otherwise starts a `terraform version` first.
+	Versions *terraform.Versions
 }
 
 // Execute runs Run namespace/name to its end and records how it ended. It returns an error only
@@ -107,6 +110,13 @@ func (x *Executor) Execute(ctx context.Context, namespace, name string) error {
 	if err := x.Client.Get(ctx, types.NamespacedName{Namespace: namespace, Name: name}, run); err != nil {
 		return errors.Wrap(err, errReadRun)
 	}
+	return x.ExecuteRun(ctx, run)
+}
+
+// ExecuteRun runs run, as read from the API server (or as a pool's pod's claim wrote it), to its
+// end and records how it ended, as Execute does.
+func (x *Executor) ExecuteRun(ctx context.Context, run *v1alpha1.Run) error {
+	namespace, name := run.Namespace, run.Name
 	if runs.Finished(run.Status.Phase) {
 		// A Job started again for a Run that ended already does nothing.
 		return nil
@@ -208,6 +218,9 @@ func (x *Executor) harness() (*terraform.Harness, func(), error) {
 		return nil, nil, err
 	}
 	r := terraform.NewHarness(x.Binary, &state.Store{Client: x.Client}, &state.Plans{Client: x.Client}, 1)
+	if x.Versions != nil {
+		r.Versions = x.Versions
+	}
 	r.Locks = &state.Locker{Client: x.Client, Identity: x.Identity, Duration: x.LockDuration}
 	r.Env, r.InitEnv = env, initEnv
 	r.PluginCache = x.PluginCache

@@ -19,7 +19,6 @@ import (
 
 	"github.com/modkind/modkind/apis"
 	"github.com/modkind/modkind/apis/v1alpha1"
-	"github.com/modkind/modkind/cmd/cluster"
 	"github.com/modkind/modkind/executor/job"
 	runnerpod "github.com/modkind/modkind/executor/runner"
 	"github.com/modkind/modkind/runs"
@@ -76,11 +75,11 @@ func serve(o *Options, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	found, err := (&cluster.Flags{}).Resolve()
+	cfg, err := apiConfig()
 	if err != nil {
 		return err
 	}
-	c, err := client.NewWithWatch(found.Config, client.Options{Scheme: s})
+	c, err := client.NewWithWatch(cfg, client.Options{Scheme: s})
 	if err != nil {
 		return err
 	}

@@ -20,6 +20,8 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/modkind/modkind/apis"
 	"github.com/modkind/modkind/apis/v1alpha1"
@@ -92,6 +94,27 @@ func Execute(o *Options, out io.Writer) error {
 	return err
 }
 
+// A runner's limits on its own requests to the API server: a kubelet's (kubeAPIQPS,
+// kubeAPIBurst), not client-go's 5 a second. A pool's pod makes about ten requests a Run, Run
+// after Run: at 5 a second every Run waited on its own client for about a second. The API
+// server's priority and fairness still bounds what one tenant's pods may ask of it.
+const (
+	runnerQPS   = 50
+	runnerBurst = 100
+)
+
+// apiConfig is how the pod reaches the API server: the in-cluster configuration, or KUBECONFIG
+// where a node provides one, with the runner's limits.
+func apiConfig() (*rest.Config, error) {
+	found, err := (&cluster.Flags{}).Resolve()
+	if err != nil {
+		return nil, err
+	}
+	cfg := rest.CopyConfig(found.Config)
+	cfg.QPS, cfg.Burst = runnerQPS, runnerBurst
+	return cfg, nil
+}
+
 // executor is the executor of the Runs o says, with the pod's identity, in o's work directory,
 // named in state Leases by identity and the host; out is the pod's log.
 func (o *Options) executor(identity string, out io.Writer) (*runnerpod.Executor, error) {
@@ -107,8 +130,11 @@ func (o *Options) executor(identity string, out io.Writer) (*runnerpod.Executor,
 	if err != nil {
 		return nil, err
 	}
-	// In a pod: the in-cluster configuration, or KUBECONFIG where a node provides one.
-	c, _, err := (&cluster.Flags{}).Client(s)
+	cfg, err := apiConfig()
+	if err != nil {
+		return nil, err
+	}
+	c, err := client.New(cfg, client.Options{Scheme: s})
 	if err != nil {
 		return nil, err
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -102,4 +103,27 @@ func answer(t *testing.T, status int) error {
 		t.Fatalf("Fetch from a server answering %d succeeded", status)
 	}
 	return err
+}
+
+// A runner asks the API server with a kubelet's limits, not client-go's 5 requests a second,
+// which made each Run of a pool's pod wait about a second on its own client.
+func TestRunnerAPILimits(t *testing.T) {
+	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := os.WriteFile(kubeconfig, []byte(`apiVersion: v1
+kind: Config
+clusters: [{name: c, cluster: {server: "https://127.0.0.1:6443"}}]
+users: [{name: u, user: {token: t}}]
+contexts: [{name: c, context: {cluster: c, user: u}}]
+current-context: c
+`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("KUBECONFIG", kubeconfig)
+	cfg, err := apiConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.QPS != runnerQPS || cfg.Burst != runnerBurst || cfg.QPS < 50 {
+		t.Errorf("the runner's API limits: %v/s, burst %d; want %d/s, burst %d", cfg.QPS, cfg.Burst, runnerQPS, runnerBurst)
+	}
 }

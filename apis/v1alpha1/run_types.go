@@ -133,6 +133,12 @@ type RunStatus struct {
 	// +optional
 	// +kubebuilder:validation:MaxLength=320
 	Runner string `json:"runner,omitempty"`
+	// OfferedTo is the pod of the Run's pool, idle when the controller marked the Run Pending,
+	// that may take it first: the others leave it to that pod for a moment, so that they do not
+	// all race for each Run. Only a preference: the claim (runner) decides who holds the Run.
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	OfferedTo string `json:"offeredTo,omitempty"`
 	// +optional
 	StartTime *metav1.Time `json:"startTime,omitempty"`
 	// CompletionTime is set once the Run ended (Refused, Succeeded or Failed).

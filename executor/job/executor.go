@@ -105,6 +105,8 @@ type RunnerPool interface {
 	// Executing reports whether an active Run may still be executed: it waits for a pod of its
 	// pool, or a live pod of its pool holds its claim.
 	Executing(ctx context.Context, run *v1alpha1.Run) (bool, error)
+	// Offer returns an idle pod of run's pool that may take it first, "" for none.
+	Offer(ctx context.Context, run *v1alpha1.Run) string
 }
 
 // seen is what Busy saw of an instance's Runs, for Execute in the same reconcile: its newest
@@ -146,10 +148,15 @@ func (x *Executor) Busy(ctx context.Context, w *executor.Work) (bool, error) {
 }
 
 // EndedPlan returns the plan of the newest Run Busy saw, when it is an Apply Run that ended (or
-// waits for approval) with one.
+// waits for approval) with one. The plan of one that succeeded is shown with the state it wrote:
+// until the cache shows that state (its own event reconciles the instance), the instance is
+// shown as it was, rather than written once for the plan and again for the outputs.
 func (x *Executor) EndedPlan(w *executor.Work) *kind.LastPlan {
 	l := seenOf(w)
 	if l == nil || l.Spec.Operation != v1alpha1.OperationApply || l.Status.Plan == nil || runs.Active(l.Status.Phase) {
+		return nil
+	}
+	if l.Status.Phase == v1alpha1.PhaseSucceeded && (w.Stored == nil || w.Stored.AppliedInputs != l.Spec.InputsDigest) {
 		return nil
 	}
 	p := lastPlanOf(l, w)

@@ -112,10 +112,11 @@ func (x *Executor) startRun(ctx context.Context, w *executor.Work, cached *v1alp
 		}
 		if justApplied(l, time.Now()) {
 			// Its runner wrote the state before the Run's end: the instance was reconciled before
-			// the state reached the cache, and the state's event reconciles it again. Another Run
-			// would apply the same inputs twice, and one that found every slot taken would stay
-			// Queued once the instance is found up to date.
-			return res
+			// the state reached the cache, and the state's event reconciles it again, and shows
+			// the plan with the outputs (see EndedPlan). Another Run would apply the same inputs
+			// twice, and one that found every slot taken would stay Queued once the instance is
+			// found up to date.
+			return executor.Result{Pending: true}
 		}
 	}
 	if name := w.Workspace.Setup.ClusterCredentials; name != "" {
@@ -307,6 +308,9 @@ func (x *Executor) launch(ctx context.Context, w *executor.Work, run *v1alpha1.R
 	err := x.createInputs(ctx, run, raw)
 	if err == nil {
 		run.Status.Phase, run.Status.Executor, run.Status.Message = v1alpha1.PhasePending, v1alpha1.ExecutorJob, ""
+		if x.Pool != nil {
+			run.Status.OfferedTo = x.Pool.Offer(ctx, run)
+		}
 		if err := x.Client.Status().Update(ctx, run); err != nil {
 			if kerrors.IsConflict(err) || kerrors.IsNotFound(err) {
 				// Another controller started it, or ended it: the change reconciles the instance.

@@ -7,11 +7,13 @@ import (
 	"math/rand/v2"
 	"os"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -29,8 +31,11 @@ const (
 	poolResync = 30 * time.Second
 	// spread is how many of the oldest waiting Runs a pod picks its first try among.
 	spread = 10
-	// wakeJitter bounds how long a pod waits, once told of a change, before it looks for a Run.
+	// wakeJitter bounds how long a pod waits, once told of a Run offered to no pod, before it
+	// looks for it.
 	wakeJitter = 200 * time.Millisecond
+	// offerGrace is how long a pod leaves a Run offered to another pod of its pool to that pod.
+	offerGrace = 250 * time.Millisecond
 )
 
 // A Pool is the loop of a runner pool's pod (`modkind runner --pool`): it takes the Runs of its
@@ -54,9 +59,13 @@ type Pool struct {
 	// Out says what the pod did, one line a Run (the pod's log).
 	Out io.Writer
 
-	// runs are the pool's Runs as the watch shows them; pendingChanged says one may be taken.
-	runs           toolscache.Store
-	pendingChanged chan struct{}
+	// runs are the pool's Runs as the watch shows them; pendingChanged says one may be taken,
+	// offered that one was offered to this pod.
+	runs                    toolscache.Store
+	pendingChanged, offered chan struct{}
+	mu                      sync.Mutex
+	// othersSince is when each waiting Run offered to another pod was first seen.
+	othersSince map[types.UID]time.Time
 }
 
 // Serve takes and executes the pool's Runs until ctx ends or the pod has been idle for Idle.
@@ -71,7 +80,7 @@ func (p *Pool) Serve(ctx context.Context) error {
 	}
 	last := time.Now()
 	for ctx.Err() == nil {
-		took, err := p.takeNext(ctx)
+		took, retry, err := p.takeNext(ctx)
 		if err != nil {
 			return err
 		}
@@ -80,6 +89,9 @@ func (p *Pool) Serve(ctx context.Context) error {
 			continue
 		}
 		wait := poolResync
+		if retry > 0 {
+			wait = retry
+		}
 		if p.Idle > 0 {
 			left := p.Idle - time.Since(last)
 			if left <= 0 {
@@ -107,19 +119,45 @@ func (p *Pool) follow(ctx context.Context) error {
 			return w, errors.Wrap(err, errWatchRuns)
 		},
 	}
-	p.pendingChanged = make(chan struct{}, 1)
+	p.pendingChanged, p.offered = make(chan struct{}, 1), make(chan struct{}, 1)
+	p.othersSince = map[types.UID]time.Time{}
 	signal := func(obj any) {
-		if run, ok := obj.(*v1alpha1.Run); ok && takeable(run) {
-			select {
-			case p.pendingChanged <- struct{}{}:
-			default:
+		run, ok := obj.(*v1alpha1.Run)
+		if !ok {
+			return
+		}
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		wake := p.pendingChanged
+		switch {
+		case !takeable(run):
+			delete(p.othersSince, run.UID)
+			return
+		case run.Status.OfferedTo == p.Self.Pod:
+			wake = p.offered
+		case run.Status.OfferedTo != "":
+			// Its pod takes it; this one looks again once offerGrace has passed (takeNext).
+			if _, ok := p.othersSince[run.UID]; !ok {
+				p.othersSince[run.UID] = time.Now()
 			}
+			return
+		}
+		select {
+		case wake <- struct{}{}:
+		default:
 		}
 	}
 	var informer toolscache.Controller
 	p.runs, informer = toolscache.NewInformerWithOptions(toolscache.InformerOptions{
 		ListerWatcher: listThenWatch{lw}, ObjectType: &v1alpha1.Run{},
-		Handler: toolscache.ResourceEventHandlerFuncs{AddFunc: signal, UpdateFunc: func(_, obj any) { signal(obj) }},
+		Handler: toolscache.ResourceEventHandlerFuncs{AddFunc: signal, UpdateFunc: func(_, obj any) { signal(obj) },
+			DeleteFunc: func(obj any) {
+				if run, ok := obj.(*v1alpha1.Run); ok {
+					p.mu.Lock()
+					delete(p.othersSince, run.UID)
+					p.mu.Unlock()
+				}
+			}},
 	})
 	go informer.RunWithContext(ctx)
 	if !toolscache.WaitForCacheSync(ctx.Done(), informer.HasSynced) {
@@ -141,33 +179,61 @@ func takeable(run *v1alpha1.Run) bool {
 }
 
 // takeNext executes a Pending Run of the pool this pod could claim, and reports whether it took
-// one. Of the Runs waiting, the pods of a pool each try the oldest few first, from a place of
-// their own among them: all pods trying the same oldest Run would make most claims fail.
-func (p *Pool) takeNext(ctx context.Context) (bool, error) {
-	var pending []v1alpha1.Run
+// one, or else how soon a Run offered to another pod becomes this pod's to try (0: none waits).
+// A Run offered to this pod comes first; one offered to no pod next; one offered to another pod
+// only once that pod left it for offerGrace (it may be gone, or busy after all). Of several, the
+// pods each try the oldest few first, from a place of their own among them: all pods trying the
+// same oldest Run would make most claims fail.
+func (p *Pool) takeNext(ctx context.Context) (bool, time.Duration, error) {
+	var mine, open []v1alpha1.Run
+	retry := time.Duration(0)
+	now := time.Now()
+	p.mu.Lock()
 	for _, obj := range p.runs.List() {
-		if run, ok := obj.(*v1alpha1.Run); ok && run.Namespace == p.Namespace && run.Labels[p.Label] == p.Key && takeable(run) {
-			pending = append(pending, *run.DeepCopy())
-		}
-	}
-	runs.Sort(pending)
-	slices.Reverse(pending)
-	if n := min(len(pending), spread); n > 1 {
-		first := rand.IntN(n)
-		pending = append(pending[first:], pending[:first]...)
-	}
-	for i := range pending {
-		run := &pending[i]
-		held, err := runs.Claim(ctx, p.Client, run, p.Self)
-		if err != nil {
-			return false, err
-		}
-		if !held {
+		run, ok := obj.(*v1alpha1.Run)
+		if !ok || run.Namespace != p.Namespace || run.Labels[p.Label] != p.Key || !takeable(run) {
 			continue
 		}
-		return true, p.execute(ctx, run)
+		switch to := run.Status.OfferedTo; {
+		case to == p.Self.Pod:
+			mine = append(mine, *run.DeepCopy())
+		case to == "":
+			open = append(open, *run.DeepCopy())
+		default:
+			since, ok := p.othersSince[run.UID]
+			if !ok {
+				since = now
+				p.othersSince[run.UID] = now
+			}
+			if left := offerGrace - now.Sub(since); left > 0 {
+				if retry == 0 || left < retry {
+					retry = left
+				}
+				continue
+			}
+			open = append(open, *run.DeepCopy())
+		}
 	}
-	return false, nil
+	p.mu.Unlock()
+	runs.Sort(open)
+	slices.Reverse(open)
+	if n := min(len(open), spread); n > 1 {
+		first := rand.IntN(n)
+		open = append(open[first:], open[:first]...)
+	}
+	for _, candidates := range [][]v1alpha1.Run{mine, open} {
+		for i := range candidates {
+			run := &candidates[i]
+			held, err := runs.Claim(ctx, p.Client, run, p.Self)
+			if err != nil {
+				return false, 0, err
+			}
+			if held {
+				return true, 0, p.execute(ctx, run)
+			}
+		}
+	}
+	return false, retry, nil
 }
 
 // execute runs one claimed Run and says so.
@@ -191,11 +257,14 @@ func RunIn(ctx context.Context, x Executor, dir string, run *v1alpha1.Run) error
 	return x.ExecuteRun(ctx, run)
 }
 
-// awaitPending returns when a Run of the pool may be taken, after wait, or when ctx ends.
+// awaitPending returns when a Run of the pool may be taken, after wait, or when ctx ends: at once
+// for a Run offered to this pod.
 func (p *Pool) awaitPending(ctx context.Context, wait time.Duration) {
 	ctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
 	select {
+	case <-p.offered:
+		return
 	case <-p.pendingChanged:
 	case <-ctx.Done():
 		return

@@ -30,6 +30,7 @@ func TestPoolTakesItsOwnPendingRuns(t *testing.T) {
 			Labels: map[string]string{label: pool}, CreationTimestamp: metav1.NewTime(t0.Add(-age))},
 			Status: v1alpha1.RunStatus{Phase: phase}}
 	}
+	offered := func(r *v1alpha1.Run, to string) *v1alpha1.Run { r.Status.OfferedTo = to; return r }
 	claimed := run("team-a", "claimed", key, v1alpha1.PhasePending, 5*time.Minute)
 	objs := []client.Object{
 		run("team-a", "older", key, v1alpha1.PhasePending, 4*time.Minute),
@@ -39,6 +40,8 @@ func TestPoolTakesItsOwnPendingRuns(t *testing.T) {
 		run("team-a", "other-pool", "other", v1alpha1.PhasePending, 8*time.Minute),
 		run("team-b", "other-namespace", key, v1alpha1.PhasePending, 9*time.Minute),
 		claimed,
+		offered(run("team-a", "offered-to-me", key, v1alpha1.PhasePending, 30*time.Second), "me"),
+		offered(run("team-a", "offered-to-other", key, v1alpha1.PhasePending, 10*time.Minute), "other-pod"),
 	}
 	c := fake.NewClientBuilder().WithScheme(s).WithObjects(objs...).WithStatusSubresource(&v1alpha1.Run{}).Build()
 	if err := c.Get(context.Background(), client.ObjectKeyFromObject(claimed), claimed); err != nil {
@@ -61,16 +64,33 @@ func TestPoolTakesItsOwnPendingRuns(t *testing.T) {
 	if err := p.follow(ctx); err != nil {
 		t.Fatal(err)
 	}
+	var retry time.Duration
 	for range 4 {
-		if _, err := p.takeNext(ctx); err != nil {
+		var err error
+		if _, retry, err = p.takeNext(ctx); err != nil {
 			t.Fatal(err)
 		}
 	}
-	// Of the pool's Runs of its own namespace, only Pending ones that no other pod claimed; both
-	// taken once, each claimed by this pod.
+	// Of the pool's Runs of its own namespace, only Pending ones that no other pod claimed, the one
+	// offered to this pod first; not yet the one the controller offered to another pod.
+	if len(took) == 0 || took[0] != "offered-to-me" {
+		t.Errorf("the Run offered to this pod should be taken first, took %v", took)
+	}
 	slices.Sort(took)
-	if diff := cmp.Diff([]string{"newer", "older"}, took); diff != "" {
+	if diff := cmp.Diff([]string{"newer", "offered-to-me", "older"}, took); diff != "" {
 		t.Errorf("Runs taken: -want, +got:\n%s", diff)
+	}
+	if retry <= 0 || retry > offerGrace {
+		t.Errorf("with a Run offered to another pod waiting, look again within %s; got %s", offerGrace, retry)
+	}
+	// The other pod left it for offerGrace: this one takes it.
+	p.mu.Lock()
+	for uid := range p.othersSince {
+		p.othersSince[uid] = time.Now().Add(-offerGrace)
+	}
+	p.mu.Unlock()
+	if ok, _, err := p.takeNext(ctx); err != nil || !ok {
+		t.Fatalf("a Run offered to another pod that left it for %s: taken %v, %v", offerGrace, ok, err)
 	}
 	for _, name := range took {
 		got := &v1alpha1.Run{}

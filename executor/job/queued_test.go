@@ -90,6 +90,9 @@ func TestStartOrQueue(t *testing.T) {
 		startedElsewhere bool
 		// noFreshRead says Execute reads no Runs fresh (the Reader).
 		noFreshRead bool
+		// starting has this process hold a slot for the Queued Run already: a reconcile before
+		// this one is starting it.
+		starting bool
 		want        want
 	}{
 		"SlotFree": {
@@ -117,6 +120,11 @@ func TestStartOrQueue(t *testing.T) {
 			reason: "The Queued Run of the same inputs starts once a slot is free: the same Run, now Pending, with its Job; no second Run; and from the cache, without a fresh LIST of the Runs (one per freed slot).",
 			queued: "inputs-1", noFreshRead: true,
 			want: want{runs: []v1alpha1.RunPhase{v1alpha1.PhasePending}, jobs: 1},
+		},
+		"QueuedBeingStarted": {
+			reason: "A reconcile before this one is starting the Queued Run (its slot is reserved), and the cache does not show it yet: nothing is written again, no second reservation.",
+			queued: "inputs-1", starting: true,
+			want: want{runs: []v1alpha1.RunPhase{v1alpha1.PhaseQueued}, message: "waiting"},
 		},
 		"QueuedStartedElsewhere": {
 			reason: "Another controller started the Queued Run after the cache showed it: the start's write is a conflict; no second Run, no Job from this one, no error.",
@@ -215,6 +223,9 @@ func TestStartOrQueue(t *testing.T) {
 				Job:     JobOptions{Image: "modkind:test"},
 				bundles: map[string]bundle{terraform.Digest([]byte("module-1"), ws.Setup.Providers, ws.Lock): {digest: digest}}}
 
+			if tc.starting {
+				x.reserved = map[types.NamespacedName]time.Time{{Namespace: "team-a", Name: "web-apply-queued"}: time.Now()}
+			}
 			// As the instance client does: Busy on the cache, then Execute in the same reconcile.
 			if busy, err := x.Busy(t.Context(), w); err != nil || busy {
 				t.Fatalf("%s\nBusy: %v, %v: a Queued Run holds no slot and keeps nothing busy", tc.reason, busy, err)
@@ -230,6 +241,11 @@ func TestStartOrQueue(t *testing.T) {
 				}
 			}
 			res := x.Execute(t.Context(), w)
+			if tc.startedElsewhere {
+				if _, ok := x.reserved[types.NamespacedName{Namespace: "team-a", Name: "web-apply-queued"}]; !ok {
+					t.Errorf("%s\nthe slot reserved for the Run whose start met a conflict is given back: it may have started, and must count until the cache shows it", tc.reason)
+				}
+			}
 			if tc.noFreshRead && freshLists != 0 {
 				t.Errorf("%s\nExecute listed the Runs fresh %d times", tc.reason, freshLists)
 			}

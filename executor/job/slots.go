@@ -17,6 +17,10 @@ import (
 	"github.com/modkind/modkind/slots"
 )
 
+// reservedFor bounds how long a slot reserved for a Run counts without the cache showing it
+// started: a Run whose start failed half way is adopted or ended by its instance's next reconcile.
+const reservedFor = time.Minute
+
 // activeRuns counts the Runs that hold a run slot, in the cluster and per namespace: Runs the
 // controller created (signed) that are pending or running and whose Job has not ended, and the
 // slots reserved for Runs being started that the cache does not show started yet. What a
@@ -56,7 +60,7 @@ func (x *Executor) activeRuns(ctx context.Context) (n int, byNamespace, queued m
 	for key, at := range x.reserved {
 		phase, ok := cached[key]
 		switch {
-		case ok && phase != v1alpha1.PhaseQueued || time.Since(at) > time.Minute:
+		case ok && phase != v1alpha1.PhaseQueued || time.Since(at) > reservedFor:
 			// The cache shows it started (counted above while active) or ended.
 			delete(x.reserved, key)
 		default:

@@ -164,6 +164,10 @@ func (x *Executor) startQueued(ctx context.Context, w *executor.Work, queued *v1
 		}
 		return false, errors.Wrapf(client.IgnoreNotFound(err), "%s %s", errDeleteRun, queued.Name)
 	}
+	if x.starts(queued) {
+		// A reconcile before this one is starting it, and the cache does not show that yet.
+		return true, nil
+	}
 	if err := x.reserve(ctx, w, queued); err != nil {
 		if slots.IsWaiting(err) && queued.Status.Message != err.Error() {
 			// Why it waits changed (its namespace's share, or every slot): say so. A conflict
@@ -291,6 +295,14 @@ func (x *Executor) reserve(ctx context.Context, w *executor.Work, run *v1alpha1.
 	return nil
 }
 
+// starts reports whether a slot is reserved for run: this process is starting it.
+func (x *Executor) starts(run *v1alpha1.Run) bool {
+	x.starting.Lock()
+	defer x.starting.Unlock()
+	at, ok := x.reserved[types.NamespacedName{Namespace: run.Namespace, Name: run.Name}]
+	return ok && time.Since(at) < reservedFor
+}
+
 // unreserve gives back the slot reserved for a Run that was not made.
 func (x *Executor) unreserve(run *v1alpha1.Run) {
 	x.starting.Lock()
@@ -312,16 +324,25 @@ func (x *Executor) launch(ctx context.Context, w *executor.Work, run *v1alpha1.R
 			run.Status.OfferedTo = x.Pool.Offer(ctx, run)
 		}
 		if err := x.Client.Status().Update(ctx, run); err != nil {
-			if kerrors.IsConflict(err) || kerrors.IsNotFound(err) {
-				// Another controller started it, or ended it: the change reconciles the instance.
+			if kerrors.IsNotFound(err) {
+				// Deleted meanwhile: it needs no slot.
 				x.unreserve(run)
 				return nil
 			}
+			if kerrors.IsConflict(err) {
+				// Another controller started it, or this one did in a reconcile the cache does
+				// not show yet: the slot stays counted until the cache shows the Run started.
+				return nil
+			}
+			// Not started: its instance's next reconcile starts it again, or adopts it.
+			x.unreserve(run)
 			return errors.Wrapf(err, "%s %s", errUpdateRun, run.Name)
 		}
 		err = x.createJob(ctx, run, w)
 	}
 	if err != nil {
+		// Marked Failed below: it holds no slot.
+		x.unreserve(run)
 		runs.SetOutcome(&run.Status, runs.Outcome{Err: err}, w.Workspace.Redactor, time.Now())
 		if werr := runs.WriteStatus(ctx, x.Client, x.Reader, run); werr != nil {
 			return errors.Wrapf(werr, "%s %s", errUpdateRun, run.Name)

@@ -93,7 +93,7 @@ func TestStartOrQueue(t *testing.T) {
 		// starting has this process hold a slot for the Queued Run already: a reconcile before
 		// this one is starting it.
 		starting bool
-		want        want
+		want     want
 	}{
 		"SlotFree": {
 			reason: "Nothing else runs: the Run starts at once, Pending, with its Job.",

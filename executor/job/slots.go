@@ -17,9 +17,15 @@ import (
 	"github.com/modkind/modkind/slots"
 )
 
-// reservedFor bounds how long a slot reserved for a Run counts without the cache showing it
-// started: a Run whose start failed half way is adopted or ended by its instance's next reconcile.
-const reservedFor = time.Minute
+const (
+	// reservedFor bounds how long a slot reserved for a Run counts without the cache showing it
+	// started: a Run whose start failed half way is adopted or ended by its instance's next
+	// reconcile.
+	reservedFor = time.Minute
+	// adoptAfter is how old a pending Run without a Job must be before a controller makes its
+	// Job: younger, the controller that created the Run may still be making it.
+	adoptAfter = 10 * time.Second
+)
 
 // activeRuns counts the Runs that hold a run slot, in the cluster and per namespace: Runs the
 // controller created (signed) that are pending or running and whose Job has not ended, and the
@@ -109,4 +115,35 @@ func (x *Executor) slotFree(ctx context.Context, w *executor.Work) error {
 	// The Run being started is not among those that claim a slot: its own Queued Run, if any,
 	// is the one that asks.
 	return x.Slots.MayStart(w.Instance.GetNamespace(), slots.Load{Running: byNamespace, Waiting: queued})
+}
+
+// reserve takes a run slot for run, a Run of the Work created or about to be, or returns what it
+// waits for (slotFree). The slot stays taken until the cache shows the Run started or ended, or
+// the Run cannot be made (unreserve).
+func (x *Executor) reserve(ctx context.Context, w *executor.Work, run *v1alpha1.Run) error {
+	x.starting.Lock()
+	defer x.starting.Unlock()
+	if err := x.slotFree(ctx, w); err != nil {
+		return err
+	}
+	if x.reserved == nil {
+		x.reserved = map[types.NamespacedName]time.Time{}
+	}
+	x.reserved[types.NamespacedName{Namespace: run.Namespace, Name: run.Name}] = time.Now()
+	return nil
+}
+
+// starts reports whether a slot is reserved for run: this process is starting it.
+func (x *Executor) starts(run *v1alpha1.Run) bool {
+	x.starting.Lock()
+	defer x.starting.Unlock()
+	at, ok := x.reserved[types.NamespacedName{Namespace: run.Namespace, Name: run.Name}]
+	return ok && time.Since(at) < reservedFor
+}
+
+// unreserve gives back the slot reserved for a Run that was not made.
+func (x *Executor) unreserve(run *v1alpha1.Run) {
+	x.starting.Lock()
+	defer x.starting.Unlock()
+	delete(x.reserved, types.NamespacedName{Namespace: run.Namespace, Name: run.Name})
 }

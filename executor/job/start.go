@@ -42,10 +42,6 @@ const (
 	// not look applied is taken to be one whose new state has not reached the cache yet.
 	stateLag = 30 * time.Second
 
-	// adoptAfter is how old a pending Run without a Job must be before a controller makes its
-	// Job: younger, the controller that created the Run may still be making it.
-	adoptAfter = 10 * time.Second
-
 	// msgNeverStarted ends a pending Run whose Job was never made and whose inputs have changed
 	// since: the next Run starts at once.
 	msgNeverStarted = "never started: the controller stopped before it created the Run's Job, and the instance changed since"
@@ -277,37 +273,6 @@ func (x *Executor) start(ctx context.Context, w *executor.Work, in *runs.Inputs,
 		return wait
 	}
 	return x.launch(ctx, w, run, raw)
-}
-
-// reserve takes a run slot for run, a Run of the Work created or about to be, or returns what it
-// waits for (slotFree). The slot stays taken until the cache shows the Run started or ended, or
-// the Run cannot be made (unreserve).
-func (x *Executor) reserve(ctx context.Context, w *executor.Work, run *v1alpha1.Run) error {
-	x.starting.Lock()
-	defer x.starting.Unlock()
-	if err := x.slotFree(ctx, w); err != nil {
-		return err
-	}
-	if x.reserved == nil {
-		x.reserved = map[types.NamespacedName]time.Time{}
-	}
-	x.reserved[types.NamespacedName{Namespace: run.Namespace, Name: run.Name}] = time.Now()
-	return nil
-}
-
-// starts reports whether a slot is reserved for run: this process is starting it.
-func (x *Executor) starts(run *v1alpha1.Run) bool {
-	x.starting.Lock()
-	defer x.starting.Unlock()
-	at, ok := x.reserved[types.NamespacedName{Namespace: run.Namespace, Name: run.Name}]
-	return ok && time.Since(at) < reservedFor
-}
-
-// unreserve gives back the slot reserved for a Run that was not made.
-func (x *Executor) unreserve(run *v1alpha1.Run) {
-	x.starting.Lock()
-	defer x.starting.Unlock()
-	delete(x.reserved, types.NamespacedName{Namespace: run.Namespace, Name: run.Name})
 }
 
 // launch starts run, which holds a run slot now: its inputs Secret, then its Pending status (so

@@ -176,10 +176,15 @@ func newBlock(v module.Variable, val module.Validation, vb *schemaBounds) *block
 	switch {
 	case tr.p == constPred(true):
 		b.implied = tr.exact
-	case tr.p == constPred(false):
-		// Only null would pass: not worth a rule that reads as a mistake.
+	case tr.p == constPred(false) && !tr.exact:
+		// Only null would pass as far as the translation knows, which is too little to refuse on.
 		b.t.Dropped = append(b.t.Dropped, "the condition refuses every value but null")
 		b.exact = false
+	case tr.p == constPred(false) && defaultPasses(v, tr.p):
+		// Only null passes: a variable kept declared so that setting it fails (a removed input).
+		// A rule never runs on an absent field, so `false` refuses exactly the values set, as
+		// Terraform does; the message is the module's own, which names what to use instead.
+		b.parts = append(b.parts, part{p: tr.p, keep: true})
 	case !defaultPasses(v, tr.p):
 		b.t.Dropped = append(b.t.Dropped, "the module's own default fails the condition, and the API server refuses a CRD whose default fails a rule")
 		b.exact = false

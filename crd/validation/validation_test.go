@@ -483,9 +483,9 @@ var translationCases = map[string]struct {
 		want: translationWant{Rule: "self > 0.0", Exact: true},
 	},
 	"OnlyNull": {
-		reason: "A condition only null passes is left alone.",
+		reason: "A condition only null passes refuses every value set, as a removed input's does: the rule is false, and never runs on an absent field.",
 		ty:     cty.String, condition: `var.x == null`,
-		want: translationWant{Dropped: "every value but null"},
+		want: translationWant{Rule: "false", Exact: true},
 	},
 	"BoolCondition": {
 		reason: "A bool variable used as the condition is the rule itself.",

@@ -178,6 +178,9 @@ func (t *translator) comparison(e *hclsyntax.BinaryOpExpr, neg bool) translated 
 	if isNull(other) {
 		return t.nullCheck(e, subject, op, neg)
 	}
+	if tr, ok := t.wholeness(e, op, neg); ok {
+		return tr
+	}
 	c, ok := constant(other)
 	if !ok {
 		subject, other, op = other, subject, flipped[op]

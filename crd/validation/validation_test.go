@@ -487,6 +487,16 @@ var translationCases = map[string]struct {
 		ty:     cty.String, condition: `var.x == null`,
 		want: translationWant{Rule: "false", Exact: true},
 	},
+	"WholeNumber": {
+		reason: "ceil(x) == x holds for whole numbers; every double of 2^53 or more is whole, and below that int() stays in range.",
+		ty:     cty.Number, condition: `ceil(var.x) == var.x`,
+		want: translationWant{Rule: "(self >= 9007199254740992.0 || self <= -9007199254740992.0 || double(int(self)) == self)", Exact: true},
+	},
+	"NotWholeNumber": {
+		reason: "floor(x) != x, either way round, is its negation.",
+		ty:     cty.Number, condition: `var.x != floor(var.x)`,
+		want: translationWant{Rule: "!((self >= 9007199254740992.0 || self <= -9007199254740992.0 || double(int(self)) == self))", Exact: true},
+	},
 	"BoolCondition": {
 		reason: "A bool variable used as the condition is the rule itself.",
 		ty:     cty.Bool, condition: `var.x`,

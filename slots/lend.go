@@ -41,8 +41,10 @@ func mayStart(namespace string, total int, share func(string) (int, bool), load 
 	if !capped && own > 0 && total-running > claimed(namespace, share, load) {
 		return nil
 	}
+	// A namespace whose share is every slot is lent none: a count above it is a Run the load
+	// shows twice as it starts (reserved, and seen started), and the message stays the same.
 	return &ShareFullError{Namespace: namespace, Active: min(load.Running[namespace], own), Share: own,
-		Lent: load.Running[namespace] > own}
+		Lent: load.Running[namespace] > own && own < total}
 }
 
 // claimed counts the slots the waiting runs of namespaces other than namespace would take within

@@ -103,6 +103,23 @@ func TestMayStart(t *testing.T) {
 	}
 }
 
+// A namespace whose share is every slot waits with the same message however many runs the load
+// shows it holding: a Run reserved as it starts and seen started at once counts twice for a
+// moment, and a message that said "more than" then would have its instance's status written again.
+func TestMayStartWholeShareSaysTheSame(t *testing.T) {
+	policy := Policy{Total: 10, PerNamespace: 10}
+	want := (&ShareFullError{Namespace: "team-a", Active: 10, Share: 10}).Error()
+	for _, running := range []int{10, 11, 12} {
+		err := policy.MayStart("team-a", Load{Running: map[string]int{"team-a": running}})
+		if err == nil {
+			t.Fatalf("MayStart with %d running: started, want a wait", running)
+		}
+		if diff := cmp.Diff(want, err.Error()); diff != "" {
+			t.Errorf("MayStart with %d running: -want +got\n%s", running, diff)
+		}
+	}
+}
+
 // A lone namespace with --max-concurrent-runs 10 runs 10 at once, whether its runs are admitted
 // first (as the harness does) or ask for a slot at once.
 func TestPoolLendsIdleSlotsToALoneNamespace(t *testing.T) {

@@ -145,15 +145,15 @@ func (x *Executor) ExecuteRun(ctx context.Context, run *v1alpha1.Run) error {
 	run.Status.Executor = v1alpha1.ExecutorJob
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
 	defer cancel()
+	// The inputs hold the tenant's secret values; nothing needs them once the work ended. They
+	// go before the outcome is written: a pool's pod is idle once its Run ended, as the
+	// controller sees it when it offers the pod the next Run.
+	sec := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name}}
+	deleted := x.Client.Delete(ctx, sec)
 	if err := runs.WriteStatus(ctx, x.Client, x.Client, run); err != nil {
 		return errors.Wrapf(err, "%s %s", errUpdateRun, name)
 	}
-	// The inputs hold the tenant's secret values; nothing needs them once the Run ended.
-	sec := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name}}
-	if err := x.Client.Delete(ctx, sec); client.IgnoreNotFound(err) != nil {
-		return errors.Wrap(err, errDeleteInputs)
-	}
-	return nil
+	return errors.Wrap(client.IgnoreNotFound(deleted), errDeleteInputs)
 }
 
 // execute does the Run's terraform work and returns its inputs (nil when unread) and outcome.

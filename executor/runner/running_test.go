@@ -2,9 +2,12 @@ package runner
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
+
+	kerrors "k8s.io/apimachinery/pkg/api/errors"
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
@@ -168,5 +171,41 @@ func TestRunnerMarksRunningOnlyWhenItMatters(t *testing.T) {
 				t.Errorf("%s\nthe outcome says no start time or executor: %+v", tc.reason, final.Status)
 			}
 		})
+	}
+}
+
+// A runner removes its Run's inputs Secret before it writes the outcome: the tenant's values
+// outlive the work by no more than they must, and a pool's pod offered its next Run as the
+// outcome shows is idle by then, not still deleting.
+func TestRunnerRemovesInputsBeforeTheOutcome(t *testing.T) {
+	s := runtime.NewScheme()
+	_ = corev1.AddToScheme(s)
+	_ = v1alpha1.AddToScheme(s)
+	run := &v1alpha1.Run{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "web-apply-x1y2z",
+			Annotations: map[string]string{runs.AnnotationCreated: time.Now().UTC().Format("2006-01-02T15:04:05.000000000Z")}},
+		Spec: v1alpha1.RunSpec{Operation: v1alpha1.OperationApply, RunInputsDigest: "sha256:x"},
+	}
+	inputs := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: run.Namespace, Name: run.Name},
+		Data: map[string][]byte{runs.KeyInputs: []byte("{}")}}
+	var outcomes []string
+	c := fake.NewClientBuilder().WithScheme(s).WithObjects(run, inputs).WithStatusSubresource(&v1alpha1.Run{}).
+		WithInterceptorFuncs(interceptor.Funcs{
+			SubResourceUpdate: func(ctx context.Context, c client.Client, sub string, o client.Object, opts ...client.SubResourceUpdateOption) error {
+				if r := o.(*v1alpha1.Run); runs.Finished(r.Status.Phase) {
+					err := c.Get(ctx, client.ObjectKeyFromObject(inputs), &corev1.Secret{})
+					outcomes = append(outcomes, fmt.Sprintf("%s, inputs Secret not found: %t", r.Status.Phase, kerrors.IsNotFound(err)))
+				}
+				return c.SubResource(sub).Update(ctx, o, opts...)
+			},
+		}).Build()
+	x := &Executor{Client: c, Dir: t.TempDir(), RunningAfter: time.Minute, StartTimeout: time.Hour}
+	if err := x.Execute(context.Background(), run.Namespace, run.Name); err != nil {
+		t.Fatalf("Execute: %v", err)
+	}
+	// The Secret is no inputs this Run controls: the Run fails, and that is its outcome.
+	want := []string{"Failed, inputs Secret not found: true"}
+	if diff := cmp.Diff(want, outcomes); diff != "" {
+		t.Errorf("the runner's outcome writes, -want +got:\n%s", diff)
 	}
 }

@@ -415,8 +415,8 @@ func TestJobRunner(t *testing.T) {
 		if got := pod.Containers[0].Resources.Limits[corev1.ResourceMemory]; got.String() != "512Mi" {
 			t.Errorf("memory limit from the ProviderConfig: got %s", got.String())
 		}
-		// The inputs Secret holds the tenant's values; the runner removes it once it recorded the
-		// Run's end, which may be a moment after the instance shows that end.
+		// The inputs Secret holds the tenant's values; the runner removes it once the work ended,
+		// before it records the Run's end.
 		poll(t, "the Run's inputs Secret removed after the Run ended", time.Minute, func(ctx context.Context) (bool, error) {
 			err := c.Get(ctx, client.ObjectKey{Namespace: "team-a", Name: r.Name}, &corev1.Secret{})
 			return kerrors.IsNotFound(err), client.IgnoreNotFound(err)

@@ -34,6 +34,17 @@ type instanceClient struct {
 	// then its critical annotations) before the cache could show the first.
 	mu      sync.Mutex
 	written map[types.UID]writtenVersion
+	// statusWritten is, per instance, the status this client last wrote and the resourceVersion
+	// it wrote it over, until the cache shows a later one: a reconcile the write itself started
+	// (a Run's change) reads the instance from a cache that does not show it yet, and would
+	// write the same status again over the same version, only to meet a conflict.
+	statusWritten map[types.UID]writtenStatus
+}
+
+// writtenStatus is the resourceVersion a status was written over, and the status's digest.
+type writtenStatus struct {
+	over   string
+	status [sha256.Size]byte
 }
 
 // writtenVersion is an instance's resourceVersion after an update, and the digest of its content
@@ -182,7 +193,43 @@ func (w *instanceStatusWriter) Update(ctx context.Context, obj client.Object, op
 	if len(opts) == 0 && w.unchanged(ctx, u) {
 		return nil
 	}
-	return w.SubResourceWriter.Update(ctx, u, opts...)
+	uu, ok := u.(*unstructured.Unstructured)
+	if !ok {
+		return w.SubResourceWriter.Update(ctx, u, opts...)
+	}
+	over, status := uu.GetResourceVersion(), statusOf(uu)
+	if err := w.SubResourceWriter.Update(ctx, u, opts...); err != nil {
+		return err
+	}
+	w.c.mu.Lock()
+	defer w.c.mu.Unlock()
+	if w.c.statusWritten == nil {
+		w.c.statusWritten = map[types.UID]writtenStatus{}
+	}
+	w.c.statusWritten[uu.GetUID()] = writtenStatus{over: over, status: status}
+	return nil
+}
+
+// statusOf is the digest of u's status.
+func statusOf(u *unstructured.Unstructured) [sha256.Size]byte {
+	// Maps marshal with sorted keys: the same status has the same digest.
+	b, _ := json.Marshal(u.Object["status"])
+	return sha256.Sum256(b)
+}
+
+// writtenAlready reports whether this client wrote u's very status over u's resourceVersion
+// already, and forgets what it wrote once the cache shows a later version than that.
+func (w *instanceStatusWriter) writtenAlready(u, cached *unstructured.Unstructured) bool {
+	w.c.mu.Lock()
+	defer w.c.mu.Unlock()
+	ws, ok := w.c.statusWritten[u.GetUID()]
+	if !ok {
+		return false
+	}
+	if cached != nil && cached.GetResourceVersion() != ws.over {
+		delete(w.c.statusWritten, u.GetUID())
+	}
+	return ws.over == u.GetResourceVersion() && ws.status == statusOf(u)
 }
 
 // unchanged reports whether writing obj's status would change nothing that the cache knows of.
@@ -198,6 +245,10 @@ func (w *instanceStatusWriter) unchanged(ctx context.Context, obj client.Object)
 		if err := w.c.Client.Get(ctx, client.ObjectKeyFromObject(u), cur); err != nil {
 			return false
 		}
+	}
+	if w.writtenAlready(u, cur) {
+		// The write would meet a conflict: the status is there, at a later version.
+		return true
 	}
 	return cur.GetResourceVersion() == u.GetResourceVersion() && jsonEqual(cur.Object["status"], u.Object["status"])
 }

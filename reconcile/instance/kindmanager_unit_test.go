@@ -257,3 +257,72 @@ func TestInstanceNotUpdatedForCriticalAnnotationsBeforeCacheCatchesUp(t *testing
 		t.Errorf("updates: got %d, want 2: a label changed after them is written", writes)
 	}
 }
+
+// A status this client wrote is not written again over the version it was written over: the
+// reconcile its own write starts (a Run's change) reads the instance from a cache that does not
+// show the write yet, and the same status written again would only meet a conflict. Another
+// status is written (and the API server judges it); once the cache shows a later version, what
+// was written is forgotten.
+func TestInstanceStatusNotWrittenAgainOverTheSameVersion(t *testing.T) {
+	gvk := schema.GroupVersionKind{Group: "calls.example.org", Version: "v1alpha1", Kind: "Call"}
+	s := runtime.NewScheme()
+	s.AddKnownTypeWithName(gvk, &unstructured.Unstructured{})
+	s.AddKnownTypeWithName(gvk.GroupVersion().WithKind(gvk.Kind+"List"), &unstructured.UnstructuredList{})
+	status := func(ready string) map[string]any {
+		return map[string]any{"conditions": []any{map[string]any{"type": "Ready", "status": ready}}}
+	}
+	stored := &unstructured.Unstructured{Object: map[string]any{"status": status("False")}}
+	stored.SetGroupVersionKind(gvk)
+	stored.SetNamespace("team-a")
+	stored.SetName("web")
+	stored.SetUID("uid-web")
+	writes := 0
+	c := fake.NewClientBuilder().WithScheme(s).WithObjects(stored).WithStatusSubresource(stored).
+		WithInterceptorFuncs(interceptor.Funcs{
+			SubResourceUpdate: func(ctx context.Context, c client.Client, sub string, obj client.Object, opts ...client.SubResourceUpdateOption) error {
+				writes++
+				return c.SubResource(sub).Update(ctx, obj, opts...)
+			},
+		}).Build()
+	ic := &instanceClient{Client: c, gvk: gvk}
+	read := func() *kind.Instance {
+		inst := &kind.Instance{}
+		if err := ic.Get(t.Context(), client.ObjectKey{Namespace: "team-a", Name: "web"}, inst); err != nil {
+			t.Fatal(err)
+		}
+		return inst
+	}
+	before := read()
+	// The informer's cache, behind: it holds the instance as it was before the write.
+	ic.informers = indexedInformers(t, before.Unstructured.DeepCopy())
+
+	first := before.DeepCopy()
+	first.Object["status"] = status("True")
+	if err := ic.Status().Update(t.Context(), &kind.Instance{Unstructured: *first}); err != nil {
+		t.Fatal(err)
+	}
+	again := before.DeepCopy()
+	again.Object["status"] = status("True")
+	if err := ic.Status().Update(t.Context(), &kind.Instance{Unstructured: *again}); err != nil {
+		t.Errorf("the same status again over the same version: %v", err)
+	}
+	if writes != 1 {
+		t.Errorf("the same status written over the same version twice: got %d writes, want 1", writes)
+	}
+	other := before.DeepCopy()
+	other.Object["status"] = status("Unknown")
+	_ = ic.Status().Update(t.Context(), &kind.Instance{Unstructured: *other})
+	if writes != 2 {
+		t.Errorf("another status over the same version: got %d writes, want 2 (the API server judges it)", writes)
+	}
+
+	// The cache catches up: what was written is forgotten, and the cache decides again.
+	after := read()
+	ic.informers = indexedInformers(t, after.Unstructured.DeepCopy())
+	stale := before.DeepCopy()
+	stale.Object["status"] = status("True")
+	_ = ic.Status().Update(t.Context(), &kind.Instance{Unstructured: *stale})
+	if writes != 3 {
+		t.Errorf("once the cache shows a later version, a write over the old one goes to the API server: got %d writes, want 3", writes)
+	}
+}

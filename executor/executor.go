@@ -63,6 +63,9 @@ type Result struct {
 	Changes bool
 	// LockBroken is the stale state lock the run broke, nil for none.
 	LockBroken *state.BrokenLock
+	// QueuedAt is when the Run that waits for a run slot (Err, one of slots') was made to wait
+	// where others see it, Queued; zero when the wait is not shown on a Run (process mode).
+	QueuedAt time.Time
 	// Err is how the run failed, waits for approval (*terraform.AwaitingApprovalError) or was
 	// refused (*terraform.RefusedPlanError); a run that waits for a run slot is one of slots'.
 	Err error

@@ -250,6 +250,11 @@ func TestStartOrQueue(t *testing.T) {
 				t.Errorf("%s\nExecute listed the Runs fresh %d times", tc.reason, freshLists)
 			}
 			got := want{waiting: slots.IsWaiting(res.Err)}
+			// A wait its Run shows says when the Run began to wait: the instance shows it only
+			// after a while (reconcile/instance waitShownAfter).
+			if got.waiting == res.QueuedAt.IsZero() || res.QueuedAt.After(time.Now()) {
+				t.Errorf("%s\nwaiting %t, but the result says it was queued at %v", tc.reason, got.waiting, res.QueuedAt)
+			}
 			if res.Err != nil {
 				got.err = res.Err.Error()
 			}

@@ -124,7 +124,11 @@ func (x *Executor) startRun(ctx context.Context, w *executor.Work, cached *v1alp
 	if latest != nil && latest.Status.Phase == v1alpha1.PhaseQueued {
 		started, err := x.startQueued(ctx, w, latest)
 		if started || err != nil {
-			return executor.Result{Pending: err == nil, Plan: res.Plan, Err: err}
+			queued := executor.Result{Pending: err == nil, Plan: res.Plan, Err: err}
+			if slots.IsWaiting(err) {
+				queued.QueuedAt = runs.Created(latest)
+			}
+			return queued
 		}
 	}
 	b, err := x.bundleFor(ctx, w)
@@ -139,7 +143,11 @@ func (x *Executor) startRun(ctx context.Context, w *executor.Work, cached *v1alp
 		prev = latest.Name
 	}
 	if err := x.start(ctx, w, inputsOf(w, b), b.digest, prev); err != nil {
-		return executor.Result{Plan: res.Plan, Err: err}
+		queued := executor.Result{Plan: res.Plan, Err: err}
+		if slots.IsWaiting(err) {
+			queued.QueuedAt = time.Now()
+		}
+		return queued
 	}
 	return res
 }

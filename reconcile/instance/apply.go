@@ -155,7 +155,27 @@ func (e *external) execute(ctx context.Context, op v1alpha1.RunOperation) execut
 	if e.waiters != nil && slots.IsWaiting(res.Err) {
 		e.waiters.Wait(slots.Key(e.kind.gvk, types.NamespacedName{Namespace: e.inst.GetNamespace(), Name: e.inst.GetName()}), res.Err)
 	}
+	if quietWait(res, time.Now()) {
+		// Handed on: its Run shows the wait, Queued, and the instance is tried again at its
+		// waiter's pace (the waiters above) with nothing new to write; the event that says
+		// a Run was handed on is recorded when it starts.
+		e.notes.SetAnnounced(e.inst.GetUID())
+		res.Err, res.Pending = nil, true
+	}
 	return res
+}
+
+// waitShownAfter is how long a Run waits for a run slot, Queued, before its instance shows the
+// wait (Synced=False, the wait's message). A wait that short is part of a change that starts
+// many Runs at once, as a Pending pod is part of a rollout: shown on the instance, it was two
+// status writes more per instance (the wait, and Synced again when the Run started), a change
+// of 100 instances 250 writes. The Run shows it from the start.
+const waitShownAfter = 10 * time.Second
+
+// quietWait reports whether res is a wait for a run slot that a Run shows, Queued, for less than
+// waitShownAfter at now: its instance does not show it yet.
+func quietWait(res executor.Result, now time.Time) bool {
+	return slots.IsWaiting(res.Err) && !res.QueuedAt.IsZero() && now.Sub(res.QueuedAt) < waitShownAfter
 }
 
 // isHeld says a run ended with a plan that waits for approval or was refused.

@@ -423,6 +423,20 @@ func TestInstanceDecisions(t *testing.T) {
 			want: want{ran: []v1alpha1.RunOperation{v1alpha1.OperationApply}, synced: "False", message: "waiting for a run slot", noEvent: "Warning"},
 		},
 		{
+			reason: "Its Run Queued for a slot a moment ago (job mode): the Run shows the wait; the instance is handed on, says nothing new and records no event of a Run handed on.",
+			inst:   note(nil), stored: stateOf(1, "old"),
+			exec: fakeExecutor{results: map[v1alpha1.RunOperation]executor.Result{v1alpha1.OperationApply: {
+				Err: &slots.ShareFullError{Namespace: "team-a", Active: 2, Share: 2}, QueuedAt: time.Now().Add(-2 * time.Second)}}},
+			want: want{ran: []v1alpha1.RunOperation{v1alpha1.OperationApply}, synced: "True", noEvent: "Normal UpdatedExternalResource"},
+		},
+		{
+			reason: "Its Run Queued for a slot for 10 s or more (job mode): the instance says what it waits for.",
+			inst:   note(nil), stored: stateOf(1, "old"),
+			exec: fakeExecutor{results: map[v1alpha1.RunOperation]executor.Result{v1alpha1.OperationApply: {
+				Err: &slots.ShareFullError{Namespace: "team-a", Active: 2, Share: 2}, QueuedAt: time.Now().Add(-waitShownAfter)}}},
+			want: want{ran: []v1alpha1.RunOperation{v1alpha1.OperationApply}, synced: "False", message: "waiting for a run slot", noEvent: "Warning"},
+		},
+		{
 			reason: "A failed apply as terraform tells it (testdata of package terraform): the condition and the event start with its first Error block, without the CLI configuration's warning in box-drawing characters.",
 			inst:   note(nil), stored: stateOf(1, "old"),
 			exec: fakeExecutor{results: map[v1alpha1.RunOperation]executor.Result{v1alpha1.OperationApply: {Err: errors.New("terraform apply failed: " + terraformError(t, "apply-json-postcondition.txt"))}}},

@@ -25,12 +25,6 @@ const auditPolicy = `apiVersion: audit.k8s.io/v1
 kind: Policy
 omitStages: ["RequestReceived", "ResponseStarted", "Panic"]
 rules:
-- level: Request
-  verbs: ["update","patch"]
-  resources:
-  - group: pool.terraformdata.bench.example.org
-  - group: modkind.io
-    resources: ["runs", "runs/status"]
 - level: Metadata
 `
 

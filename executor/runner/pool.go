@@ -64,7 +64,9 @@ type Pool struct {
 	runs                    toolscache.Store
 	pendingChanged, offered chan struct{}
 	mu                      sync.Mutex
-	// othersSince is when each waiting Run offered to another pod was first seen.
+	// othersSince is when each waiting Run offered to another pod was first seen, plus a
+	// random part of wakeJitter of this pod's own: the idle pods that all saw the offer at once
+	// try it once its grace has passed one after another, not all at once.
 	othersSince map[types.UID]time.Time
 }
 
@@ -138,7 +140,7 @@ func (p *Pool) follow(ctx context.Context) error {
 		case run.Status.OfferedTo != "":
 			// Its pod takes it; this one looks again once offerGrace has passed (takeNext).
 			if _, ok := p.othersSince[run.UID]; !ok {
-				p.othersSince[run.UID] = time.Now()
+				p.othersSince[run.UID] = time.Now().Add(rand.N(wakeJitter))
 			}
 			return
 		}
@@ -202,8 +204,8 @@ func (p *Pool) takeNext(ctx context.Context) (bool, time.Duration, error) {
 		default:
 			since, ok := p.othersSince[run.UID]
 			if !ok {
-				since = now
-				p.othersSince[run.UID] = now
+				since = now.Add(rand.N(wakeJitter))
+				p.othersSince[run.UID] = since
 			}
 			if left := offerGrace - now.Sub(since); left > 0 {
 				if retry == 0 || left < retry {

@@ -80,13 +80,13 @@ func TestPoolTakesItsOwnPendingRuns(t *testing.T) {
 	if diff := cmp.Diff([]string{"newer", "offered-to-me", "older"}, took); diff != "" {
 		t.Errorf("Runs taken: -want, +got:\n%s", diff)
 	}
-	if retry <= 0 || retry > offerGrace {
-		t.Errorf("with a Run offered to another pod waiting, look again within %s; got %s", offerGrace, retry)
+	if retry <= 0 || retry > offerGrace+wakeJitter {
+		t.Errorf("with a Run offered to another pod waiting, look again within %s and this pod's part of %s; got %s", offerGrace, wakeJitter, retry)
 	}
 	// The other pod left it for offerGrace: this one takes it.
 	p.mu.Lock()
 	for uid := range p.othersSince {
-		p.othersSince[uid] = time.Now().Add(-offerGrace)
+		p.othersSince[uid] = time.Now().Add(-offerGrace - wakeJitter)
 	}
 	p.mu.Unlock()
 	if ok, _, err := p.takeNext(ctx); err != nil || !ok {

@@ -4,6 +4,7 @@ import (
 	"regexp/syntax"
 	"slices"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -48,12 +49,18 @@ func widenedRegexp(x *syntax.Regexp) (*syntax.Regexp, bool) {
 	case syntax.OpEmptyMatch, syntax.OpBeginText, syntax.OpEndText:
 		return x, true
 	case syntax.OpLiteral:
-		if x.Flags&syntax.FoldCase != 0 {
-			return nil, false
-		}
-		out := &syntax.Regexp{Op: syntax.OpConcat, Flags: x.Flags}
+		out := &syntax.Regexp{Op: syntax.OpConcat, Flags: x.Flags &^ syntax.FoldCase}
 		for _, r := range x.Rune {
-			out.Sub = append(out.Sub, widenedPlace([]rune{r, r}, x.Flags))
+			// A literal with (?i), or one the parser made of a class such as [fF], matches
+			// each character of its case-folding orbit (k also KELVIN SIGN).
+			place := []rune{r, r}
+			if x.Flags&syntax.FoldCase != 0 {
+				for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
+					place = append(place, f, f)
+				}
+				place = mergeRanges(place)
+			}
+			out.Sub = append(out.Sub, widenedPlace(place, out.Flags))
 		}
 		return out, true
 	case syntax.OpCharClass:

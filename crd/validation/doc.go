@@ -26,7 +26,10 @@
 //   - Terraform compares numbers exactly; CEL compares doubles. Bounds are used only when they are
 //     doubles whose shortest decimal form is exact and below 2^53, where both orders agree.
 //   - A set in Terraform holds no duplicates, and it removes them itself: a longer list given for a
-//     set may still have few enough elements for Terraform.
+//     set may still have few enough elements for Terraform. setintersection(list, x) == x is each
+//     element of x among the list's (membership in NFC, as above) where x is a set, and left to
+//     Terraform where x is a list: the intersection is a set, and Terraform's == is false between a
+//     set and a list (see setfuncs.go, whose facts a test checks with terraform).
 //   - CEL rules never run on null, and Terraform fails a condition that errors: `var.x == null ||
 //     c` needs only c, and a null that Terraform refuses is left to Terraform.
 //   - An optional attribute without a default is null to Terraform and absent to the API server:

@@ -181,6 +181,9 @@ func (t *translator) comparison(e *hclsyntax.BinaryOpExpr, neg bool) translated 
 	if tr, ok := t.wholeness(e, op, neg); ok {
 		return tr
 	}
+	if tr, ok := t.setSubset(e, op, neg); ok {
+		return tr
+	}
 	c, ok := constant(other)
 	if !ok {
 		subject, other, op = other, subject, flipped[op]

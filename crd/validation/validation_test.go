@@ -57,6 +57,11 @@ var translationCases = map[string]struct {
 		ty:     cty.String, condition: `contains(["café"], var.x)`,
 		want: translationWant{Rule: "self == 'caf\\u00e9' || size(bytes(self)) != size(self)"},
 	},
+	"SetIntersectionSubset": {
+		reason: "setintersection(list, x) == x is every element of the set x among the list's, in NFC: UnwrapKey is also written with KELVIN SIGN (see setfuncs.go).",
+		ty:     cty.Set(cty.String), condition: `setintersection(["Get", "UnwrapKey"], var.x) == var.x`,
+		want: translationWant{Rule: "self.all(element, element.replace('\\u212a', 'K').replace('\\u037e', ';').replace('\\u1fef', '`') in ['Get', 'UnwrapKey'])", Exact: true},
+	},
 	"EnumNumbers": {
 		reason: "contains over numbers is membership, with the numbers written as doubles.",
 		ty:     cty.Number, condition: `contains([1, 2.5, -3], var.x)`,

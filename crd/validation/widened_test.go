@@ -4,6 +4,7 @@ import (
 	"math/rand/v2"
 	"regexp"
 	"testing"
+	"unicode/utf8"
 
 	"golang.org/x/text/unicode/norm"
 )
@@ -60,6 +61,91 @@ func TestWidenedPattern(t *testing.T) {
 	for _, re := range []string{`(?m)^a$`, `\bx`} {
 		if _, ok := widenedPattern(re); ok {
 			t.Errorf("widenedPattern(%q) succeeded: line anchors and word boundaries judge the characters around them", re)
+		}
+	}
+}
+
+// TestWidenedPieceFacts checks, over all of Unicode, what widenedPattern's proof says of the NFC
+// form of a piece (an optional ASCII character or one of normalizedToASCII's forms, followed by
+// characters outside ASCII): it holds no ASCII character but its first, and that one only where
+// the piece starts with it (or with its form). TestNormalizationFacts checks that NFC never joins
+// an ASCII character or such a form to what precedes it, so that a string's NFC form is its
+// pieces'.
+func TestWidenedPieceFacts(t *testing.T) {
+	kForm := map[rune]bool{}
+	for _, f := range normalizedToASCII {
+		kForm[[]rune(f[0])[0]] = true
+	}
+	asciiAt := func(s string) []int {
+		var at []int
+		for i, r := range []rune(s) {
+			if r < utf8.RuneSelf {
+				at = append(at, i)
+			}
+		}
+		return at
+	}
+	// Characters outside ASCII: alone, none but the forms has ASCII in its NFC form; those whose
+	// decomposition starts with an ASCII letter (é) keep it composed before every mark that may
+	// follow them; and no composition makes an ASCII character.
+	var marks, lettered []rune
+	for r := rune(utf8.RuneSelf); r <= utf8.MaxRune; r++ {
+		if !utf8.ValidRune(r) {
+			continue
+		}
+		p := norm.NFC.PropertiesString(string(r))
+		if !p.BoundaryBefore() {
+			marks = append(marks, r)
+		}
+		if at := asciiAt(norm.NFC.String(string(r))); len(at) > 0 && !kForm[r] {
+			t.Errorf("U+%04X: its NFC form %+q holds ASCII", r, norm.NFC.String(string(r)))
+		}
+		if d := []rune(norm.NFD.String(string(r))); len(d) > 1 && d[0] < utf8.RuneSelf {
+			lettered = append(lettered, r)
+		}
+	}
+	for _, c := range lettered {
+		for _, m := range marks {
+			if at := asciiAt(norm.NFC.String(string(c) + string(m))); len(at) > 0 {
+				t.Errorf("U+%04X U+%04X: NFC form %+q holds ASCII, though the piece starts outside ASCII", c, m, norm.NFC.String(string(c)+string(m)))
+			}
+		}
+	}
+	t.Logf("%d marks, %d characters that decompose to an ASCII letter and marks", len(marks), len(lettered))
+	// Pieces of random characters outside ASCII, rich in marks, after an ASCII character, a form,
+	// or nothing.
+	r := rand.New(rand.NewPCG(43, 7))
+	firsts := []string{"", "a", "e", "K", "\u212a", ";", "\u037e", "`", "\u1fef", "\u00e9", "\u0344"}
+	pick := func() rune {
+		switch r.IntN(3) {
+		case 0:
+			return marks[r.IntN(len(marks))]
+		case 1:
+			return lettered[r.IntN(len(lettered))]
+		}
+		for {
+			c := utf8.RuneSelf + r.Int32N(utf8.MaxRune-utf8.RuneSelf+1)
+			if utf8.ValidRune(c) && !kForm[c] {
+				return c
+			}
+		}
+	}
+	for range 200000 {
+		first := firsts[r.IntN(len(firsts))]
+		piece := []rune(first)
+		for range 1 + r.IntN(4) {
+			piece = append(piece, pick())
+		}
+		nfc := norm.NFC.String(string(piece))
+		at := asciiAt(nfc)
+		switch {
+		case len(at) == 0:
+		case len(at) > 1 || at[0] != 0:
+			t.Fatalf("%+q: NFC form %+q holds ASCII past its start", string(piece), nfc)
+		case first == "" || !isASCII(first) && !kForm[[]rune(first)[0]]:
+			t.Fatalf("%+q: NFC form %+q starts with ASCII, the piece does not", string(piece), nfc)
+		case norm.NFC.String(first) != nfc[:1]:
+			t.Fatalf("%+q: NFC form %+q starts with another ASCII character than the piece's %+q", string(piece), nfc, first)
 		}
 	}
 }

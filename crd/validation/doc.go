@@ -20,11 +20,16 @@
 //     normal form that is, or folds to, an ASCII character (KELVIN SIGN for K, İ for lower()'s
 //     i...), and the pattern is rewritten to match them too. So are searches NFC cannot change,
 //     such as runs of any character between characters that compose with nothing (see normal.go,
-//     whose facts a test checks over all of Unicode).
+//     whose facts a test checks over all of Unicode). Other searches are exact for ASCII strings,
+//     and refuse the others that do not match a pattern widened to match every string whose NFC
+//     form the search matches (see widened.go).
 //   - Terraform compares numbers exactly; CEL compares doubles. Bounds are used only when they are
 //     doubles whose shortest decimal form is exact and below 2^53, where both orders agree.
 //   - A set in Terraform holds no duplicates, and it removes them itself: a longer list given for a
-//     set may still have few enough elements for Terraform.
+//     set may still have few enough elements for Terraform. setintersection(list, x) == x is each
+//     element of x among the list's (membership in NFC, as above) where x is a set, and left to
+//     Terraform where x is a list: the intersection is a set, and Terraform's == is false between a
+//     set and a list (see setfuncs.go, whose facts a test checks with terraform).
 //   - CEL rules never run on null, and Terraform fails a condition that errors: `var.x == null ||
 //     c` needs only c, and a null that Terraform refuses is left to Terraform.
 //   - An optional attribute without a default is null to Terraform and absent to the API server:

@@ -16,6 +16,7 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclwrite"
+	"github.com/zclconf/go-cty/cty"
 	extv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -142,8 +143,12 @@ func TestPublicCorpusAPIServer(t *testing.T) {
 	for round := range rounds {
 		values, forProviders, beyond := roundValues(t, round, mods, kinds, names)
 		tfErrs := crdtest.Plan(t, tf, work, values)
-		if len(tfErrs[""]) > 0 {
-			t.Fatalf("round %d: terraform plan failed for other reasons than the variables' values: %v", round, tfErrs[""])
+		for name, errs := range tfErrs {
+			// An error about no value, or about a variable given none (a required one left
+			// unset), stops terraform before it judges the values given: none would be refused.
+			if _, given := values[name]; !given {
+				t.Fatalf("round %d: terraform plan failed for other reasons than the variables' values: %q: %v", round, name, errs)
+			}
 		}
 		for name, raw := range beyond {
 			count.checked++
@@ -220,8 +225,8 @@ func roundValues(t *testing.T, round int, mods map[string]*module.Module, kinds 
 				continue
 			}
 			r := rand.New(rand.NewPCG(uint64(round), uint64(len(n)*1000+len(v.Name))))
-			for range 40 {
-				x := genValue(r, v.Type, k.pools[v.Name], 4)
+			given := false
+			for _, x := range candidates(r, v, k.pools[v.Name]) {
 				f, ok, out := k.makers[v.Name].fieldWithin(x)
 				if !ok && !out && x != nil {
 					// x is a value of the variable's type (a required attribute may be null):
@@ -244,12 +249,36 @@ func roundValues(t *testing.T, round int, mods map[string]*module.Module, kinds 
 				} else {
 					fp[fields.Name(v.Name)] = f
 				}
+				given = true
 				break
+			}
+			if !given && v.Required() {
+				// Terraform judges no value of a plan that leaves a required variable unset.
+				t.Fatalf("%s round %d: no value made for the required variable %s is one its field's schema takes", n, round, v.Name)
 			}
 		}
 		forProviders[n] = fp
 	}
 	return values, forProviders, beyond
+}
+
+// candidates are the values roundValues tries for v, first taken first: 40 random values of its
+// type, then, for a string or number, each of its pool's in order, so that a required variable
+// whose schema takes few strings (a search now a pattern) still gets one it takes.
+func candidates(r *rand.Rand, v module.Variable, p pools) []any {
+	var out []any
+	for range 40 {
+		out = append(out, genValue(r, v.Type, p, 4))
+	}
+	switch v.Type {
+	case cty.String:
+		for _, s := range p.strs {
+			out = append(out, s)
+		}
+	case cty.Number:
+		out = append(out, p.nums...)
+	}
+	return out
 }
 
 // judgeInstance creates an instance of the kind k of public module n with the forProvider fp,

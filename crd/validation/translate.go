@@ -181,6 +181,9 @@ func (t *translator) comparison(e *hclsyntax.BinaryOpExpr, neg bool) translated 
 	if tr, ok := t.wholeness(e, op, neg); ok {
 		return tr
 	}
+	if tr, ok := t.setSubset(e, op, neg); ok {
+		return tr
+	}
 	c, ok := constant(other)
 	if !ok {
 		subject, other, op = other, subject, flipped[op]
@@ -898,7 +901,15 @@ func (t *translator) matches(e hcl.Expression, s *term, re string, neg bool) tra
 	if exact {
 		return exactly(p)
 	}
-	return soundly(orPred{p, notPred{asciiPred{asciiBase(s)}}})
+	out := soundly(orPred{p, notPred{asciiPred{asciiBase(s)}}})
+	if wide, ok := widenedPattern(re); ok && !neg && s.ascii == nil && s.exactTerm() {
+		// Outside ASCII, a pattern every string matches whose NFC form re matches (widened.go).
+		out.p = andPred{out.p, matchPred{s, wide}}
+		if wide == re {
+			out.p = matchPred{s, re}
+		}
+	}
+	return out
 }
 
 // quantifier translates alltrue(list) (all) or anytrue(list): of a for expression, of the

@@ -57,6 +57,11 @@ var translationCases = map[string]struct {
 		ty:     cty.String, condition: `contains(["café"], var.x)`,
 		want: translationWant{Rule: "self == 'caf\\u00e9' || size(bytes(self)) != size(self)"},
 	},
+	"SetIntersectionSubset": {
+		reason: "setintersection(list, x) == x is every element of the set x among the list's, in NFC: UnwrapKey is also written with KELVIN SIGN (see setfuncs.go).",
+		ty:     cty.Set(cty.String), condition: `setintersection(["Get", "UnwrapKey"], var.x) == var.x`,
+		want: translationWant{Rule: "self.all(element, element.replace('\\u212a', 'K').replace('\\u037e', ';').replace('\\u1fef', '`') in ['Get', 'UnwrapKey'])", Exact: true},
+	},
 	"EnumNumbers": {
 		reason: "contains over numbers is membership, with the numbers written as doubles.",
 		ty:     cty.Number, condition: `contains([1, 2.5, -3], var.x)`,
@@ -103,14 +108,14 @@ var translationCases = map[string]struct {
 		want: translationWant{Rule: "self.matches('[a-z]$')", Exact: true},
 	},
 	"RegexNotNFCInvariant": {
-		reason: "A search that NFC may change judges ASCII strings only: a combining mark after the letter makes another letter of it.",
+		reason: "A search that NFC may change is exact for ASCII strings only (a combining mark after the letter makes another letter of it); a string whose NFC form starts with a letter starts with it itself, so the search refuses only what Terraform refuses (see widened.go).",
 		ty:     cty.String, condition: `can(regex("^[a-z]", var.x))`,
-		want: translationWant{Rule: "self.matches('^[a-z]') || size(bytes(self)) != size(self)"},
+		want: translationWant{Rule: "self.matches('^[a-z]')"},
 	},
 	"RegexFoldCase": {
-		reason: "(?i) matches k with KELVIN SIGN, outside ASCII: ASCII strings only are judged.",
+		reason: "(?i) matches k with KELVIN SIGN, outside ASCII: ASCII strings are judged exactly, others by the widened pattern, which every string matches whose NFC form the pattern matches.",
 		ty:     cty.String, condition: `can(regex("(?i)^[a-z]+$", var.x))`,
-		want: translationWant{Rule: "self.matches('(?i)^[a-z]+$') || size(bytes(self)) != size(self)"},
+		want: translationWant{Rule: `(self.matches('(?i)^[a-z]+$') || size(bytes(self)) != size(self)) && self.matches('^(?:[<->A-Za-z\\x{80}-\\x{10ffff}]?[\\x{80}-\\x{10ffff}]*)+$')`},
 	},
 	"RegexEscapes": {
 		reason: "Quotes and backslashes of a pattern are escaped for CEL, not lost.",

@@ -1,0 +1,86 @@
+package validation
+
+import (
+	"maps"
+
+	"github.com/zclconf/go-cty/cty"
+)
+
+// TestTranslations also translates these: try(condition, true), emptiness of sets, base64.
+func init() { maps.Copy(translationCases, moreCases) }
+
+var moreCases = map[string]struct {
+	reason string
+	ty     cty.Type
+	// tyExpr, when set, is the type as a module writes it, with optional attributes.
+	tyExpr    string
+	condition string
+	def       any // the module's default, when it has one
+	sensitive bool
+	// budgeted cases are translated within the API server's cost limits; the others show the
+	// translation whatever it costs.
+	budgeted bool
+	want     translationWant
+}{
+	"TryNullComparisons": {
+		reason:    "Comparing an unset attribute with null or a literal by == or != never errs: try(c, true) is c, exactly.",
+		tyExpr:    "object({ enabled = optional(bool), a = optional(string), b = optional(string) })",
+		condition: `try(var.x == null || var.x.enabled != true || (var.x.a != null && var.x.b != null), true)`,
+		want:      translationWant{Rule: "!has(self.enabled) || self.enabled == false || (has(self.a) && has(self.b))", Exact: true},
+	},
+	"TryAttributeOfUnsetObject": {
+		reason:    "Reading an attribute of an unset object errs, and try() holds there; the left side does not read it, and the right side's first operand does, so both readings of || and && err or hold where it is unset.",
+		tyExpr:    `object({ kind = optional(string, "B"), ad = optional(object({ sid = optional(string), name = optional(string) })) })`,
+		condition: `try(var.x.kind != "AD" || (var.x.ad.sid != null && var.x.ad.name != null), true)`,
+		want:      translationWant{Rule: "!has(self.ad) || self.kind != 'AD' || (has(self.ad.sid) && has(self.ad.name))", Exact: true},
+	},
+	"TryReadBehindFalseAnd": {
+		reason:    "Where ad is unset and kind is not AD, terraform 1.11 errs (it reads ad.sid on the right of a false &&: try holds) and later versions do not (false): the rule holds there, as the lenient reading says, and is not exact.",
+		tyExpr:    `object({ kind = optional(string, "B"), ad = optional(object({ sid = optional(string) })) })`,
+		condition: `try(var.x.kind == "AD" && var.x.ad.sid != null, true)`,
+		want:      translationWant{Rule: "!has(self.ad) || (self.kind == 'AD' && has(self.ad.sid))"},
+	},
+	"TryCanCatches": {
+		reason:    "can() catches the error of regex(pattern, null): an unset attribute fails the condition without error, so try() does not make it hold.",
+		tyExpr:    "object({ user = optional(string) })",
+		condition: `try(var.x == null || can(regex("^[a-z]+$", var.x.user)), true)`,
+		want:      translationWant{Rule: "has(self.user) && self.user.matches('^[a-z]+$')", Exact: true},
+	},
+	"TryOrderComparisonOfNull": {
+		reason:    "An unset number compared by > errs, and try() holds there.",
+		tyExpr:    "object({ n = optional(number) })",
+		condition: `try(var.x.n > 2, true)`,
+		want:      translationWant{Rule: "!has(self.n) || self.n > 2.0", Exact: true},
+	},
+	"TryNullSought": {
+		reason:    "contains(list, null) errs in terraform 1.11 (try() holds) and is false in later versions: the rule holds for a null mode, and is not exact.",
+		tyExpr:    "object({ mode = string })",
+		condition: `try(var.x == null || contains(["Disabled", "Istio"], var.x.mode), true)`,
+		want:      translationWant{Rule: "!has(self.mode) || self.mode in ['Disabled', 'Istio']"},
+	},
+	"TryCallThatMayErr": {
+		reason: "A function that may err on values of its type (here on a string that is not a number) makes the condition's errors unknown.",
+		ty:     cty.String, condition: `try(tonumber(var.x) > 2, true)`,
+		want: translationWant{Dropped: "a call of tonumber, which may err"},
+	},
+	"EmptySet": {
+		reason: "A set is empty exactly when the list given for it is, duplicates or not.",
+		ty:     cty.Set(cty.String), condition: `length(var.x) == 0`,
+		want: translationWant{Rule: "size(self) == 0", Exact: true},
+	},
+	"SetAtMostOne": {
+		reason: "A list of two equal elements is a set of one: an upper bound other than 0 does not hold for the list.",
+		ty:     cty.Set(cty.String), condition: `length(var.x) <= 1`,
+		want: translationWant{Dropped: "upper bound on a set"},
+	},
+	"Base64": {
+		reason: "What Go's decoder takes: groups of four, = or == at the end, CR and LF anywhere, KELVIN SIGN as the K it normalizes to; bytes that are not UTF-8 are not checked, so the rule is not exact (the pattern is the schema's: the rule would cost too much on a string of any length).",
+		ty:     cty.String, condition: `can(base64decode(var.x))`, budgeted: true,
+		want: translationWant{Schema: `pattern "(?:^(?:[\\x{a}\\x{d}]*[+/-9A-Za-z\\x{212a}][\\x{a}\\x{d}]*[+/-9A-Za-z\\x{212a}][\\x{a}\\x{d}]*[+/-9A-Za-z\\x{212a}][\\x{a}\\x{d}]*[+/-9A-Za-z\\x{212a}])*(?:[\\x{a}\\x{d}]*[+/-9A-Za-z\\x{212a}][\\x{a}\\x{d}]*[+/-9A-Za-z\\x{212a}](?:[\\x{a}\\x{d}]*=[\\x{a}\\x{d}]*=|[\\x{a}\\x{d}]*[+/-9A-Za-z\\x{212a}][\\x{a}\\x{d}]*=))?[\\x{a}\\x{d}]*$)" at the field`},
+	},
+	"NotBase64": {
+		reason: "Refusing what decodes would refuse strings that decode to bytes that are not UTF-8, which Terraform refuses too: the negation is left to Terraform.",
+		ty:     cty.String, condition: `!can(base64decode(var.x))`,
+		want: translationWant{Dropped: "negation of a check of base64"},
+	},
+}

@@ -73,6 +73,17 @@ var moreCases = map[string]struct {
 		ty:     cty.Set(cty.String), condition: `length(var.x) <= 1`,
 		want: translationWant{Dropped: "upper bound on a set"},
 	},
+	"NumberAboveString": {
+		reason: "Terraform converts the string to compare it, and errs where it does not parse: the rule refuses what does not, and compares whole numbers of up to 15 digits, which doubles hold exactly; others are left to Terraform.",
+		tyExpr: `object({ kept = optional(number, 8), days = optional(string, "7") })`,
+		condition: `var.x.kept > var.x.days`,
+		want:      translationWant{Rule: `self.days.matches('^[+-]?(?:(?:[0-9]+\\.?[0-9]*|\\.[0-9]+)(?:[eEpP][+-]?[0-9]+)?|[iI]nf)$') && (!self.days.matches('^-?[0-9]{1,15}$') || self.kept > double(self.days))`},
+	},
+	"StringBelowNumber": {
+		reason: "A string on the left is the comparison turned round.",
+		ty:     cty.Object(map[string]cty.Type{"n": cty.Number, "s": cty.String}), condition: `var.x.s <= var.x.n`,
+		want: translationWant{Rule: `has(self.n) && has(self.s) && self.s.matches('^[+-]?(?:(?:[0-9]+\\.?[0-9]*|\\.[0-9]+)(?:[eEpP][+-]?[0-9]+)?|[iI]nf)$') && (!self.s.matches('^-?[0-9]{1,15}$') || self.n >= double(self.s))`},
+	},
 	"Base64": {
 		reason: "What Go's decoder takes: groups of four, = or == at the end, CR and LF anywhere, KELVIN SIGN as the K it normalizes to; bytes that are not UTF-8 are not checked, so the rule is not exact (the pattern is the schema's: the rule would cost too much on a string of any length).",
 		ty:     cty.String, condition: `can(base64decode(var.x))`, budgeted: true,

@@ -374,7 +374,7 @@ func (t *translator) compareTerms(e hcl.Expression, l hclsyntax.Expression, op s
 		}
 		return guarded(soundly(orPred{notPred{cp}, notPred{asciiPred{s}}}), s, "")
 	}
-	return t.untranslated("a comparison of two values that is not of two numbers", e)
+	return t.numberAndString(e, a, op, b)
 }
 
 // lengthOf resolves the argument of length(): a string, list, set or map term, or the keys or

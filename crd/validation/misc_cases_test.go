@@ -74,8 +74,8 @@ var moreCases = map[string]struct {
 		want: translationWant{Dropped: "upper bound on a set"},
 	},
 	"NumberAboveString": {
-		reason: "Terraform converts the string to compare it, and errs where it does not parse: the rule refuses what does not, and compares whole numbers of up to 15 digits, which doubles hold exactly; others are left to Terraform.",
-		tyExpr: `object({ kept = optional(number, 8), days = optional(string, "7") })`,
+		reason:    "Terraform converts the string to compare it, and errs where it does not parse: the rule refuses what does not, and compares whole numbers of up to 15 digits, which doubles hold exactly; others are left to Terraform.",
+		tyExpr:    `object({ kept = optional(number, 8), days = optional(string, "7") })`,
 		condition: `var.x.kept > var.x.days`,
 		want:      translationWant{Rule: `self.days.matches('^[+-]?(?:(?:[0-9]+\\.?[0-9]*|\\.[0-9]+)(?:[eEpP][+-]?[0-9]+)?|[iI]nf)$') && (!self.days.matches('^-?[0-9]{1,15}$') || self.kept > double(self.days))`},
 	},

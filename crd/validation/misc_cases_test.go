@@ -63,6 +63,18 @@ var moreCases = map[string]struct {
 		ty:     cty.String, condition: `try(tonumber(var.x) > 2, true)`,
 		want: translationWant{Dropped: "a call of tonumber, which may err"},
 	},
+	"ListWrittenOut": {
+		reason:    "A for expression over a list written out is its body for each element.",
+		tyExpr:    "object({ a = number, b = number })",
+		condition: `alltrue([for v in [var.x.a, var.x.b] : v > 0])`,
+		want:      translationWant{Rule: "has(self.a) && self.a > 0.0 && has(self.b) && self.b > 0.0", Exact: true},
+	},
+	"TryListWrittenOut": {
+		reason:    "Within try(), reading the elements of an unset object errs, and a null element is tested before it is compared: the rule holds where the object is unset; the null tests inside make it lenient, not exact.",
+		tyExpr:    "object({ t = optional(object({ a = optional(number), b = optional(number) })) })",
+		condition: `try(var.x.t == null || alltrue([for v in [var.x.t.a, var.x.t.b] : v == null ? true : v == floor(v)]), true)`,
+		want:      translationWant{Rule: "!has(self.t) || ((!has(self.t.a) || (self.t.a >= 9007199254740992.0 || self.t.a <= -9007199254740992.0 || double(int(self.t.a)) == self.t.a)) && (!has(self.t.b) || (self.t.b >= 9007199254740992.0 || self.t.b <= -9007199254740992.0 || double(int(self.t.b)) == self.t.b)))"},
+	},
 	"EmptySet": {
 		reason: "A set is empty exactly when the list given for it is, duplicates or not.",
 		ty:     cty.Set(cty.String), condition: `length(var.x) == 0`,

@@ -105,7 +105,25 @@ func (t *translator) erringReads(e hclsyntax.Expression, nullSafe bool) ([]*term
 		safe := x.Op == hclsyntax.OpEqual || x.Op == hclsyntax.OpNotEqual
 		why = orReason(sub(x.LHS, safe), sub(x.RHS, safe))
 	case *hclsyntax.ConditionalExpr:
-		why = orReason(sub(x.Condition, false), orReason(sub(x.TrueResult, nullSafe), sub(x.FalseResult, nullSafe)))
+		// HCL reports the errors of the branch the condition picks only: where it tests x for
+		// null, the other branch never reads x as null.
+		why = sub(x.Condition, false)
+		if subject, isNull, ok := t.nullTest(x.Condition); ok {
+			nonNull := x.FalseResult
+			if !isNull {
+				nonNull = x.TrueResult
+			}
+			for _, branch := range []hclsyntax.Expression{x.TrueResult, x.FalseResult} {
+				ts, w := t.erringReads(branch, nullSafe)
+				if branch == nonNull {
+					ts = slices.DeleteFunc(ts, func(o *term) bool { return o.expr == subject.expr })
+				}
+				add(ts)
+				why = orReason(why, w)
+			}
+		} else {
+			why = orReason(why, orReason(sub(x.TrueResult, nullSafe), sub(x.FalseResult, nullSafe)))
+		}
 	case *hclsyntax.TupleConsExpr:
 		for _, item := range x.Exprs {
 			why = orReason(why, sub(item, false))
@@ -134,7 +152,27 @@ func (t *translator) erringReads(e hclsyntax.Expression, nullSafe bool) ([]*term
 			}
 		}
 	case *hclsyntax.ForExpr:
-		why = "a for expression in try()"
+		elems, ok := listed(x)
+		if !ok || x.KeyVar != "" {
+			why = "a for expression in try() over other than a list written out"
+			break
+		}
+		for _, item := range elems {
+			// An element may be null; what holds it may not.
+			why = orReason(why, sub(item, true))
+			inner, w := t.binding(x.ValVar, item)
+			if inner == nil {
+				why = orReason(why, w)
+				continue
+			}
+			for _, part := range []hclsyntax.Expression{x.ValExpr, x.CondExpr} {
+				if part != nil {
+					ts, w := inner.erringReads(part, false)
+					add(ts)
+					why = orReason(why, w)
+				}
+			}
+		}
 	default:
 		why = otherForm
 	}
@@ -150,6 +188,10 @@ func (t *translator) erringReads(e hclsyntax.Expression, nullSafe bool) ([]*term
 func (t *translator) errsOrHolds(e hclsyntax.Expression, o *term) bool {
 	switch x := unwrap(e).(type) {
 	case *hclsyntax.BinaryOpExpr:
+		if s, isNull, ok := t.nullTest(x); ok && isNull && s.expr == o.expr {
+			// o == null holds where o is unset.
+			return true
+		}
 		switch x.Op {
 		case hclsyntax.OpLogicalOr:
 			// A left side that errs or holds decides; else the right side does.
@@ -160,6 +202,22 @@ func (t *translator) errsOrHolds(e hclsyntax.Expression, o *term) bool {
 		}
 	}
 	return t.errs(e, o)
+}
+
+// nullTest returns the term x of x == null (isNull) or x != null.
+func (t *translator) nullTest(e hclsyntax.Expression) (subject *term, equal, ok bool) {
+	cmp, isCmp := unwrap(e).(*hclsyntax.BinaryOpExpr)
+	if !isCmp || cmp.Op != hclsyntax.OpEqual && cmp.Op != hclsyntax.OpNotEqual {
+		return nil, false, false
+	}
+	x := unwrap(cmp.LHS)
+	if isNull(x) {
+		x = unwrap(cmp.RHS)
+	} else if !isNull(cmp.RHS) {
+		return nil, false, false
+	}
+	s, _ := t.term(x)
+	return s, cmp.Op == hclsyntax.OpEqual, s != nil
 }
 
 // errs reports whether e surely errs where o is unset, in either reading of || and &&: its first

@@ -51,6 +51,14 @@ variable "mesh" {
     error_message = "mode"
   }
 }
+variable "proxy" {
+  type    = object({ t = optional(object({ a = optional(number), b = optional(number) })) })
+  default = null
+  validation {
+    condition     = try(var.proxy.t == null || alltrue([for v in [var.proxy.t.a, var.proxy.t.b] : v == null ? true : v == floor(v)]), true)
+    error_message = "whole"
+  }
+}
 variable "tags" {
   type    = set(string)
   default = []
@@ -79,6 +87,9 @@ variable "tags" {
 		{reason: "A name that matches passes.", name: "user", raw: `{"name":"abc"}`, want: ""},
 		{reason: "contains() of null errs in terraform 1.11: try() holds.", name: "mesh", raw: `{"mode":null}`, want: ""},
 		{reason: "Another mode fails.", name: "mesh", raw: `{"mode":"Other"}`, want: "0"},
+		{reason: "A fraction fails; the branch of the conditional that compares null is not picked, so its error does not count.", name: "proxy", raw: `{"t":{"a":0.5}}`, want: "0"},
+		{reason: "Null elements and whole numbers pass.", name: "proxy", raw: `{"t":{"b":2}}`, want: ""},
+		{reason: "An unset t reads as null in both readings.", name: "proxy", raw: `{}`, want: ""},
 		{reason: "Two equal tags are a set of one: not empty.", name: "tags", raw: `["a","a"]`, want: "0"},
 		{reason: "No tags pass.", name: "tags", raw: `[]`, want: ""},
 	}

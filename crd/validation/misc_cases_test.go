@@ -75,6 +75,26 @@ var moreCases = map[string]struct {
 		condition: `try(var.x.t == null || alltrue([for v in [var.x.t.a, var.x.t.b] : v == null ? true : v == floor(v)]), true)`,
 		want:      translationWant{Rule: "!has(self.t) || ((!has(self.t.a) || (self.t.a >= 9007199254740992.0 || self.t.a <= -9007199254740992.0 || double(int(self.t.a)) == self.t.a)) && (!has(self.t.b) || (self.t.b >= 9007199254740992.0 || self.t.b <= -9007199254740992.0 || double(int(self.t.b)) == self.t.b)))"},
 	},
+	"PrefixUpper": {
+		reason: "upper() of a prefix by substr() and a pattern of the rest without letters: the prefix's letters of either case (and LONG S for S) followed by the rest, exactly.",
+		ty:     cty.String, condition: `length(var.x) >= 3 && upper(substr(var.x, 0, 3)) == "AS_" && can(regex("^[0-9]+$", substr(var.x, 3, -1)))`,
+		want: translationWant{Rule: `self.matches('^[Aa][Ss\\x{17f}]_[0-9]+$')`, Exact: true},
+	},
+	"PrefixAsIs": {
+		reason: "substr() alone: the prefix as it is; other conditions are kept beside the pattern.",
+		ty:     cty.String, condition: `substr(var.x, 0, 2) == "v-" && can(regex("^[0-9]+$", substr(var.x, 2, -1))) && length(var.x) <= 5`,
+		want: translationWant{Rule: `self.matches('^v-(?:[0-9]+)$') && (size(self) <= 5 || size(bytes(self)) != size(self) || self.contains('\r'))`},
+	},
+	"PrefixLettersAfter": {
+		reason: "A rest that may hold letters would be folded by upper() in the pattern, and not by Terraform: each part is translated alone.",
+		ty:     cty.String, condition: `upper(substr(var.x, 0, 2)) == "V-" && can(regex("^[a-z]+$", substr(var.x, 2, -1)))`,
+		want: translationWant{Dropped: "substr"},
+	},
+	"PrefixOtherLength": {
+		reason: "A literal of another length than the substring is not its prefix.",
+		ty:     cty.String, condition: `substr(var.x, 0, 3) == "v-" && can(regex("^[0-9]+$", substr(var.x, 3, -1)))`,
+		want: translationWant{Dropped: "substr"},
+	},
 	"EmptySet": {
 		reason: "A set is empty exactly when the list given for it is, duplicates or not.",
 		ty:     cty.Set(cty.String), condition: `length(var.x) == 0`,

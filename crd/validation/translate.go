@@ -72,6 +72,9 @@ func (t *translator) translate(e hclsyntax.Expression, neg bool) translated {
 			if neg {
 				return or(t.translate(e.LHS, true), t.translate(e.RHS, true))
 			}
+			if tr, ok := t.prefixed(e); ok {
+				return tr
+			}
 			return and(t.translate(e.LHS, false), t.translate(e.RHS, false))
 		case hclsyntax.OpLogicalOr:
 			if neg {

@@ -95,6 +95,16 @@ var moreCases = map[string]struct {
 		ty:     cty.String, condition: `substr(var.x, 0, 3) == "v-" && can(regex("^[0-9]+$", substr(var.x, 3, -1)))`,
 		want: translationWant{Dropped: "substr"},
 	},
+	"DigitsOfPart": {
+		reason: "The digits a pattern finds in a part of a string, compared with a bound: the part, then the digits whose number is at least the bound, one alternative per first digit above the bound's.",
+		ty:     cty.String, condition: `try(tonumber(replace(regex("^\\d{2}-\\d", split(":", var.x)[1]), "-", "")) >= 250, false)`,
+		want: translationWant{Rule: `self.matches('^[^:]*:(?:25-0|[3-9][0-9]-[0-9]|2[6-9]-[0-9]|25-[1-9])')`, Exact: true},
+	},
+	"DigitsOfPartNegated": {
+		reason: "The negation is the pattern of the other numbers: where Terraform errs, both fail.",
+		ty:     cty.String, condition: `!(tonumber(replace(regex("^\\d-\\d", split(":", var.x)[0]), "-", "")) >= 25)`,
+		want: translationWant{Rule: `self.matches('^(?:2-4|[0-1]-[0-9]|2-[0-3])')`, Exact: true},
+	},
 	"EmptySet": {
 		reason: "A set is empty exactly when the list given for it is, duplicates or not.",
 		ty:     cty.Set(cty.String), condition: `length(var.x) == 0`,

@@ -204,6 +204,9 @@ func (t *translator) comparison(e *hclsyntax.BinaryOpExpr, neg bool) translated 
 		return t.compareTerm(e, s, op, c)
 	}
 	call, ok := subject.(*hclsyntax.FunctionCallExpr)
+	if ok && call.Name == "tonumber" {
+		return t.digitsCompared(e, call, op, c)
+	}
 	if !ok || call.Name != "length" || len(call.Args) != 1 || call.ExpandFinal {
 		_, why := t.term(subject)
 		return t.untranslated(why, e)

@@ -911,7 +911,7 @@ func (t *translator) flattened(list hclsyntax.Expression, all, neg bool) transla
 // forAll translates a quantifier (all or exists) over the for expression f, whose value for each
 // element body translates.
 func (t *translator) forAll(e hcl.Expression, f *hclsyntax.ForExpr, all, neg bool, body func(hclsyntax.Expression) translated) translated {
-	if elems, ok := listed(f); ok {
+	if elems, ok := t.listed(f); ok {
 		return t.unrolled(e, f, elems, all, body)
 	}
 	coll, why := t.collection(unwrap(f.CollExpr))

@@ -152,7 +152,7 @@ func (t *translator) erringReads(e hclsyntax.Expression, nullSafe bool) ([]*term
 			}
 		}
 	case *hclsyntax.ForExpr:
-		elems, ok := listed(x)
+		elems, ok := t.listed(x)
 		if !ok || x.KeyVar != "" {
 			why = "a for expression in try() over other than a list written out"
 			break

@@ -12,7 +12,7 @@ import (
 // standing for each element's term.
 
 // listed returns the elements of a for expression's list when it is written out.
-func listed(f *hclsyntax.ForExpr) ([]hclsyntax.Expression, bool) {
+func (t *translator) listed(f *hclsyntax.ForExpr) ([]hclsyntax.Expression, bool) {
 	tuple, ok := unwrap(f.CollExpr).(*hclsyntax.TupleConsExpr)
 	if !ok {
 		return nil, false
@@ -29,7 +29,7 @@ func (t *translator) unrolled(e hcl.Expression, f *hclsyntax.ForExpr, elems []hc
 	if !all {
 		combine = or
 	}
-	out := exactly(constPred(all))
+	out := translated{p: constPred(all), exact: true}
 	for _, x := range elems {
 		inner, why := t.binding(f.ValVar, x)
 		if inner == nil {

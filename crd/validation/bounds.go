@@ -96,6 +96,8 @@ func (b *schemaBounds) collect(p pred) {
 			if ok1 && ok2 && ok3 && m.s.expr == a.s.expr && m.s.exactTerm() && m.s.path != "?" {
 				if l, ok := maxASCIILength(m.re); ok {
 					setMin(b.maxLength, m.s.path, l)
+				} else if l, ok := maxGivenLength(m.re); ok && m.s.ascii == nil {
+					setMin(b.maxLength, m.s.path, l)
 				}
 			}
 		}

@@ -256,6 +256,9 @@ func (t *translator) traverse(s *term, steps hcl.Traversal) (*term, string) {
 		if a == nil {
 			return nil, why
 		}
+		if t.assumed[a.expr] {
+			a.optional = slices.DeleteFunc(a.optional, func(o *term) bool { return o == a })
+		}
 		s = a
 	}
 	return s, ""

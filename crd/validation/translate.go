@@ -33,6 +33,8 @@ type translator struct {
 	inQuant bool
 	// celVars are the CEL names of the loop variables in use.
 	celVars map[string]bool
+	// assumed are the optional terms taken as set (see exactWhereSet).
+	assumed map[string]bool
 }
 
 func newTranslator(name string, ty cty.Type, defaults *typeexpr.Defaults, src string, b *schemaBounds) *translator {
@@ -69,6 +71,9 @@ func (t *translator) translate(e hclsyntax.Expression, neg bool) translated {
 		case hclsyntax.OpLogicalAnd:
 			if neg {
 				return or(t.translate(e.LHS, true), t.translate(e.RHS, true))
+			}
+			if tr, ok := t.prefixed(e); ok {
+				return tr
 			}
 			return and(t.translate(e.LHS, false), t.translate(e.RHS, false))
 		case hclsyntax.OpLogicalOr:
@@ -202,6 +207,9 @@ func (t *translator) comparison(e *hclsyntax.BinaryOpExpr, neg bool) translated 
 		return t.compareTerm(e, s, op, c)
 	}
 	call, ok := subject.(*hclsyntax.FunctionCallExpr)
+	if ok && call.Name == "tonumber" {
+		return t.digitsCompared(e, call, op, c)
+	}
 	if !ok || call.Name != "length" || len(call.Args) != 1 || call.ExpandFinal {
 		_, why := t.term(subject)
 		return t.untranslated(why, e)
@@ -375,7 +383,7 @@ func (t *translator) compareTerms(e hcl.Expression, l hclsyntax.Expression, op s
 		}
 		return guarded(soundly(orPred{notPred{cp}, notPred{asciiPred{s}}}), s, "")
 	}
-	return t.untranslated("a comparison of two values that is not of two numbers", e)
+	return t.numberAndString(e, a, op, b)
 }
 
 // lengthOf resolves the argument of length(): a string, list, set or map term, or the keys or
@@ -433,10 +441,13 @@ func (t *translator) length(e hcl.Expression, s *term, op string, n int64) trans
 	case s.ty.IsSetType():
 		// Terraform drops duplicates (equal once normalized), so a set has at most as many
 		// elements as the list given for it: only a lower bound holds for the list.
-		if lower != nil {
+		if lower != nil && (upper == nil || *upper != 0) {
 			add(sizePred{s, ">=", *lower})
 		}
-		if upper != nil {
+		if upper != nil && *upper == 0 {
+			// Empty is empty however many duplicates a list has.
+			add(sizePred{s, "==", 0})
+		} else if upper != nil {
 			out.exact = false
 			out.dropped = append(out.dropped, fmt.Sprintf("%s: an upper bound on a set, whose duplicates Terraform drops", exprText(e, t.src)))
 		}
@@ -710,6 +721,9 @@ func (t *translator) canOf(e *hclsyntax.FunctionCallExpr, neg bool) translated {
 			return t.contains(&hclsyntax.FunctionCallExpr{Name: "contains", Args: call.Args, NameRange: call.NameRange, OpenParenRange: call.OpenParenRange, CloseParenRange: call.CloseParenRange}, neg)
 		}
 	}
+	if call, ok := arg.(*hclsyntax.FunctionCallExpr); ok && call.Name == "base64decode" && len(call.Args) == 1 && !call.ExpandFinal {
+		return t.base64Decodes(e, call, neg)
+	}
 	if call, ok := arg.(*hclsyntax.FunctionCallExpr); ok && call.Name == "cidrnetmask" && len(call.Args) == 1 && !call.ExpandFinal {
 		// cidrnetmask errs for prefixes that are not IPv4 ones.
 		if neg {
@@ -770,17 +784,8 @@ func (t *translator) try(e *hclsyntax.FunctionCallExpr, neg bool) translated {
 		// Where try(c, false) holds, c holds without error.
 		return inner
 	}
-	// Where c errs, the rule must hold: c errs only where an optional attribute it reads is unset
-	// (the functions it may call never err on values of the right type), so the rule holds there.
-	errs, why := t.errorCases(e.Args[0])
-	if why != "" {
-		return t.untranslated(why, e)
-	}
-	inner.exact = false
-	for _, s := range errs {
-		inner = or(translated{p: absent(s)}, inner)
-	}
-	return inner
+	// Where c errs, the rule must hold (see tryTrue).
+	return t.tryTrue(e, inner)
 }
 
 // failsafe are the functions that never err on values of their parameters' types.
@@ -788,67 +793,6 @@ var failsafe = map[string]bool{
 	"contains": true, "length": true, "keys": true, "values": true, "lower": true, "upper": true,
 	"startswith": true, "endswith": true, "strcontains": true, "alltrue": true, "anytrue": true,
 	"can": true, "try": true, "nonsensitive": true, "flatten": true, "concat": true, "tolist": true, "toset": true,
-}
-
-// errorCases lists the terms whose absence may make e err, or says why that cannot be known.
-func (t *translator) errorCases(e hclsyntax.Expression) ([]*term, string) {
-	var out []*term
-	var why string
-	seen := map[string]bool{}
-	hclsyntax.VisitAll(e, func(n hclsyntax.Node) hcl.Diagnostics {
-		switch n := n.(type) {
-		case *hclsyntax.FunctionCallExpr:
-			if !failsafe[n.Name] && !(n.Name == "regex" || n.Name == "regexall" || n.Name == "cidrhost") || !failsafe[n.Name] && !insideCan(e, n) {
-				why = "a call of " + n.Name + ", which may err"
-			}
-		case *hclsyntax.ForExpr:
-			why = "a for expression in try()"
-		case *hclsyntax.ScopeTraversalExpr:
-			s, w := t.term(n)
-			if s == nil {
-				if why == "" {
-					why = w
-				}
-				return nil
-			}
-			for _, o := range s.optional {
-				if !seen[o.expr] {
-					seen[o.expr] = true
-					out = append(out, o)
-				}
-			}
-		}
-		return nil
-	})
-	if why != "" {
-		return nil, why
-	}
-	slices.SortFunc(out, func(a, b *term) int { return strings.Compare(a.expr, b.expr) })
-	// Keep the innermost of nested optional terms: has() of the inner tests the outer too.
-	var kept []*term
-	for _, o := range out {
-		if !slices.ContainsFunc(out, func(p *term) bool { return p != o && strings.HasPrefix(p.expr, o.expr+".") }) {
-			kept = append(kept, o)
-		}
-	}
-	return kept, ""
-}
-
-// insideCan reports whether call is within a can() in e.
-func insideCan(e hclsyntax.Expression, call *hclsyntax.FunctionCallExpr) bool {
-	found := false
-	hclsyntax.VisitAll(e, func(n hclsyntax.Node) hcl.Diagnostics {
-		if c, ok := n.(*hclsyntax.FunctionCallExpr); ok && c.Name == "can" && len(c.Args) == 1 {
-			hclsyntax.VisitAll(c.Args[0], func(m hclsyntax.Node) hcl.Diagnostics {
-				if m == call {
-					found = true
-				}
-				return nil
-			})
-		}
-		return nil
-	})
-	return found
 }
 
 // regexCall returns the pattern and subject of fn("pattern", x) when the pattern is a constant
@@ -978,12 +922,15 @@ func (t *translator) flattened(list hclsyntax.Expression, all, neg bool) transla
 // forAll translates a quantifier (all or exists) over the for expression f, whose value for each
 // element body translates.
 func (t *translator) forAll(e hcl.Expression, f *hclsyntax.ForExpr, all, neg bool, body func(hclsyntax.Expression) translated) translated {
+	if elems, ok := t.listed(f); ok {
+		return t.unrolled(e, f, elems, all, body)
+	}
 	coll, why := t.collection(unwrap(f.CollExpr))
 	if coll == nil {
 		return t.untranslated(why, e)
 	}
 	over := coll.over
-	inner := &translator{name: t.name, src: t.src, self: t.self, scope: map[string]*term{}, inQuant: true, celVars: map[string]bool{}}
+	inner := &translator{name: t.name, src: t.src, self: t.self, scope: map[string]*term{}, inQuant: true, celVars: map[string]bool{}, assumed: t.assumed}
 	for k, v := range t.scope {
 		inner.scope[k] = v
 	}

@@ -385,10 +385,10 @@ var translationCases = map[string]struct {
 		want:      translationWant{Rule: `!has(self.y) || !has(self.y.z) || self.y.z != ''`},
 	},
 	"TryTrue": {
-		reason:    "try(c, true) holds where c errs: where an optional attribute it reads is unset.",
+		reason:    "try(c, true) holds where c errs: reading an attribute of the unset sku errs; an unset name is null, which == compares without error, so c is false.",
 		tyExpr:    "object({ sku = optional(object({ name = optional(string) })) })",
 		condition: `try(var.x.sku.name == "Basic" || var.x.sku.name == "Standard", true)`,
-		want:      translationWant{Rule: `!has(self.sku) || !has(self.sku.name) || self.sku.name in ['Basic', 'Standard']`},
+		want:      translationWant{Rule: `!has(self.sku) || (has(self.sku.name) && self.sku.name == 'Basic') || (has(self.sku.name) && self.sku.name == 'Standard')`, Exact: true},
 	},
 	"StartsWith": {
 		reason: "A normal form starts with a plain literal only where the string does: sound, but combining marks after it make Terraform refuse more.",

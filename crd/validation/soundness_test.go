@@ -60,6 +60,13 @@ var basePools = pools{
 	nums: []any{float64(0), float64(1), float64(-1), 0.5, 65535.5, float64(365), int64(9007199254740993), float64(1e16)},
 }
 
+// functionPools are, per function a condition calls, strings on each side of what it accepts:
+// for base64decode every character of the alphabet ("Pz4/" is "?>?", "w6s+" is "ë>"), each
+// padding, and the ways it refuses (bytes that are not UTF-8, a padding short or misplaced).
+var functionPools = map[string][]string{
+	"base64decode": {"Pz4/", "w6s+", "YWI=", "YQ==", "YQ=", "YQ", "Y Q==", "YW=I", "+/+/", "H4sIAAAA", "SGVs\nbG8="},
+}
+
 // poolsOf adds to the base pools the literals of v's conditions, near misses of them, and extra.
 func poolsOf(v module.Variable, extra ...string) pools {
 	p := pools{strs: slices.Clone(basePools.strs), nums: slices.Clone(basePools.nums)}
@@ -70,6 +77,9 @@ func poolsOf(v module.Variable, extra ...string) pools {
 			continue
 		}
 		hclsyntax.VisitAll(e, func(n hclsyntax.Node) hcl.Diagnostics {
+			if call, ok := n.(*hclsyntax.FunctionCallExpr); ok {
+				p.strs = append(p.strs, functionPools[call.Name]...)
+			}
 			lit, ok := n.(*hclsyntax.LiteralValueExpr)
 			if !ok || lit.Val.IsNull() {
 				return nil

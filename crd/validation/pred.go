@@ -3,7 +3,6 @@ package validation
 import (
 	"fmt"
 	"math"
-	"net/netip"
 	"regexp"
 	"slices"
 	"strconv"
@@ -148,7 +147,7 @@ func (p notPred) cel() string {
 		return "!" + q.cel()
 	case boolPred:
 		return "!" + q.s.expr
-	case matchPred, normalMatchPred, affixPred, containsPred, cidrPred:
+	case matchPred, normalMatchPred, affixPred, containsPred:
 		// A method call binds tighter than !.
 		return "!" + q.cel()
 	}
@@ -703,35 +702,6 @@ func (p quantPred) eval(e env) tri {
 		}
 	}
 	return out
-}
-
-// cidrPred holds for strings the Kubernetes CEL network library reads as an IP prefix (of IPv4,
-// with ipv4).
-type cidrPred struct {
-	s    *term
-	ipv4 bool
-}
-
-func (p cidrPred) cel() string {
-	if p.ipv4 {
-		return "(isCIDR(" + p.s.expr + ") && cidr(" + p.s.expr + ").ip().family() == 4)"
-	}
-	return "isCIDR(" + p.s.expr + ")"
-}
-
-func (p cidrPred) cost() int64 {
-	if p.ipv4 {
-		return 2*walkCost(p.s) + 2*selectCost(p.s) + smallCost
-	}
-	return walkCost(p.s) + selectCost(p.s)
-}
-
-func (p cidrPred) eval(e env) tri {
-	return stringTest(p.s, e, func(s string) bool {
-		// Kubernetes' isCIDR: netip's syntax, without IPv4-mapped IPv6 addresses or zones.
-		pr, err := netip.ParsePrefix(s)
-		return err == nil && !pr.Addr().Is4In6() && pr.Addr().Zone() == "" && (!p.ipv4 || pr.Addr().Is4())
-	})
 }
 
 // condPred is c ? a : b, for a condition c that never errs.

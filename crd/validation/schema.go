@@ -239,13 +239,6 @@ func (c *stringChecks) alternative(a pred) (*term, bool) {
 		return a.s, true
 	case sizePred:
 		return c.notBlank(a)
-	case cidrPred:
-		// Terraform's parser, and Kubernetes', read an IP prefix from hexadecimal digits,
-		// dots and colons, a slash and decimal digits: a pattern of that shape checks part
-		// of what they do.
-		c.res = append(c.res, `^[0-9A-Fa-f:.]+/[0-9]+$`)
-		c.inexact = true
-		return a.s, true
 	case notPred:
 		return c.negated(a)
 	}
@@ -543,8 +536,6 @@ func costFactors(p pred) []string {
 		case asciiPred:
 			walkedString(q.s)
 		case casePred:
-			walkedString(q.s)
-		case cidrPred:
 			walkedString(q.s)
 		case inPred:
 			if q.s.ascii != nil {

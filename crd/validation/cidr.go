@@ -1,0 +1,90 @@
+package validation
+
+import (
+	"fmt"
+	"strings"
+)
+
+// IP prefixes as Terraform reads them.
+//
+// Terraform's cidr functions read a prefix with a copy of Go 1.16's net.ParseCIDR, kept so that
+// prefixes which read before Go 1.17 still do: decimal numbers with leading zeros ("010.0.0.0/8",
+// "10.0.0.0/008"), hexadecimal groups with leading zeros ("00001::/16", any number of digits for a
+// value up to 0xffff) and IPv4 addresses within IPv6 ones ("::ffff:10.0.0.0/104"). Kubernetes'
+// isCIDR() reads none of those, so a rule of it would refuse what Terraform accepts. The grammar
+// that parser reads is regular, and so is the language of the prefixes it accepts: the patterns
+// below are that language, checked against the parser and against terraform itself
+// (cidr_test.go). They match ASCII strings only; Terraform reads a string's NFC form, and no
+// character outside ASCII has one made of the characters of a prefix (also checked there), so
+// they decide every string as Terraform does.
+
+// The parts of a prefix, as Go 1.16's parser reads them.
+const (
+	// A decimal number with leading zeros, at most 255.
+	cidrOctet = `0*(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])`
+	// A group of hexadecimal digits with leading zeros, at most 0xffff.
+	cidrGroup = `0*[0-9A-Fa-f]{1,4}`
+	// Prefix lengths, decimal with leading zeros: up to 32 bits of IPv4, 128 of IPv6, and the
+	// lengths from 96 on of IPv6.
+	cidrBits4   = `0*(?:3[0-2]|[12]?[0-9])`
+	cidrBits6   = `0*(?:12[0-8]|1[01][0-9]|[1-9]?[0-9])`
+	cidrBits696 = `0*(?:12[0-8]|1[01][0-9]|9[6-9])`
+)
+
+var (
+	cidrIPv4 = cidrOctet + `(?:\.` + cidrOctet + `){3}`
+	// terraformCIDR matches the strings cidrhost(s, 0) accepts: the prefixes Terraform reads.
+	terraformCIDR = `^(?:` + cidrIPv4 + `/` + cidrBits4 + `|` + cidrIPv6() + `/` + cidrBits6 + `)$`
+	// cidrNetmaskSuperset matches the strings cidrnetmask(s) accepts, and more: IPv4 prefixes
+	// exactly, and every IPv6 prefix of at least 96 bits, where cidrnetmask accepts those of
+	// addresses within ::ffff:0:0/96 only.
+	cidrNetmaskSuperset = `^(?:` + cidrIPv4 + `/` + cidrBits4 + `|` + cidrIPv6() + `/` + cidrBits696 + `)$`
+)
+
+// cidrIPv6 is a pattern of the IPv6 addresses Go 1.16's parser reads: eight groups, or six and an
+// IPv4 address, where one "::" stands for one or more groups of zeros.
+func cidrIPv6() string {
+	g := cidrGroup
+	// groups(n) is n groups separated by colons, trailing(n) up to n of them.
+	groups := func(n int) string {
+		switch n {
+		case 0:
+			return ""
+		case 1:
+			return g
+		}
+		return fmt.Sprintf(`(?:%s:){%d}%s`, g, n-1, g)
+	}
+	// upTo(n) is up to n groups, and up to n-2 followed by an IPv4 address, or nothing.
+	upTo := func(n int) string {
+		if n == 0 {
+			return ""
+		}
+		alts := []string{fmt.Sprintf(`(?:%s:){0,%d}%s`, g, n-1, g)}
+		if n == 1 {
+			alts[0] = g
+		}
+		switch {
+		case n == 2:
+			alts = append(alts, cidrIPv4)
+		case n > 2:
+			alts = append(alts, fmt.Sprintf(`(?:%s:){0,%d}%s`, g, n-2, cidrIPv4))
+		}
+		return `(?:` + strings.Join(alts, "|") + `)?`
+	}
+	alts := []string{groups(8), fmt.Sprintf(`(?:%s:){6}%s`, g, cidrIPv4)}
+	// With "::" after k groups (0 to 7), at most 7-k follow: it stands for at least one.
+	for k := range 8 {
+		alts = append(alts, groups(k)+`::`+upTo(7-k))
+	}
+	return `(?:` + strings.Join(alts, "|") + `)`
+}
+
+// cidrTest is can(cidrhost(s, 0)) (ipv4 false) or can(cidrnetmask(s)) (ipv4 true): the first
+// exactly, the second for every prefix it accepts and some IPv6 ones it does not.
+func cidrTest(s *term, ipv4 bool) translated {
+	if ipv4 {
+		return soundly(matchPred{s, cidrNetmaskSuperset})
+	}
+	return exactly(matchPred{s, terraformCIDR})
+}

@@ -18,3 +18,66 @@ const cheap = 1_000
 
 // overBudget is said of every part of a condition left out for its cost.
 const overBudget = "over the API server's CEL cost limit"
+
+// splitOverBudget splits each part of the blocks that costs more than a rule may, an all() over a
+// collection, into the conjuncts of its body, each under an all() of its own, so that the budget
+// keeps or drops them one by one. all(x, a && b) is all(x, a) && all(x, b) in CEL, errors
+// included (false outweighs an error in both), and one of them often costs far less than both: a
+// test that an attribute is present costs little per element, a pattern searched in it much, and
+// that pattern may become the schema's.
+func splitOverBudget(blocks []*block, budget costBudget) {
+	for _, b := range blocks {
+		var out []part
+		for _, p := range b.parts {
+			q, ok := p.p.(quantPred)
+			if p.keep || !ok || q.exists || q.cost() <= budget.rule {
+				out = append(out, p)
+				continue
+			}
+			for _, c := range splitBody(q) {
+				out = append(out, part{p: c, keep: c.cost() < cheap})
+			}
+		}
+		b.parts = out
+	}
+}
+
+// splitBody is the conjuncts of p, those of the body of an all() each under an all() of its own.
+func splitBody(p pred) []pred {
+	var out []pred
+	for _, c := range conjuncts(p) {
+		q, ok := c.(quantPred)
+		if !ok || q.exists {
+			out = append(out, c)
+			continue
+		}
+		for _, b := range splitBody(q.body) {
+			out = append(out, quantPred{over: q.over, v: q.v, body: b})
+		}
+	}
+	return out
+}
+
+// requiredPresent are the optional attributes a part of a condition says are all present, when it
+// only says that: has(o), and all(x, has(x.a)) for the attribute a of every element (whose path
+// tells it apart from others), as splitOverBudget makes it.
+func requiredPresent(p pred) ([]*term, bool) {
+	switch q := p.(type) {
+	case quantPred:
+		if !q.exists {
+			return requiredPresent(q.body)
+		}
+		return nil, false
+	case andPred:
+		var out []*term
+		for _, c := range q {
+			ts, ok := requiredPresent(c)
+			if !ok {
+				return nil, false
+			}
+			out = append(out, ts...)
+		}
+		return out, true
+	}
+	return presentTerms(p)
+}

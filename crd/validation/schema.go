@@ -59,7 +59,8 @@ func (b *schemaBounds) addChecks(p pred, within string, guards, present []*term)
 		if q.over.ty.IsMapType() {
 			elem = q.over.path + "{}"
 		}
-		return b.addChecks(q.body, elem, nil, nil)
+		// Attributes of the elements other parts require present (all(x, has(x.a))) are.
+		return b.addChecks(q.body, elem, nil, present)
 	}
 	return b.addLeaf(p, within, guards, present)
 }
@@ -73,7 +74,7 @@ func checkGuarded(s *term, guards, present []*term) bool {
 
 func subset(a, b []*term) bool {
 	for _, t := range a {
-		if !slices.ContainsFunc(b, func(u *term) bool { return u.expr == t.expr }) {
+		if !slices.ContainsFunc(b, func(u *term) bool { return u.expr == t.expr && u.path == t.path }) {
 			return false
 		}
 	}

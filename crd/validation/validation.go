@@ -202,6 +202,7 @@ func newBlock(v module.Variable, val module.Validation, vb *schemaBounds) *block
 // keepWithin keeps, besides the cheap parts of the blocks, the expensive ones from the cheapest up,
 // each that still fits the budget of its rule and of the module.
 func keepWithin(blocks []*block, budget costBudget) {
+	splitOverBudget(blocks, budget)
 	spent := int64(0)
 	rule := make([]int64, len(blocks))
 	type ref struct{ b, i int }
@@ -240,7 +241,7 @@ func checkBySchema(blocks []*block, bounds map[string]*schemaBounds) {
 		// Optional attributes the rule requires are present where the checks apply.
 		var present []*term
 		for _, p := range b.parts {
-			if ts, ok := presentTerms(p.p); ok && p.keep {
+			if ts, ok := requiredPresent(p.p); ok && p.keep {
 				present = append(present, ts...)
 			}
 		}

@@ -42,10 +42,18 @@ func splitOverBudget(blocks []*block, budget costBudget) {
 	}
 }
 
-// splitBody is the conjuncts of p, those of the body of an all() each under an all() of its own.
+// splitBody is the conjuncts of p, those of the body of an all() each under an all() of its own,
+// with the all()'s guard where the absence of its collection guards it.
 func splitBody(p pred) []pred {
 	var out []pred
 	for _, c := range conjuncts(p) {
+		if g, q, ok := guardedAll(c); ok {
+			// !has(o) || o.all(x, a && b) is (!has(o) || o.all(x, a)) && (!has(o) || o.all(x, b)).
+			for _, b := range splitBody(q) {
+				out = append(out, orPred{g, b})
+			}
+			continue
+		}
 		q, ok := c.(quantPred)
 		if !ok || q.exists {
 			out = append(out, c)
@@ -62,6 +70,10 @@ func splitBody(p pred) []pred {
 // only says that: has(o), and all(x, has(x.a)) for the attribute a of every element (whose path
 // tells it apart from others), as splitOverBudget makes it.
 func requiredPresent(p pred) ([]*term, bool) {
+	if _, q, ok := guardedAll(p); ok {
+		// The elements there are, are where the collection is present.
+		return requiredPresent(q)
+	}
 	switch q := p.(type) {
 	case quantPred:
 		if !q.exists {
@@ -80,4 +92,22 @@ func requiredPresent(p pred) ([]*term, bool) {
 		return out, true
 	}
 	return presentTerms(p)
+}
+
+// guardedAll splits !has(o) || o.all(...) into the guard and the all().
+func guardedAll(p pred) (pred, quantPred, bool) {
+	o, ok := p.(orPred)
+	if !ok || len(o) != 2 {
+		return nil, quantPred{}, false
+	}
+	n, ok := o[0].(notPred)
+	if !ok {
+		return nil, quantPred{}, false
+	}
+	h, ok := n.p.(hasPred)
+	q, isAll := o[1].(quantPred)
+	if !ok || !isAll || q.exists || h.o.expr != q.over.expr {
+		return nil, quantPred{}, false
+	}
+	return o[0], q, true
 }

@@ -133,6 +133,8 @@ type part struct {
 	keep bool
 	// schema is set for a part the schema's checks (patterns, enums) make.
 	schema *schemaBounds
+	// item is set for a part a rule on each element of a collection checks (see itemrules.go).
+	item *itemRule
 }
 
 // translateBlocks translates each validation block of m's variables into parts, and returns the
@@ -229,6 +231,7 @@ func keepWithin(blocks []*block, budget costBudget) {
 			spent += c
 		}
 	}
+	keepAsItemRules(blocks, budget, spent)
 }
 
 // checkBySchema makes the parts that do not fit the budget checks of the schema where it can, and
@@ -241,12 +244,12 @@ func checkBySchema(blocks []*block, bounds map[string]*schemaBounds) {
 		// Optional attributes the rule requires are present where the checks apply.
 		var present []*term
 		for _, p := range b.parts {
-			if ts, ok := requiredPresent(p.p); ok && p.keep {
+			if ts, ok := requiredPresent(p.p); ok && (p.keep || p.item != nil) {
 				present = append(present, ts...)
 			}
 		}
 		for i := range b.parts {
-			if b.parts[i].keep {
+			if b.parts[i].keep || b.parts[i].item != nil {
 				continue
 			}
 			c, ok := schemaChecks(b.parts[i].p, present...)
@@ -275,6 +278,11 @@ func (b *block) translation(budget costBudget) Translation {
 		case p.keep:
 			kept = append(kept, p.p)
 			checked = append(checked, p.p)
+		case p.item != nil:
+			checked = append(checked, p.p)
+			b.exact = b.exact && !p.item.looser
+			b.t.ItemRules = append(b.t.ItemRules, p.item.describe())
+			b.t.items = append(b.t.items, *p.item)
 		case p.schema != nil && p.schema.inexact:
 			// The checks hold for more than the part: the rest is Terraform's.
 			b.exact = false
@@ -343,6 +351,7 @@ func Apply(forProvider *extv1.JSONSchemaProps, m *module.Module) []Translation {
 		// Replacing rather than appending keeps this idempotent.
 		p.XValidations = rules[v.Name]
 		bounds[v.Name].apply(&p)
+		applyItemRules(&p, v.Name, ts)
 		forProvider.Properties[f] = p
 	}
 	return ts

@@ -58,6 +58,11 @@ func TestSplitOverBudget(t *testing.T) {
 			condition: `alltrue(flatten([for k, v in var.x : [for k2, w in v : length(k2) < 3 && w != k]]))`,
 			want:      splitWant{Dropped: "over the API server's CEL cost limit"},
 		},
+		"KeysAmongLiterals": {
+			reason: "Every key of a map of strings among three literals: the API server estimates membership in a list of literals at a unit per literal beyond 11 per key, which fits a rule.",
+			ty:     cty.Map(cty.String), condition: `!contains([for t in keys(var.x) : contains(["create", "update", "delete"], t)], false)`,
+			want: splitWant{Rule: "self.all(t, t in ['create', 'update', 'delete'])", Exact: true},
+		},
 		"FitsWhole": {
 			reason: "An all() that fits the budget is kept whole: one rule, one walk over the elements.",
 			ty:     cty.List(cty.Object(map[string]cty.Type{"n": cty.Number})), condition: `alltrue([for a in var.x : a.n > 0])`,

@@ -184,6 +184,9 @@ func (p inPred) cel() string {
 }
 
 func (p inPred) cost() int64 {
+	if len(p.lits) > 1 {
+		return inListCost(p)
+	}
 	// Equality with a literal costs by the literal's length, not the field's.
 	c := 10 + selectCost(p.s) + termCost(p.s)
 	for _, l := range p.lits {

@@ -125,3 +125,33 @@ func TestItemRuleCostsAboveAPIServers(t *testing.T) {
 	}
 	t.Logf("%d rules on each element checked", seen)
 }
+
+// TestCorpusBlocksWithinBudget checks that blocks of the public corpus that cost too much as
+// translated at first are checked at admission, exactly, within the API server's cost limits.
+func TestCorpusBlocksWithinBudget(t *testing.T) {
+	mods := publicModules(t)
+	cases := []struct {
+		reason, module, pos string
+	}{
+		{reason: "Every key of a map among three names: membership in a list of literals costs a unit per literal.", module: "google-gke", pos: "variables.tf:39"},
+		{reason: "A test of each value of a map with an equality with one literal: it costs by the literal's length.", module: "aws-eks-cluster", pos: "variables.tf:68"},
+		{reason: "Each role assignment of each queue names its role: a rule on each role assignment.", module: "azure-servicebus", pos: "variables.tf:482"},
+		{reason: "Each prefix of four lists of each peering: rules on each element of the lists, and the pattern of the prefixes the schema's.", module: "azure-vnet", pos: "variables.tf:523"},
+		{reason: "Each prefix of a list: presence a rule, the pattern the schema's.", module: "azure-vnet", pos: "variables.tf:67"},
+	}
+	for _, c := range cases {
+		found := false
+		for _, tr := range Translations(mods[c.module]) {
+			if tr.Pos != c.pos {
+				continue
+			}
+			found = true
+			if diff := cmp.Diff(Enforced, tr.Outcome); diff != "" {
+				t.Errorf("\n%s\n%s %s: outcome (-want +got):\n%s\ndropped: %q", c.reason, c.module, c.pos, diff, tr.Dropped)
+			}
+		}
+		if !found {
+			t.Errorf("%s: no block at %s", c.module, c.pos)
+		}
+	}
+}

@@ -184,18 +184,7 @@ func (p inPred) cel() string {
 }
 
 func (p inPred) cost() int64 {
-	if len(p.lits) > 1 {
-		return inListCost(p)
-	}
-	// Equality with a literal costs by the literal's length, not the field's.
-	c := 10 + selectCost(p.s) + termCost(p.s)
-	for _, l := range p.lits {
-		c += 2
-		if s, ok := l.(string); ok {
-			c += int64(len(s))/10 + 1
-		}
-	}
-	return c
+	return inListCost(p)
 }
 
 func (p inPred) eval(e env) tri {

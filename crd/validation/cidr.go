@@ -80,11 +80,11 @@ func cidrIPv6() string {
 	return `(?:` + strings.Join(alts, "|") + `)`
 }
 
-// cidrTest is can(cidrhost(s, 0)) (ipv4 false) or can(cidrnetmask(s)) (ipv4 true): the first
-// exactly, the second for every prefix it accepts and some IPv6 ones it does not.
-func cidrTest(s *term, ipv4 bool) translated {
+// cidrPattern is the pattern of the strings can(cidrhost(s, 0)) accepts (ipv4 false), exactly,
+// or of those can(cidrnetmask(s)) accepts (ipv4 true), and some IPv6 prefixes it does not.
+func cidrPattern(ipv4 bool) (re string, exact bool) {
 	if ipv4 {
-		return soundly(matchPred{s, cidrNetmaskSuperset})
+		return cidrNetmaskSuperset, false
 	}
-	return exactly(matchPred{s, terraformCIDR})
+	return terraformCIDR, true
 }

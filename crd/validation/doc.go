@@ -41,7 +41,7 @@
 //     collections and strings they walk (see bounds.go), or OpenAPI's checks of a string say the
 //     same (see schema.go), or a rule on each element of a collection within a collection does
 //     (see itemrules.go). A test of every element that costs too much is split per conjunct
-//     first (see budget.go), so that what fits is kept.
+//     first (see split.go), so that what fits is kept.
 //   - Terraform reads IP prefixes with Go 1.16's parser, which reads more than Kubernetes'
 //     isCIDR(): can(cidrhost(x, 0)) is a pattern of exactly what it reads (see cidr.go).
 //

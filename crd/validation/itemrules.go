@@ -5,8 +5,6 @@ import (
 	"slices"
 	"strings"
 
-	extv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-
 	"github.com/modkind/modkind/module"
 )
 
@@ -157,44 +155,4 @@ func rebase(text, elem string, vars []string) (string, bool) {
 
 func isIdentByte(c byte) bool {
 	return c == '_' || '0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z'
-}
-
-// keepAsItemRules makes the parts of the blocks the budget has no room for as rules on the field
-// rules on each element, where they fit the budget of a rule and what is left of the module's;
-// spent is what the module's rules cost so far.
-func keepAsItemRules(blocks []*block, budget costBudget, spent int64) {
-	for _, b := range blocks {
-		if b.v.Sensitive {
-			continue
-		}
-		for i := range b.parts {
-			p := &b.parts[i]
-			if p.keep {
-				continue
-			}
-			r, ok := itemRuleOf(b.v, p.p)
-			if !ok || r.cost > budget.rule || spent+r.cost > budget.total {
-				continue
-			}
-			p.item, spent = &r, spent+r.cost
-		}
-	}
-}
-
-// applyItemRules adds to the schema s of the field of variable name the rules on each element of
-// the translations of its blocks, each once.
-func applyItemRules(s *extv1.JSONSchemaProps, name string, ts []Translation) {
-	for _, t := range ts {
-		if t.Variable != name {
-			continue
-		}
-		for _, r := range t.items {
-			rule := extv1.ValidationRule{Rule: r.rule, Message: t.Message}
-			editAt(s, r.path, func(node *extv1.JSONSchemaProps) {
-				if !slices.Contains(node.XValidations, rule) {
-					node.XValidations = append(node.XValidations, rule)
-				}
-			})
-		}
-	}
 }

@@ -1094,3 +1094,23 @@ func inPredOf(p normalInPred) inPred {
 	}
 	return inPred{s: p.s, lits: lits}
 }
+
+// inListCost is the cost of x in [literals] and of x == literal.
+//
+// For two literals or more, the API server's estimate is a unit per literal beyond 11, whatever
+// the lengths of the literals and of x (measured on a map's keys with 1, 3 and 9 literals of up
+// to 60 characters: 12, 14 and 20; a little more on a field of a map's values): modkind counts
+// two more. Equality with one literal costs by the literal's length, not the field's: about a
+// unit beyond the selections (measured: self[k].type != 'ARGOCD' on each value of a map, 3.3),
+// which modkind counts as 3. TestCostEstimateAboveAPIServers checks both on every rule of the
+// public corpus.
+func inListCost(p inPred) int64 {
+	if len(p.lits) == 1 {
+		c := 3 + selectCost(p.s) + termCost(p.s)
+		if s, ok := p.lits[0].(string); ok {
+			c += int64(len(s))/10 + 1
+		}
+		return c
+	}
+	return 13 + int64(len(p.lits)) + selectCost(p.s) + termCost(p.s)
+}

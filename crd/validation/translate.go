@@ -719,7 +719,8 @@ func (t *translator) canOf(e *hclsyntax.FunctionCallExpr, neg bool) translated {
 		if s.ty != cty.String || !s.exactTerm() {
 			return t.untranslated("not cidrnetmask(string)", e)
 		}
-		return guarded(cidrTest(s, true), s, "")
+		re, exact := cidrPattern(true)
+		return guarded(translated{p: matchPred{s, re}, exact: exact}, s, "")
 	}
 	if call, ok := arg.(*hclsyntax.FunctionCallExpr); ok && call.Name == "cidrhost" && len(call.Args) == 2 && !call.ExpandFinal {
 		if neg {
@@ -732,7 +733,8 @@ func (t *translator) canOf(e *hclsyntax.FunctionCallExpr, neg bool) translated {
 		if n, ok := constant(call.Args[1]); !ok || n.Type() != cty.Number || n.IsNull() || !n.RawEquals(cty.Zero) || s.ty != cty.String || !s.exactTerm() {
 			return t.untranslated("not cidrhost(string, 0)", e)
 		}
-		return guarded(cidrTest(s, false), s, "")
+		re, exact := cidrPattern(false)
+		return guarded(translated{p: matchPred{s, re}, exact: exact}, s, "")
 	}
 	if f, ok := arg.(*hclsyntax.ForExpr); ok && !neg {
 		// can([for v in l : regex(p, v)]): every element's call succeeds.

@@ -202,9 +202,23 @@ func newBlock(v module.Variable, val module.Validation, vb *schemaBounds) *block
 }
 
 // keepWithin keeps, besides the cheap parts of the blocks, the expensive ones from the cheapest up,
-// each that still fits the budget of its rule and of the module.
+// each that still fits the budget of its rule and of the module, once the tests of every element
+// that no rule could afford are split into their conjuncts (see split.go); it makes rules on each
+// element of the others where those fit (see itemrules.go).
 func keepWithin(blocks []*block, budget costBudget) {
-	splitOverBudget(blocks, budget)
+	for _, b := range blocks {
+		var parts []part
+		for _, p := range b.parts {
+			if p.keep {
+				parts = append(parts, p)
+				continue
+			}
+			for _, c := range splitOverBudget(p.p, budget) {
+				parts = append(parts, part{p: c, keep: c.cost() < cheap})
+			}
+		}
+		b.parts = parts
+	}
 	spent := int64(0)
 	rule := make([]int64, len(blocks))
 	type ref struct{ b, i int }
@@ -355,4 +369,44 @@ func Apply(forProvider *extv1.JSONSchemaProps, m *module.Module) []Translation {
 		forProvider.Properties[f] = p
 	}
 	return ts
+}
+
+// keepAsItemRules makes the parts of the blocks the budget has no room for as rules on the field
+// rules on each element, where they fit the budget of a rule and what is left of the module's;
+// spent is what the module's rules cost so far.
+func keepAsItemRules(blocks []*block, budget costBudget, spent int64) {
+	for _, b := range blocks {
+		if b.v.Sensitive {
+			continue
+		}
+		for i := range b.parts {
+			p := &b.parts[i]
+			if p.keep {
+				continue
+			}
+			r, ok := itemRuleOf(b.v, p.p)
+			if !ok || r.cost > budget.rule || spent+r.cost > budget.total {
+				continue
+			}
+			p.item, spent = &r, spent+r.cost
+		}
+	}
+}
+
+// applyItemRules adds to the schema s of the field of variable name the rules on each element of
+// the translations of its blocks, each once.
+func applyItemRules(s *extv1.JSONSchemaProps, name string, ts []Translation) {
+	for _, t := range ts {
+		if t.Variable != name {
+			continue
+		}
+		for _, r := range t.items {
+			rule := extv1.ValidationRule{Rule: r.rule, Message: t.Message}
+			editAt(s, r.path, func(node *extv1.JSONSchemaProps) {
+				if !slices.Contains(node.XValidations, rule) {
+					node.XValidations = append(node.XValidations, rule)
+				}
+			})
+		}
+	}
 }

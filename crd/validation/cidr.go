@@ -41,6 +41,32 @@ var (
 	cidrNetmaskSuperset = `^(?:` + cidrIPv4 + `/` + cidrBits4 + `|` + cidrIPv6() + `/` + cidrBits696 + `)$`
 )
 
+// Where the pattern costs more than a rule may, Kubernetes' isCIDR() and a shorter pattern of the
+// forms it refuses and Terraform may read stand in for it: they hold for every prefix Terraform
+// reads, and for some strings it does not (those with a leading zero, a long group or an IPv4
+// address within IPv6 that are no prefix all the same), which they leave to Terraform.
+const (
+	// cidrShape is the shape of a prefix: hexadecimal digits, dots and colons, a slash and
+	// decimal digits.
+	cidrShape = `^[0-9A-Fa-f:.]+/[0-9]+$`
+	// cidrLenient matches the prefixes Terraform reads and isCIDR() does not: numbers with
+	// leading zeros, more than four hexadecimal digits, IPv4 addresses within IPv6 ones, and
+	// IPv4-mapped IPv6 addresses in groups (::ffff:a00:0), which isCIDR() refuses.
+	cidrLenient = `(^|[.:/])0[0-9a-fA-F]|[0-9a-fA-F]{5}|:.*\.|[fF]{4}`
+)
+
+// cidrCheaper reports whether re is one of the patterns of IP prefixes, and whether of IPv4 ones
+// (cidrnetmask's).
+func cidrCheaper(re string) (ipv4, ok bool) {
+	switch re {
+	case terraformCIDR:
+		return false, true
+	case cidrNetmaskSuperset:
+		return true, true
+	}
+	return false, false
+}
+
 // cidrIPv6 is a pattern of the IPv6 addresses Go 1.16's parser reads: eight groups, or six and an
 // IPv4 address, where one "::" stands for one or more groups of zeros.
 func cidrIPv6() string {

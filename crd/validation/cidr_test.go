@@ -3,6 +3,7 @@ package validation
 import (
 	"encoding/json"
 	"math/rand/v2"
+	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -188,6 +189,8 @@ var cidrCases = []struct {
 	{reason: "An IPv4-mapped IPv6 prefix of 104 bits has a netmask.", s: "::ffff:10.0.0.0/104", host: true, netmask: true},
 	{reason: "An IPv4-mapped IPv6 prefix of 8 bits keeps no ::ffff: no netmask.", s: "::ffff:10.0.0.0/8", host: true},
 	{reason: "An IPv4-mapped address in hexadecimal groups.", s: "0:0:0:0:0:ffff:a00:0/96", host: true, netmask: true},
+	{reason: "An IPv4-mapped IPv6 prefix in groups, which isCIDR() refuses.", s: "::ffff:a00:0/96", host: true, netmask: true},
+	{reason: "An IPv4-mapped IPv6 prefix in upper case groups.", s: "::FFFF:a00:0/104", host: true, netmask: true},
 	{reason: "An IPv4 address after six groups.", s: "1:2:3:4:5:6:1.2.3.4/128", host: true},
 	{reason: "An IPv4 address after five groups: too few.", s: "1:2:3:4:5:1.2.3.4/128"},
 	{reason: "An IPv4 address after \"::\" and five groups: \"::\" stands for one.", s: "::1:2:3:4:5:1.2.3.4/128", host: true},
@@ -231,7 +234,19 @@ func TestCIDRPatterns(t *testing.T) {
 		}
 	}
 	// Strings made of the parts of prefixes, most of them near one: the patterns say what the
-	// parser says.
+	// parser says, and the cheaper tests that stand in for them (isCIDR() or the short pattern)
+	// hold for every prefix the parser reads.
+	shape, lenient := regexp.MustCompile(cidrShape), regexp.MustCompile(cidrLenient)
+	cheaper := func(s string, ipv4 bool) bool {
+		pr, err := netip.ParsePrefix(s)
+		isCIDR := err == nil && !pr.Addr().Is4In6() && pr.Addr().Zone() == "" && (!ipv4 || pr.Addr().Is4())
+		return isCIDR || shape.MatchString(s) && lenient.MatchString(s)
+	}
+	for _, c := range cidrCases {
+		if c.host && !cheaper(c.s, false) || c.netmask && !cheaper(c.s, true) {
+			t.Errorf("\n%s\n%q: Terraform reads it, the cheaper tests refuse it", c.reason, c.s)
+		}
+	}
 	r := rand.New(rand.NewPCG(1, 2))
 	accepted := 0
 	for range 200_000 {
@@ -242,6 +257,9 @@ func TestCIDRPatterns(t *testing.T) {
 		}
 		if host.MatchString(s) != wantHost {
 			t.Fatalf("%q: Go 1.16's parser reads it: %v; terraformCIDR matches it: %v", s, wantHost, !wantHost)
+		}
+		if wantHost && !cheaper(s, false) || wantNetmask && !cheaper(s, true) {
+			t.Fatalf("%q: Terraform reads it, the cheaper tests refuse it", s)
 		}
 		got := netmask.MatchString(s)
 		_, v4 := go116IPv4(strings.Split(s, "/")[0])

@@ -3,6 +3,7 @@ package validation
 import (
 	"fmt"
 	"math"
+	"net/netip"
 	"regexp"
 	"slices"
 	"strconv"
@@ -147,7 +148,7 @@ func (p notPred) cel() string {
 		return "!" + q.cel()
 	case boolPred:
 		return "!" + q.s.expr
-	case matchPred, normalMatchPred, affixPred, containsPred:
+	case matchPred, normalMatchPred, affixPred, containsPred, cidrPred:
 		// A method call binds tighter than !.
 		return "!" + q.cel()
 	}
@@ -696,6 +697,35 @@ func (p quantPred) eval(e env) tri {
 	return out
 }
 
+// cidrPred holds for strings the Kubernetes CEL network library reads as an IP prefix (of IPv4,
+// with ipv4).
+type cidrPred struct {
+	s    *term
+	ipv4 bool
+}
+
+func (p cidrPred) cel() string {
+	if p.ipv4 {
+		return "(isCIDR(" + p.s.expr + ") && cidr(" + p.s.expr + ").ip().family() == 4)"
+	}
+	return "isCIDR(" + p.s.expr + ")"
+}
+
+func (p cidrPred) cost() int64 {
+	if p.ipv4 {
+		return 2*walkCost(p.s) + 2*selectCost(p.s) + smallCost
+	}
+	return walkCost(p.s) + selectCost(p.s)
+}
+
+func (p cidrPred) eval(e env) tri {
+	return stringTest(p.s, e, func(s string) bool {
+		// Kubernetes' isCIDR: netip's syntax, without IPv4-mapped IPv6 addresses or zones.
+		pr, err := netip.ParsePrefix(s)
+		return err == nil && !pr.Addr().Is4In6() && pr.Addr().Zone() == "" && (!p.ipv4 || pr.Addr().Is4())
+	})
+}
+
 // condPred is c ? a : b, for a condition c that never errs.
 type condPred struct{ c, a, b pred }
 
@@ -1050,11 +1080,17 @@ func totalChain(ps []pred) bool {
 // asciiJudged is p with its searches and memberships in the normal form (normalMatchPred,
 // normalInPred) made to judge ASCII strings only, as the cheaper rules that leave other strings
 // to Terraform do: replacing a string's characters costs more than the API server allows in a
-// rule over many strings. It holds wherever p does, so it is sound where p is; it is rewritten only
+// rule over many strings; and with the pattern of IP prefixes made a cheaper test (see cidr.go). It holds wherever p does, so it is sound where p is; it is rewritten only
 // where holding more makes the whole hold more (not in a condition, not under a negation of more
 // than one test).
 func asciiJudged(p pred) pred {
 	switch q := p.(type) {
+	case matchPred:
+		// The pattern of the IP prefixes Terraform reads is long: Kubernetes' isCIDR(), and a
+		// short pattern of the forms it refuses and Terraform may read, cost less.
+		if ipv4, ok := cidrCheaper(q.re); ok {
+			return orPred{cidrPred{s: q.s, ipv4: ipv4}, andPred{matchPred{q.s, cidrShape}, matchPred{q.s, cidrLenient}}}
+		}
 	case normalMatchPred:
 		return orPred{matchPred(q), notPred{asciiPred{q.s}}}
 	case normalInPred:

@@ -240,6 +240,13 @@ func (c *stringChecks) alternative(a pred) (*term, bool) {
 		return a.s, true
 	case sizePred:
 		return c.notBlank(a)
+	case cidrPred:
+		// Terraform's parser, and Kubernetes', read an IP prefix from hexadecimal digits,
+		// dots and colons, a slash and decimal digits: a pattern of that shape checks part
+		// of what they do.
+		c.res = append(c.res, cidrShape)
+		c.inexact = true
+		return a.s, true
 	case notPred:
 		return c.negated(a)
 	}
@@ -533,6 +540,8 @@ func costFactors(p pred) []string {
 		case normalInPred:
 			walkedString(q.s)
 		case containsPred:
+			walkedString(q.s)
+		case cidrPred:
 			walkedString(q.s)
 		case asciiPred:
 			walkedString(q.s)

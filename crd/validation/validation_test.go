@@ -425,14 +425,14 @@ var translationCases = map[string]struct {
 		want: translationWant{Rule: "!self.contains('/') || size(bytes(self)) != size(self)"},
 	},
 	"CIDR": {
-		reason: "can(cidrhost(x, 0)) is the pattern of the prefixes Terraform's parser (Go 1.16's) reads, leading zeros and IPv4 within IPv6 included, not Kubernetes' stricter isCIDR().",
+		reason: "can(cidrhost(x, 0)) is the pattern of the prefixes Terraform's parser (Go 1.16's) reads, which costs too much on a string of any length: Kubernetes' stricter isCIDR(), or the shape of a prefix with one of the forms Terraform reads and isCIDR() does not (leading zeros, long groups, IPv4 within IPv6), the rest left to Terraform.",
 		ty:     cty.String, condition: `can(cidrhost(var.x, 0))`,
-		want: translationWant{Rule: "self.matches(" + celLiteral(terraformCIDR) + ")", Exact: true},
+		want: translationWant{Rule: "isCIDR(self) || (self.matches(" + celLiteral(cidrShape) + ") && self.matches(" + celLiteral(cidrLenient) + "))"},
 	},
 	"CIDRNetmask": {
-		reason: "can(cidrnetmask(x)) is an IPv4 prefix, or an IPv6 one of at least 96 bits: Terraform also requires those to be within ::ffff:0:0/96.",
+		reason: "can(cidrnetmask(x)) is an IPv4 prefix: on a string of any length, isCIDR() of family 4, with the same leniency as cidrhost's.",
 		ty:     cty.String, condition: `can(cidrnetmask(var.x))`,
-		want: translationWant{Rule: "self.matches(" + celLiteral(cidrNetmaskSuperset) + ")"},
+		want: translationWant{Rule: "(isCIDR(self) && cidr(self).ip().family() == 4) || (self.matches(" + celLiteral(cidrShape) + ") && self.matches(" + celLiteral(cidrLenient) + "))"},
 	},
 	"AllPatterns": {
 		reason: "alltrue over a list of can(regex()): each element searched.",

@@ -43,7 +43,8 @@
 //     (see itemrules.go). A test of every element that costs too much is split per conjunct
 //     first (see split.go), so that what fits is kept.
 //   - Terraform reads IP prefixes with Go 1.16's parser, which reads more than Kubernetes'
-//     isCIDR(): can(cidrhost(x, 0)) is a pattern of exactly what it reads (see cidr.go).
+//     isCIDR(): can(cidrhost(x, 0)) is a pattern of exactly what it reads, or where that costs
+//     too much, isCIDR() and a short pattern of the forms it refuses (see cidr.go).
 //
 // What the translator proves is also measured: the differential test (differential_test.go) has
 // the real terraform and the real API server decide values made from each block's condition, fails

@@ -318,7 +318,7 @@ func judgeDifferential(t *testing.T, vars []*diffVariable, answers map[string]tf
 	for _, dv := range vars {
 		messages := map[string][]int{}
 		for i, b := range dv.blocks {
-			if b.Rule != "" {
+			if b.Rule != "" || len(b.ItemRules) > 0 {
 				messages[b.Message] = append(messages[b.Message], i)
 			}
 		}

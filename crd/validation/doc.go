@@ -44,7 +44,12 @@
 //   - The API server refuses a CRD whose rules might cost too much; expensive parts are dropped
 //     once a budget is spent (see Translations), unless the module's own conditions bound the
 //     collections and strings they walk (see bounds.go), or OpenAPI's checks of a string say the
-//     same (see schema.go).
+//     same (see schema.go), or a rule on each element of a collection within a collection does
+//     (see itemrules.go). A test of every element that costs too much is split per conjunct
+//     first (see split.go), so that what fits is kept.
+//   - Terraform reads IP prefixes with Go 1.16's parser, which reads more than Kubernetes'
+//     isCIDR(): can(cidrhost(x, 0)) is a pattern of exactly what it reads, or where that costs
+//     too much, isCIDR() and a short pattern of the forms it refuses (see cidr.go).
 //
 // What the translator proves is also measured: the differential test (differential_test.go) has
 // the real terraform and the real API server decide values made from each block's condition, fails

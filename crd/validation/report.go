@@ -20,6 +20,9 @@ type Translation struct {
 	// Schema names the checks of the schema (pattern, enum) that check parts of the condition
 	// whose rules would cost more than the API server allows.
 	Schema []string
+	// ItemRules names the rules on each element of a collection that check parts of the
+	// condition whose rules on the field would cost more than the API server allows.
+	ItemRules []string
 	// Dropped names the parts of the condition left to Terraform, and why.
 	Dropped []string
 	// Outcome sums up what the API server checks of the block.
@@ -29,7 +32,8 @@ type Translation struct {
 	// terraform and admission) or what terraform alone refused; "" when not measured.
 	Measured string
 
-	pred pred
+	pred  pred
+	items []itemRule
 }
 
 // An Outcome says how much of a validation block the API server checks when an instance is

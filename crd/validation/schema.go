@@ -59,7 +59,8 @@ func (b *schemaBounds) addChecks(p pred, within string, guards, present []*term)
 		if q.over.ty.IsMapType() {
 			elem = q.over.path + "{}"
 		}
-		return b.addChecks(q.body, elem, nil, nil)
+		// Attributes of the elements other parts require present (all(x, has(x.a))) are.
+		return b.addChecks(q.body, elem, nil, present)
 	}
 	return b.addLeaf(p, within, guards, present)
 }
@@ -73,7 +74,7 @@ func checkGuarded(s *term, guards, present []*term) bool {
 
 func subset(a, b []*term) bool {
 	for _, t := range a {
-		if !slices.ContainsFunc(b, func(u *term) bool { return u.expr == t.expr }) {
+		if !slices.ContainsFunc(b, func(u *term) bool { return u.expr == t.expr && u.path == t.path }) {
 			return false
 		}
 	}
@@ -243,7 +244,7 @@ func (c *stringChecks) alternative(a pred) (*term, bool) {
 		// Terraform's parser, and Kubernetes', read an IP prefix from hexadecimal digits,
 		// dots and colons, a slash and decimal digits: a pattern of that shape checks part
 		// of what they do.
-		c.res = append(c.res, `^[0-9A-Fa-f:.]+/[0-9]+$`)
+		c.res = append(c.res, cidrShape)
 		c.inexact = true
 		return a.s, true
 	case notPred:
@@ -540,11 +541,11 @@ func costFactors(p pred) []string {
 			walkedString(q.s)
 		case containsPred:
 			walkedString(q.s)
+		case cidrPred:
+			walkedString(q.s)
 		case asciiPred:
 			walkedString(q.s)
 		case casePred:
-			walkedString(q.s)
-		case cidrPred:
 			walkedString(q.s)
 		case inPred:
 			if q.s.ascii != nil {

@@ -736,7 +736,8 @@ func (t *translator) canOf(e *hclsyntax.FunctionCallExpr, neg bool) translated {
 		if s.ty != cty.String || !s.exactTerm() {
 			return t.untranslated("not cidrnetmask(string)", e)
 		}
-		return guarded(soundly(orPred{cidrPred{s: s, ipv4: true}, matchPred{s, cidrLenient}}), s, "")
+		re, exact := cidrPattern(true)
+		return guarded(translated{p: matchPred{s, re}, exact: exact}, s, "")
 	}
 	if call, ok := arg.(*hclsyntax.FunctionCallExpr); ok && call.Name == "cidrhost" && len(call.Args) == 2 && !call.ExpandFinal {
 		if neg {
@@ -749,7 +750,8 @@ func (t *translator) canOf(e *hclsyntax.FunctionCallExpr, neg bool) translated {
 		if n, ok := constant(call.Args[1]); !ok || n.Type() != cty.Number || n.IsNull() || !n.RawEquals(cty.Zero) || s.ty != cty.String || !s.exactTerm() {
 			return t.untranslated("not cidrhost(string, 0)", e)
 		}
-		return guarded(soundly(orPred{cidrPred{s: s}, matchPred{s, cidrLenient}}), s, "")
+		re, exact := cidrPattern(false)
+		return guarded(translated{p: matchPred{s, re}, exact: exact}, s, "")
 	}
 	if f, ok := arg.(*hclsyntax.ForExpr); ok && !neg {
 		// can([for v in l : regex(p, v)]): every element's call succeeds.
@@ -762,11 +764,6 @@ func (t *translator) canOf(e *hclsyntax.FunctionCallExpr, neg bool) translated {
 	}
 	return t.untranslated("not can(regex(...)), can(cidrhost(..., 0)) or can(cidrnetmask(...))", e)
 }
-
-// cidrLenient matches the IP prefixes Terraform reads (with the IPv4 parser of Go 1.16) and the
-// Kubernetes network library does not: numbers with leading zeros, more than four hexadecimal
-// digits, and IPv4 addresses within IPv6 ones. The rule leaves those to Terraform.
-const cidrLenient = `(^|[.:/])0[0-9a-fA-F]|[0-9a-fA-F]{5}|:.*\.`
 
 // try translates try(condition, true), which holds where the condition errs, and try(condition,
 // false), which holds only where it holds.

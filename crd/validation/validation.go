@@ -133,6 +133,8 @@ type part struct {
 	keep bool
 	// schema is set for a part the schema's checks (patterns, enums) make.
 	schema *schemaBounds
+	// item is set for a part a rule on each element of a collection checks (see itemrules.go).
+	item *itemRule
 }
 
 // translateBlocks translates each validation block of m's variables into parts, and returns the
@@ -200,8 +202,23 @@ func newBlock(v module.Variable, val module.Validation, vb *schemaBounds) *block
 }
 
 // keepWithin keeps, besides the cheap parts of the blocks, the expensive ones from the cheapest up,
-// each that still fits the budget of its rule and of the module.
+// each that still fits the budget of its rule and of the module, once the tests of every element
+// that no rule could afford are split into their conjuncts (see split.go); it makes rules on each
+// element of the others where those fit (see itemrules.go).
 func keepWithin(blocks []*block, budget costBudget) {
+	for _, b := range blocks {
+		var parts []part
+		for _, p := range b.parts {
+			if p.keep {
+				parts = append(parts, p)
+				continue
+			}
+			for _, c := range splitOverBudget(p.p, budget) {
+				parts = append(parts, part{p: c, keep: c.cost() < cheap})
+			}
+		}
+		b.parts = parts
+	}
 	spent := int64(0)
 	rule := make([]int64, len(blocks))
 	type ref struct{ b, i int }
@@ -228,6 +245,7 @@ func keepWithin(blocks []*block, budget costBudget) {
 			spent += c
 		}
 	}
+	keepAsItemRules(blocks, budget, spent)
 }
 
 // checkBySchema makes the parts that do not fit the budget checks of the schema where it can, and
@@ -240,12 +258,12 @@ func checkBySchema(blocks []*block, bounds map[string]*schemaBounds) {
 		// Optional attributes the rule requires are present where the checks apply.
 		var present []*term
 		for _, p := range b.parts {
-			if ts, ok := presentTerms(p.p); ok && p.keep {
+			if ts, ok := requiredPresent(p.p); ok && (p.keep || p.item != nil) {
 				present = append(present, ts...)
 			}
 		}
 		for i := range b.parts {
-			if b.parts[i].keep {
+			if b.parts[i].keep || b.parts[i].item != nil {
 				continue
 			}
 			c, ok := schemaChecks(b.parts[i].p, present...)
@@ -274,6 +292,11 @@ func (b *block) translation(budget costBudget) Translation {
 		case p.keep:
 			kept = append(kept, p.p)
 			checked = append(checked, p.p)
+		case p.item != nil:
+			checked = append(checked, p.p)
+			b.exact = b.exact && !p.item.looser
+			b.t.ItemRules = append(b.t.ItemRules, p.item.describe())
+			b.t.items = append(b.t.items, *p.item)
 		case p.schema != nil && p.schema.inexact:
 			// The checks hold for more than the part: the rest is Terraform's.
 			b.exact = false
@@ -342,7 +365,48 @@ func Apply(forProvider *extv1.JSONSchemaProps, m *module.Module) []Translation {
 		// Replacing rather than appending keeps this idempotent.
 		p.XValidations = rules[v.Name]
 		bounds[v.Name].apply(&p)
+		applyItemRules(&p, v.Name, ts)
 		forProvider.Properties[f] = p
 	}
 	return ts
+}
+
+// keepAsItemRules makes the parts of the blocks the budget has no room for as rules on the field
+// rules on each element, where they fit the budget of a rule and what is left of the module's;
+// spent is what the module's rules cost so far.
+func keepAsItemRules(blocks []*block, budget costBudget, spent int64) {
+	for _, b := range blocks {
+		if b.v.Sensitive {
+			continue
+		}
+		for i := range b.parts {
+			p := &b.parts[i]
+			if p.keep {
+				continue
+			}
+			r, ok := itemRuleOf(b.v, p.p)
+			if !ok || r.cost > budget.rule || spent+r.cost > budget.total {
+				continue
+			}
+			p.item, spent = &r, spent+r.cost
+		}
+	}
+}
+
+// applyItemRules adds to the schema s of the field of variable name the rules on each element of
+// the translations of its blocks, each once.
+func applyItemRules(s *extv1.JSONSchemaProps, name string, ts []Translation) {
+	for _, t := range ts {
+		if t.Variable != name {
+			continue
+		}
+		for _, r := range t.items {
+			rule := extv1.ValidationRule{Rule: r.rule, Message: t.Message}
+			editAt(s, r.path, func(node *extv1.JSONSchemaProps) {
+				if !slices.Contains(node.XValidations, rule) {
+					node.XValidations = append(node.XValidations, rule)
+				}
+			})
+		}
+	}
 }

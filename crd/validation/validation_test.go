@@ -250,11 +250,10 @@ var translationCases = map[string]struct {
 		want:     translationWant{Rule: "size(self) >= 1", Dropped: "over the API server's CEL cost limit of 1e7 per rule (no maxLength on strings, no maxItems on a list of strings)"},
 	},
 	"CIDRShapeOverBudget": {
-		reason: "IP prefixes in a list of unbounded length: the schema's pattern checks their shape, Terraform the rest.",
+		reason: "IP prefixes in a list of unbounded length: the pattern of the prefixes Terraform reads costs too much as a rule, and is the schema's pattern.",
 		ty:     cty.List(cty.String), condition: `alltrue([for z in var.x : can(cidrhost(z, 0))])`,
 		budgeted: true,
-		want: translationWant{Dropped: "the schema's pattern checks only the shape of the strings",
-			Schema: `pattern "^[0-9A-Fa-f:.]+/[0-9]+$|(?:(^|[.:/])0[0-9a-fA-F]|[0-9a-fA-F]{5}|:.*\\.)" at the field's []`},
+		want:     translationWant{Exact: true, Schema: fmt.Sprintf("pattern %q at the field's []", "(?:"+terraformCIDR+")")},
 	},
 	"OtherVariable": {
 		reason: "A condition on another variable is Terraform's to check.",
@@ -431,14 +430,14 @@ var translationCases = map[string]struct {
 		want: translationWant{Rule: "!self.contains('/') || size(bytes(self)) != size(self)"},
 	},
 	"CIDR": {
-		reason: "can(cidrhost(x, 0)) is the network library's isCIDR(), except for the forms Terraform's older parser reads and Kubernetes' does not (leading zeros, IPv4 within IPv6), left to Terraform.",
+		reason: "can(cidrhost(x, 0)) is the pattern of the prefixes Terraform's parser (Go 1.16's) reads, which costs too much on a string of any length: Kubernetes' stricter isCIDR(), or the shape of a prefix with one of the forms Terraform reads and isCIDR() does not (leading zeros, long groups, IPv4 within IPv6), the rest left to Terraform.",
 		ty:     cty.String, condition: `can(cidrhost(var.x, 0))`,
-		want: translationWant{Rule: `isCIDR(self) || self.matches('(^|[.:/])0[0-9a-fA-F]|[0-9a-fA-F]{5}|:.*\\.')`},
+		want: translationWant{Rule: "isCIDR(self) || (self.matches(" + celLiteral(cidrShape) + ") && self.matches(" + celLiteral(cidrLenient) + "))"},
 	},
 	"CIDRNetmask": {
-		reason: "can(cidrnetmask(x)) is an IPv4 prefix: isCIDR() of family 4, with the same leniency.",
+		reason: "can(cidrnetmask(x)) is an IPv4 prefix: on a string of any length, isCIDR() of family 4, with the same leniency as cidrhost's.",
 		ty:     cty.String, condition: `can(cidrnetmask(var.x))`,
-		want: translationWant{Rule: `(isCIDR(self) && cidr(self).ip().family() == 4) || self.matches('(^|[.:/])0[0-9a-fA-F]|[0-9a-fA-F]{5}|:.*\\.')`},
+		want: translationWant{Rule: "(isCIDR(self) && cidr(self).ip().family() == 4) || (self.matches(" + celLiteral(cidrShape) + ") && self.matches(" + celLiteral(cidrLenient) + "))"},
 	},
 	"AllPatterns": {
 		reason: "alltrue over a list of can(regex()): each element searched.",

@@ -9,6 +9,7 @@ import (
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/ext/typeexpr"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
+	"github.com/modkind/modkind/module"
 	"github.com/zclconf/go-cty/cty"
 )
 
@@ -21,6 +22,40 @@ import (
 // cannot be translated becomes true, which keeps the rule sound. A conditional c ? a : b is read as
 // (c && a) || (!c && b), which Terraform's and CEL's three-valued logic agree on. What the leaves
 // test are terms (see term.go).
+
+// translateValidation translates one validation block of v.
+func translateValidation(v module.Variable, val module.Validation) translated {
+	return translateBounded(v, val, nil)
+}
+
+// translateBounded translates one validation block of v, whose collections and strings have the
+// bounds b.
+func translateBounded(v module.Variable, val module.Validation, b *schemaBounds) translated {
+	e, diags := hclsyntax.ParseExpression([]byte(val.Condition), "condition", hcl.InitialPos)
+	if diags.HasErrors() {
+		return translated{p: constPred(true), dropped: []string{"the condition does not parse: " + diags.Error()}}
+	}
+	switch {
+	case v.Sensitive:
+		// A sensitive value never reaches the API server inline, so there is nothing to check.
+		return untranslated("the variable is sensitive", e, val.Condition)
+	case v.Type == cty.DynamicPseudoType:
+		return untranslated("the variable's type is any", e, val.Condition)
+	case !hasCELType(v.Type):
+		return untranslated("the variable's type holds values of type any where CEL needs one type", e, val.Condition)
+	}
+	for _, ref := range e.Variables() {
+		if ref.RootName() != "var" {
+			return untranslated("it refers to something other than the variable", e, val.Condition)
+		}
+		if a, ok := ref[1].(hcl.TraverseAttr); !ok || a.Name != v.Name {
+			return untranslated("it refers to another variable", e, val.Condition)
+		}
+	}
+	tr := newTranslator(v.Name, v.Type, v.TypeDefaults, val.Condition, b).translate(e, false)
+	tr.p = simplify(tr.p, map[string]bool{})
+	return tr
+}
 
 // translator translates the conditions of one variable.
 type translator struct {

@@ -10,8 +10,6 @@ import (
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/zclconf/go-cty/cty"
-
-	"github.com/modkind/modkind/module"
 )
 
 // translated is a condition's translation: p holds for every non-null value for which the
@@ -160,40 +158,6 @@ func integer(n cty.Value) (int64, bool) {
 		return 0, false
 	}
 	return i, true
-}
-
-// translateValidation translates one validation block of v.
-func translateValidation(v module.Variable, val module.Validation) translated {
-	return translateBounded(v, val, nil)
-}
-
-// translateBounded translates one validation block of v, whose collections and strings have the
-// bounds b.
-func translateBounded(v module.Variable, val module.Validation, b *schemaBounds) translated {
-	e, diags := hclsyntax.ParseExpression([]byte(val.Condition), "condition", hcl.InitialPos)
-	if diags.HasErrors() {
-		return translated{p: constPred(true), dropped: []string{"the condition does not parse: " + diags.Error()}}
-	}
-	switch {
-	case v.Sensitive:
-		// A sensitive value never reaches the API server inline, so there is nothing to check.
-		return untranslated("the variable is sensitive", e, val.Condition)
-	case v.Type == cty.DynamicPseudoType:
-		return untranslated("the variable's type is any", e, val.Condition)
-	case !hasCELType(v.Type):
-		return untranslated("the variable's type holds values of type any where CEL needs one type", e, val.Condition)
-	}
-	for _, ref := range e.Variables() {
-		if ref.RootName() != "var" {
-			return untranslated("it refers to something other than the variable", e, val.Condition)
-		}
-		if a, ok := ref[1].(hcl.TraverseAttr); !ok || a.Name != v.Name {
-			return untranslated("it refers to another variable", e, val.Condition)
-		}
-	}
-	tr := newTranslator(v.Name, v.Type, v.TypeDefaults, val.Condition, b).translate(e, false)
-	tr.p = simplify(tr.p, map[string]bool{})
-	return tr
 }
 
 // message is the error_message as the API server accepts it: on one line.

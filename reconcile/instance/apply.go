@@ -157,9 +157,12 @@ func (e *external) execute(ctx context.Context, op v1alpha1.RunOperation) execut
 	}
 	if quietWait(res, time.Now()) {
 		// Handed on: its Run shows the wait, Queued, and the instance is tried again at its
-		// waiter's pace (the waiters above) with nothing new to write; the event that says
-		// a Run was handed on is recorded when it starts.
-		e.notes.SetAnnounced(e.inst.GetUID())
+		// waiter's pace (the waiters above) with nothing new to write. The event that says an
+		// apply was handed on (crossplane-runtime's, after Create or Update) is recorded when
+		// the Run starts, not at each try.
+		if op == v1alpha1.OperationApply {
+			e.notes.SetAnnounced(e.inst.GetUID())
+		}
 		res.Err, res.Pending = nil, true
 	}
 	return res
@@ -168,8 +171,8 @@ func (e *external) execute(ctx context.Context, op v1alpha1.RunOperation) execut
 // waitShownAfter is how long a Run waits for a run slot, Queued, before its instance shows the
 // wait (Synced=False, the wait's message). A wait that short is part of a change that starts
 // many Runs at once, as a Pending pod is part of a rollout: shown on the instance, it was two
-// status writes more per instance (the wait, and Synced again when the Run started), a change
-// of 100 instances 250 writes. The Run shows it from the start.
+// status writes more per instance whose Run waited (the wait, and Synced again when the Run
+// started). The Run shows it from the start.
 const waitShownAfter = 10 * time.Second
 
 // quietWait reports whether res is a wait for a run slot that a Run shows, Queued, for less than

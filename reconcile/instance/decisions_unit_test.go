@@ -671,3 +671,23 @@ func rendered(t *testing.T, c *connector, inst *unstructured.Unstructured) strin
 	}
 	return e.(*external).work.Workspace.Inputs
 }
+
+// A drift check whose Run waits a moment, Queued, is handed on quietly and marks no apply as told
+// of: the event that says the next apply was handed on is still recorded.
+func TestQuietDriftWaitAnnouncesNoApply(t *testing.T) {
+	var conn *connector
+	setup := func(c *connector) {
+		c.drift.checked[types.UID("web-uid")] = time.Now().Add(-2 * time.Hour)
+		conn = c
+	}
+	exec := fakeExecutor{results: map[v1alpha1.RunOperation]executor.Result{v1alpha1.OperationDriftPlan: {
+		Err: &slots.ShareFullError{Namespace: "team-a", Active: 2, Share: 2}, QueuedAt: time.Now().Add(-time.Second)}}}
+	got, ran, _, _, _ := decide(t, note(nil), stateOf(1, current), exec, setup, false)
+	if diff := cmp.Diff([]v1alpha1.RunOperation{v1alpha1.OperationDriftPlan}, ran.done); diff != "" {
+		t.Errorf("operations run, -want +got:\n%s", diff)
+	}
+	checkStatus(t, "a drift check waiting a moment for a slot: handed on, nothing shown", got, want{synced: "True"})
+	if conn.notes.TakeAnnounced(types.UID("web-uid")) {
+		t.Errorf("a drift check's quiet wait marked an apply as told of: the next apply's event would be left out")
+	}
+}

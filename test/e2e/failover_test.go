@@ -16,6 +16,7 @@ import (
 	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/watch"
@@ -71,8 +72,8 @@ func TestJobRunnerFailover(t *testing.T) {
 }
 
 // failoverRound creates instances, kills leader right after it started a Run while Runs are
-// active, and checks what became of them; it returns the time from the kill to the first Run
-// the new leader started.
+// active, creates one more for the new leader, and checks what became of them; it returns the time from the kill to
+// the first Run the new leader started.
 func failoverRound(t *testing.T, g *jobGround, timeline *runTimeline, round int, leader *replica) time.Duration {
 	t.Helper()
 	name := fmt.Sprintf("failover%d", round)
@@ -83,8 +84,13 @@ func failoverRound(t *testing.T, g *jobGround, timeline *runTimeline, round int,
 			return r.Status.Phase == v1alpha1.PhaseSucceeded && strings.HasPrefix(r.Spec.InstanceRef.APIVersion, name+".example.org/")
 		})) > 0, nil
 	})
-	// Right after the leader starts a Run: its runner fetches its bundle after the kill.
-	_, startedAt := timeline.firstAfter(t, time.Now(), 3*time.Minute)
+	// Right after the leader starts a Run: its runner fetches its bundle after the kill. One
+	// more instance is made now, so that a Run starts after this, whatever the first eight did:
+	// the first four Runs end within moments of each other and the next four take their slots at
+	// once, all of that maybe before the poll above saw the first end.
+	since := time.Now()
+	insts = append(insts, createAnotherTrace(t, g, insts))
+	_, startedAt := timeline.firstAfter(t, since, 3*time.Minute)
 	if err := leader.proc.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
@@ -96,6 +102,9 @@ func failoverRound(t *testing.T, g *jobGround, timeline *runTimeline, round int,
 	if len(active) == 0 {
 		t.Fatalf("round %d: no Run was active when the leader was killed", round)
 	}
+	// A Run the new leader must start, whatever the killed one started: an instance made after
+	// the kill (every instance made before may have its Run started by then).
+	insts = append(insts, createAnotherTrace(t, g, insts))
 	t.Logf("round %d: killed the leader %s after it started a Run, with %d Runs active: %v", round,
 		killed.Sub(startedAt).Round(time.Millisecond), len(active), names(active))
 	first, at := timeline.firstAfter(t, killed, 3*time.Minute)
@@ -119,6 +128,19 @@ func failoverRound(t *testing.T, g *jobGround, timeline *runTimeline, round int,
 		t.Errorf("round %d: Run %s failed: %s", round, r.Name, r.Status.Message)
 	}
 	return took
+}
+
+// createAnotherTrace creates one more instance like insts[0], the next by number, writing its own
+// file, and returns it.
+func createAnotherTrace(t *testing.T, g *jobGround, insts []*unstructured.Unstructured) *unstructured.Unstructured {
+	t.Helper()
+	u := insts[0].DeepCopy()
+	u.SetName(fmt.Sprintf("%s%d", insts[0].GetName()[:1], len(insts)))
+	if err := unstructured.SetNestedSlice(u.Object, []any{fmt.Sprintf("i%d", len(insts))}, "spec", "forProvider", "files"); err != nil {
+		t.Fatal(err)
+	}
+	createAll(t, g.c, []*unstructured.Unstructured{u})
+	return u
 }
 
 // replica is one modkind process of a pair in job mode, with leader election.

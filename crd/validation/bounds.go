@@ -172,30 +172,7 @@ func absence(p pred) ([]string, bool) {
 // a normal form that the pattern matches: ASCII, and as long as the string in code points (the only
 // characters outside ASCII whose normal form is ASCII are the one-character K, ; and `).
 func maxASCIILength(re string) (int64, bool) {
-	parsed, err := syntax.Parse(re, syntax.Perl)
-	if err != nil {
-		return 0, false
-	}
-	parsed = parsed.Simplify()
-	alts := []*syntax.Regexp{parsed}
-	if parsed.Op == syntax.OpAlternate {
-		alts = parsed.Sub
-	}
-	var longest int64
-	for _, a := range alts {
-		for a.Op == syntax.OpCapture {
-			a = a.Sub[0]
-		}
-		if a.Op != syntax.OpConcat || len(a.Sub) < 2 || a.Sub[0].Op != syntax.OpBeginText || a.Sub[len(a.Sub)-1].Op != syntax.OpEndText {
-			return 0, false
-		}
-		n, ok := asciiLength(a)
-		if !ok {
-			return 0, false
-		}
-		longest = max(longest, n)
-	}
-	return longest, true
+	return longestWholeMatch(re, asciiLength)
 }
 
 // asciiOnly says the pattern re matches whole strings of ASCII characters only: each alternative

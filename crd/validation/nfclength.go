@@ -18,30 +18,8 @@ const maxDecomposition = 4
 // maxGivenLength is the longest string, in code points as given, whose NFC form the whole-string
 // pattern re may match; false when re does not bound it.
 func maxGivenLength(re string) (int64, bool) {
-	parsed, err := syntax.Parse(re, syntax.Perl)
-	if err != nil {
-		return 0, false
-	}
-	parsed = parsed.Simplify()
-	alts := []*syntax.Regexp{parsed}
-	if parsed.Op == syntax.OpAlternate {
-		alts = parsed.Sub
-	}
-	var longest int64
-	for _, a := range alts {
-		for a.Op == syntax.OpCapture {
-			a = a.Sub[0]
-		}
-		if a.Op != syntax.OpConcat || len(a.Sub) < 2 || a.Sub[0].Op != syntax.OpBeginText || a.Sub[len(a.Sub)-1].Op != syntax.OpEndText {
-			return 0, false
-		}
-		n, ok := maxRunes(a)
-		if !ok {
-			return 0, false
-		}
-		longest = max(longest, n)
-	}
-	return maxDecomposition * longest, true
+	longest, ok := longestWholeMatch(re, maxRunes)
+	return maxDecomposition * longest, ok
 }
 
 // maxRunes is the most code points a match of x has; false when it has no bound.
@@ -78,4 +56,34 @@ func maxRunes(x *syntax.Regexp) (int64, bool) {
 		return out, true
 	}
 	return 0, false
+}
+
+// longestWholeMatch is the largest length, as length measures it, of the alternatives of the
+// pattern re, each anchored at both ends; false when re is not such a pattern or length does not
+// bound one of them.
+func longestWholeMatch(re string, length func(*syntax.Regexp) (int64, bool)) (int64, bool) {
+	parsed, err := syntax.Parse(re, syntax.Perl)
+	if err != nil {
+		return 0, false
+	}
+	parsed = parsed.Simplify()
+	alts := []*syntax.Regexp{parsed}
+	if parsed.Op == syntax.OpAlternate {
+		alts = parsed.Sub
+	}
+	var longest int64
+	for _, a := range alts {
+		for a.Op == syntax.OpCapture {
+			a = a.Sub[0]
+		}
+		if a.Op != syntax.OpConcat || len(a.Sub) < 2 || a.Sub[0].Op != syntax.OpBeginText || a.Sub[len(a.Sub)-1].Op != syntax.OpEndText {
+			return 0, false
+		}
+		n, ok := length(a)
+		if !ok {
+			return 0, false
+		}
+		longest = max(longest, n)
+	}
+	return longest, true
 }

@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
@@ -150,7 +151,9 @@ func (e *Engine) Run(ctx context.Context, gvk schema.GroupVersionKind, snap *kin
 	}
 	e.mu.Lock()
 	if k, ok := e.kinds[gvk]; ok {
-		moved := snapshotMoved(k.snapshot.Swap(snap), snap)
+		old := k.snapshot.Swap(snap)
+		k.schema.servedChanged(old, snap)
+		moved := snapshotMoved(old, snap)
 		e.mu.Unlock()
 		// Settled instances would otherwise take the new snapshot at their next resync. Listed
 		// without the lock: the cache may wait for its informer.
@@ -162,10 +165,10 @@ func (e *Engine) Run(ctx context.Context, gvk schema.GroupVersionKind, snap *kin
 		return nil
 	}
 	defer e.mu.Unlock()
-	k := &generatedKind{gvk: gvk, done: make(chan struct{})}
+	k := &generatedKind{gvk: gvk, done: make(chan struct{}), schema: &schemaWatch{}}
 	k.snapshot.Store(snap)
 
-	km := newKindManager(e.mgr, gvk)
+	km := newKindManager(e.mgr, gvk, k.schema)
 	// An instance that waits on its wiring says so in its Synced condition's reason.
 	km.client = reasonClient{Client: km.client, notes: e.notes}
 	log := e.log.WithValues("kind", gvk.GroupKind().String())
@@ -194,6 +197,13 @@ func (e *Engine) Run(ctx context.Context, gvk schema.GroupVersionKind, snap *kin
 	u := &unstructured.Unstructured{}
 	u.SetGroupVersionKind(gvk)
 	if err := e.watch(c, u); err != nil {
+		return errors.Wrap(err, errStartController)
+	}
+	inf, err := e.mgr.GetCache().GetInformer(ctx, u, cache.BlockUntilSynced(false))
+	if err == nil {
+		_, err = inf.AddEventHandler(k.schema.handler())
+	}
+	if err != nil {
 		return errors.Wrap(err, errStartController)
 	}
 	cctx, cancel := context.WithCancel(e.base)

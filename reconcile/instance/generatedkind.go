@@ -13,8 +13,10 @@ import (
 type generatedKind struct {
 	gvk      schema.GroupVersionKind
 	snapshot atomic.Pointer[kinds.Snapshot]
-	stop     context.CancelFunc
-	done     chan struct{}
+	// schema knows which instances the cache may hold as the kind's previous CRD decoded them.
+	schema *schemaWatch
+	stop   context.CancelFunc
+	done   chan struct{}
 }
 
 // Snapshot returns the module the kind's instances are applied with now.

@@ -28,6 +28,10 @@ type instanceClient struct {
 	// informers, when set, has the cache's own copy of an instance read without copying it
 	// (peek), to compare a status about to be written with it.
 	informers cache.Informers
+	// reader reads around the cache the instances schema says the cache may hold as the kind's
+	// previous schema decoded them (both nil: none is read so).
+	reader client.Reader
+	schema *schemaWatch
 
 	// written is, per instance, the resourceVersion and content of its last update, until the
 	// cache shows it: the managed reconciler updates an instance twice in a row (its finalizer,
@@ -68,8 +72,17 @@ func (c *instanceClient) unwrap(obj client.Object) client.Object {
 	return &i.Unstructured
 }
 
+// Get reads an object from the cache; an instance the cache may hold as the kind's previous
+// schema decoded it (schemaWatch) is read from the API server instead.
 func (c *instanceClient) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
-	return c.Client.Get(ctx, key, c.unwrap(obj), opts...)
+	o := c.unwrap(obj)
+	if err := c.Client.Get(ctx, key, o, opts...); err != nil || c.schema == nil || c.reader == nil {
+		return err
+	}
+	if u, ok := o.(*unstructured.Unstructured); ok && u.GroupVersionKind() == c.gvk && c.schema.stale(u.GetUID(), u.GetResourceVersion()) {
+		return c.reader.Get(ctx, key, o, opts...)
+	}
+	return nil
 }
 
 func (c *instanceClient) Create(ctx context.Context, obj client.Object, opts ...client.CreateOption) error {
@@ -322,10 +335,11 @@ type kindManager struct {
 	client client.Client
 }
 
-func newKindManager(mgr manager.Manager, gvk schema.GroupVersionKind) *kindManager {
+func newKindManager(mgr manager.Manager, gvk schema.GroupVersionKind, sw *schemaWatch) *kindManager {
 	s := runtime.NewScheme()
 	s.AddKnownTypeWithName(gvk, &kind.Instance{})
-	return &kindManager{Manager: mgr, scheme: s, client: &instanceClient{Client: mgr.GetClient(), gvk: gvk, informers: mgr.GetCache()}}
+	return &kindManager{Manager: mgr, scheme: s, client: &instanceClient{Client: mgr.GetClient(), gvk: gvk, informers: mgr.GetCache(),
+		reader: mgr.GetAPIReader(), schema: sw}}
 }
 
 func (m *kindManager) GetScheme() *runtime.Scheme { return m.scheme }

@@ -148,9 +148,6 @@ func (e *external) Disconnect(context.Context) error { return nil }
 func (e *external) execute(ctx context.Context, op v1alpha1.RunOperation) executor.Result {
 	e.work.Op = op
 	res := e.exec.Execute(ctx, e.work)
-	if res.Pending {
-		e.notes.SetUnderWay(e.inst.GetUID(), true)
-	}
 	if res.LockBroken != nil {
 		e.notes.SetLockBroken(e.inst.GetUID(), *res.LockBroken)
 		e.inst.SetLockBroken(*res.LockBroken)
@@ -167,6 +164,9 @@ func (e *external) execute(ctx context.Context, op v1alpha1.RunOperation) execut
 			e.notes.SetAnnounced(e.inst.GetUID())
 		}
 		res.Err, res.Pending = nil, true
+	}
+	if res.Pending {
+		e.notes.SetUnderWay(e.inst.GetUID(), true)
 	}
 	return res
 }

@@ -127,18 +127,13 @@ type RunStatus struct {
 	// same name in the Run's namespace.
 	// +optional
 	Executor string `json:"executor,omitempty"`
-	// Runner is the pod of a runner pool (--runner pool) that took the Run, as
-	// "<pod name>/<pod uid>": written once, by that pod as it takes the Run, and from then on the
-	// only pod whose token may write the Run's status (the chart's policy checks it).
+	// Runner is the pod of a runner pool (--runner pool) that holds the Run, as
+	// "<pod name>/<pod uid>": written once, by the controller as it hands the Run to an idle pod
+	// of its pool, or else by the pod that takes it; from then on the only pod whose token may
+	// write the Run's status (the chart's policy checks it).
 	// +optional
 	// +kubebuilder:validation:MaxLength=320
 	Runner string `json:"runner,omitempty"`
-	// OfferedTo is the pod of the Run's pool, idle when the controller marked the Run Pending,
-	// that may take it first: the others leave it to that pod for a moment, so that they do not
-	// all race for each Run. Only a preference: the claim (runner) decides who holds the Run.
-	// +optional
-	// +kubebuilder:validation:MaxLength=253
-	OfferedTo string `json:"offeredTo,omitempty"`
 	// +optional
 	StartTime *metav1.Time `json:"startTime,omitempty"`
 	// CompletionTime is set once the Run ended (Refused, Succeeded or Failed).

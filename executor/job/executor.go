@@ -96,7 +96,7 @@ type Executor struct {
 
 // A RunnerPool executes Runs in long-lived runner pods of the Run's namespace (--runner pool)
 // instead of a Job per Run: the executor makes the Run and its inputs Secret as in job mode, and
-// a pod of the Run's pool claims it.
+// hands it to an idle pod of the Run's pool, or else a pod of the pool claims it.
 type RunnerPool interface {
 	// Assign labels run, before it is created, with the pool whose pods may take it: the pool of
 	// its namespace under spec (the ProviderConfig's runner template, possibly nil). Called again
@@ -105,8 +105,10 @@ type RunnerPool interface {
 	// Executing reports whether an active Run may still be executed: it waits for a pod of its
 	// pool, or a live pod of its pool holds its claim.
 	Executing(ctx context.Context, run *v1alpha1.Run) (bool, error)
-	// Offer returns an idle pod of run's pool that may take it first, "" for none.
-	Offer(ctx context.Context, run *v1alpha1.Run) string
+	// Hand returns an idle pod of run's pool to hand the Run to as it starts (written Running
+	// with the pod as its runner), and false when the Run is to wait Pending for any pod of the
+	// pool to take it.
+	Hand(ctx context.Context, run *v1alpha1.Run) (runs.Claimant, bool)
 }
 
 // seen is what Busy saw of an instance's Runs, for Execute in the same reconcile: its newest

@@ -284,8 +284,8 @@ func (x *Executor) start(ctx context.Context, w *executor.Work, in *runs.Inputs,
 }
 
 // launch starts run, which holds a run slot now: its inputs Secret, then its Pending status (so
-// that a pool's pod, which takes Pending Runs, finds the inputs there), then its Job (none for a
-// pool: a pod of the pool takes it); and prunes the instance's Runs. A Run whose Secret or Job
+// that a pool's pod, which takes Pending Runs, finds the inputs there; or Running, handed to an
+// idle pod of its pool), then its Job (none for a pool); and prunes the instance's Runs. A Run whose Secret or Job
 // could not be made is marked Failed at once, so that it never looks active. A conflict on the
 // Pending write means another controller started the Run (or the cache showed an older version):
 // the change reconciles the instance, and the slot is its to count.
@@ -294,7 +294,11 @@ func (x *Executor) launch(ctx context.Context, w *executor.Work, run *v1alpha1.R
 	if err == nil {
 		run.Status.Phase, run.Status.Executor, run.Status.Message = v1alpha1.PhasePending, v1alpha1.ExecutorJob, ""
 		if x.Pool != nil {
-			run.Status.OfferedTo = x.Pool.Offer(ctx, run)
+			if pod, ok := x.Pool.Hand(ctx, run); ok {
+				// Handed to an idle pod of its pool, which executes it without a claim.
+				now := metav1.Now()
+				run.Status.Phase, run.Status.Runner, run.Status.StartTime = v1alpha1.PhaseRunning, pod.String(), &now
+			}
 		}
 		if err := x.Client.Status().Update(ctx, run); err != nil {
 			if kerrors.IsNotFound(err) {

@@ -69,8 +69,8 @@ type Pool struct {
 	made map[types.NamespacedName]map[string]time.Time
 	// createErr is why the last pod of a pool could not be made, for the Runs that time out.
 	createErr map[types.NamespacedName]string
-	// offers are the Runs of each pool offered lately to one of its pods (Offer), by UID.
-	offers map[types.NamespacedName]map[types.UID]offer
+	// hands are the Runs of each pool handed lately to one of its pods (Hand), by UID.
+	hands map[types.NamespacedName]map[types.UID]hand
 }
 
 func (p *Pool) clock() time.Time {

@@ -31,19 +31,17 @@ const (
 	poolResync = 30 * time.Second
 	// spread is how many of the oldest waiting Runs a pod picks its first try among.
 	spread = 10
-	// wakeJitter bounds how long a pod waits, once told of a Run offered to no pod, before it
-	// looks for it.
+	// wakeJitter bounds how long a pod waits, once told of a Run waiting for any pod of the
+	// pool, before it looks for it: the pool's idle pods all hear of it at once.
 	wakeJitter = 200 * time.Millisecond
-	// offerGrace is how long a pod leaves a Run offered to another pod of its pool to that pod.
-	offerGrace = 250 * time.Millisecond
 )
 
-// A Pool is the loop of a runner pool's pod (`modkind runner --pool`): it takes the Runs of its
-// namespace labelled with its pool, one at a time, oldest first, each claimed before it is
-// executed (runs.Claim: the first pod to claim a Run holds it, no other executes it or may write
-// its status), and stops
-// once it has taken no Run for Idle. It never takes a Run of another namespace: its service
-// account may read nothing else.
+// A Pool is the loop of a runner pool's pod (`modkind runner --pool`): it executes the Runs of its
+// namespace labelled with its pool, one at a time: first those the controller handed to it (their
+// status.runner names this pod already), then the Runs waiting for any pod of the pool, oldest
+// first, each claimed before it is executed (runs.Claim: the first pod to claim a Run holds it, no
+// other executes it or may write its status); and it stops once it has taken no Run for Idle. It
+// never takes a Run of another namespace: its service account may read nothing else.
 type Pool struct {
 	// Client acts with the pod's service account; it lists and watches the namespace's Runs.
 	Client client.WithWatch
@@ -60,14 +58,14 @@ type Pool struct {
 	Out io.Writer
 
 	// runs are the pool's Runs as the watch shows them; pendingChanged says one may be taken,
-	// offered that one was offered to this pod.
-	runs                    toolscache.Store
-	pendingChanged, offered chan struct{}
-	mu                      sync.Mutex
-	// othersSince is when each waiting Run offered to another pod was first seen, plus a
-	// random part of wakeJitter of this pod's own: the idle pods that all saw the offer at once
-	// try it once its grace has passed one after another, not all at once.
-	othersSince map[types.UID]time.Time
+	// handedOver that one was handed to this pod.
+	runs                       toolscache.Store
+	pendingChanged, handedOver chan struct{}
+	mu                         sync.Mutex
+	// executed are the Runs this pod executed (handed to it or claimed), until the watch shows
+	// them ended: the watch shows a Run Running with this pod as its runner for a moment after
+	// the pod wrote its outcome, as it shows a Run handed to it.
+	executed map[types.UID]bool
 }
 
 // Serve takes and executes the pool's Runs until ctx ends or the pod has been idle for Idle.
@@ -82,7 +80,7 @@ func (p *Pool) Serve(ctx context.Context) error {
 	}
 	last := time.Now()
 	for ctx.Err() == nil {
-		took, retry, err := p.takeNext(ctx)
+		took, err := p.takeNext(ctx)
 		if err != nil {
 			return err
 		}
@@ -91,9 +89,6 @@ func (p *Pool) Serve(ctx context.Context) error {
 			continue
 		}
 		wait := poolResync
-		if retry > 0 {
-			wait = retry
-		}
 		if p.Idle > 0 {
 			left := p.Idle - time.Since(last)
 			if left <= 0 {
@@ -121,8 +116,8 @@ func (p *Pool) follow(ctx context.Context) error {
 			return w, errors.Wrap(err, errWatchRuns)
 		},
 	}
-	p.pendingChanged, p.offered = make(chan struct{}, 1), make(chan struct{}, 1)
-	p.othersSince = map[types.UID]time.Time{}
+	p.pendingChanged, p.handedOver = make(chan struct{}, 1), make(chan struct{}, 1)
+	p.executed = map[types.UID]bool{}
 	signal := func(obj any) {
 		run, ok := obj.(*v1alpha1.Run)
 		if !ok {
@@ -130,18 +125,16 @@ func (p *Pool) follow(ctx context.Context) error {
 		}
 		p.mu.Lock()
 		defer p.mu.Unlock()
-		wake := p.pendingChanged
+		if run.Status.Phase != v1alpha1.PhaseRunning {
+			delete(p.executed, run.UID)
+		}
+		var wake chan struct{}
 		switch {
-		case !takeable(run):
-			delete(p.othersSince, run.UID)
-			return
-		case run.Status.OfferedTo == p.Self.Pod:
-			wake = p.offered
-		case run.Status.OfferedTo != "":
-			// Its pod takes it; this one looks again once offerGrace has passed (takeNext).
-			if _, ok := p.othersSince[run.UID]; !ok {
-				p.othersSince[run.UID] = time.Now().Add(rand.N(wakeJitter))
-			}
+		case p.handed(run):
+			wake = p.handedOver
+		case takeable(run):
+			wake = p.pendingChanged
+		default:
 			return
 		}
 		select {
@@ -156,7 +149,7 @@ func (p *Pool) follow(ctx context.Context) error {
 			DeleteFunc: func(obj any) {
 				if run, ok := obj.(*v1alpha1.Run); ok {
 					p.mu.Lock()
-					delete(p.othersSince, run.UID)
+					delete(p.executed, run.UID)
 					p.mu.Unlock()
 				}
 			}},
@@ -180,66 +173,62 @@ func takeable(run *v1alpha1.Run) bool {
 	return run.Status.Phase == v1alpha1.PhasePending && run.Status.Runner == ""
 }
 
-// takeNext executes a Pending Run of the pool this pod could claim, and reports whether it took
-// one, or else how soon a Run offered to another pod becomes this pod's to try (0: none waits).
-// A Run offered to this pod comes first; one offered to no pod next; one offered to another pod
-// only once that pod left it for offerGrace (it may be gone, or busy after all). Of several, the
+// handed reports whether run was handed to this pod and is still to be executed by it. Called
+// with p.mu held.
+func (p *Pool) handed(run *v1alpha1.Run) bool {
+	return run.Status.Phase == v1alpha1.PhaseRunning && run.Status.Runner == p.Self.String() && !p.executed[run.UID]
+}
+
+// takeNext executes a Run handed to this pod (the oldest), or else claims and executes a Run
+// waiting for any pod of the pool, and reports whether it took one. Of several waiting Runs, the
 // pods each try the oldest few first, from a place of their own among them: all pods trying the
 // same oldest Run would make most claims fail.
-func (p *Pool) takeNext(ctx context.Context) (bool, time.Duration, error) {
-	var mine, open []v1alpha1.Run
-	retry := time.Duration(0)
-	now := time.Now()
+func (p *Pool) takeNext(ctx context.Context) (bool, error) {
+	var handed, open []v1alpha1.Run
 	p.mu.Lock()
 	for _, obj := range p.runs.List() {
 		run, ok := obj.(*v1alpha1.Run)
-		if !ok || run.Namespace != p.Namespace || run.Labels[p.Label] != p.Key || !takeable(run) {
+		if !ok || run.Namespace != p.Namespace || run.Labels[p.Label] != p.Key {
 			continue
 		}
-		switch to := run.Status.OfferedTo; {
-		case to == p.Self.Pod:
-			mine = append(mine, *run.DeepCopy())
-		case to == "":
-			open = append(open, *run.DeepCopy())
-		default:
-			since, ok := p.othersSince[run.UID]
-			if !ok {
-				since = now.Add(rand.N(wakeJitter))
-				p.othersSince[run.UID] = since
-			}
-			if left := offerGrace - now.Sub(since); left > 0 {
-				if retry == 0 || left < retry {
-					retry = left
-				}
-				continue
-			}
+		switch {
+		case p.handed(run):
+			handed = append(handed, *run.DeepCopy())
+		case takeable(run):
 			open = append(open, *run.DeepCopy())
 		}
 	}
 	p.mu.Unlock()
+	if len(handed) > 0 {
+		runs.Sort(handed)
+		return true, p.execute(ctx, &handed[len(handed)-1])
+	}
 	runs.Sort(open)
 	slices.Reverse(open)
 	if n := min(len(open), spread); n > 1 {
 		first := rand.IntN(n)
 		open = append(open[first:], open[:first]...)
 	}
-	for _, candidates := range [][]v1alpha1.Run{mine, open} {
-		for i := range candidates {
-			run := &candidates[i]
-			held, err := runs.Claim(ctx, p.Client, run, p.Self)
-			if err != nil {
-				return false, 0, err
-			}
-			if held {
-				return true, 0, p.execute(ctx, run)
-			}
+	for i := range open {
+		run := &open[i]
+		held, err := runs.Claim(ctx, p.Client, run, p.Self)
+		if err != nil {
+			return false, err
+		}
+		if held {
+			return true, p.execute(ctx, run)
 		}
 	}
-	return false, retry, nil
+	return false, nil
 }
 
-// execute runs one claimed Run and says so.
+// execute runs one Run this pod holds (handed to it or claimed) and says so. The watch shows the
+// Run as this pod's, Running, until it shows the outcome: it is marked executed, so that it is
+// not taken again meanwhile.
 func (p *Pool) execute(ctx context.Context, run *v1alpha1.Run) error {
+	p.mu.Lock()
+	p.executed[run.UID] = true
+	p.mu.Unlock()
 	start := time.Now()
 	if err := p.Execute(ctx, run); err != nil {
 		return err
@@ -260,12 +249,12 @@ func RunIn(ctx context.Context, x Executor, dir string, run *v1alpha1.Run) error
 }
 
 // awaitPending returns when a Run of the pool may be taken, after wait, or when ctx ends: at once
-// for a Run offered to this pod.
+// for a Run handed to this pod.
 func (p *Pool) awaitPending(ctx context.Context, wait time.Duration) {
 	ctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
 	select {
-	case <-p.offered:
+	case <-p.handedOver:
 		return
 	case <-p.pendingChanged:
 	case <-ctx.Done():

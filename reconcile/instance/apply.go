@@ -165,6 +165,9 @@ func (e *external) execute(ctx context.Context, op v1alpha1.RunOperation) execut
 		}
 		res.Err, res.Pending = nil, true
 	}
+	if res.Pending {
+		e.notes.SetUnderWay(e.inst.GetUID(), true)
+	}
 	return res
 }
 

@@ -691,3 +691,35 @@ func TestQuietDriftWaitAnnouncesNoApply(t *testing.T) {
 		t.Errorf("a drift check's quiet wait marked an apply as told of: the next apply's event would be left out")
 	}
 }
+
+// A change of an instance whose Run is handed on (job and pool modes), or waits a moment for a
+// slot, is not written to its status for the new generation alone: the instance says the new
+// generation with the Run's outcome, as in process mode, and a GitOps tool that reads
+// status.observedGeneration does not take the change as done before its apply began.
+func TestHandedOnChangeWritesNoStatus(t *testing.T) {
+	settled, _, _, _, _ := decide(t, note(nil), stateOf(1, current), fakeExecutor{}, nil, false)
+	if g, _, _ := unstructured.NestedInt64(settled.Object, "status", "observedGeneration"); g != 2 {
+		t.Fatalf("the settled instance: observedGeneration %d, want 2", g)
+	}
+	changed := settled.DeepCopy()
+	changed.SetGeneration(3)
+	_ = unstructured.SetNestedField(changed.Object, "changed", "spec", "forProvider", "text")
+	for name, res := range map[string]executor.Result{
+		"HandedOn":     {Pending: true},
+		"QuietlyWaits": {Err: &slots.ShareFullError{Namespace: "team-a", Active: 2, Share: 2}, QueuedAt: time.Now().Add(-2 * time.Second)},
+	} {
+		t.Run(name, func(t *testing.T) {
+			exec := fakeExecutor{results: map[v1alpha1.RunOperation]executor.Result{v1alpha1.OperationApply: res}}
+			got, ran, _, writes, _ := decide(t, changed, stateOf(1, "old"), exec, nil, false)
+			if diff := cmp.Diff([]v1alpha1.RunOperation{v1alpha1.OperationApply}, ran.done); diff != "" {
+				t.Errorf("operations run, -want +got:\n%s", diff)
+			}
+			if writes.String() != "0/0" {
+				t.Errorf("writes (instance/status): want 0/0, got %s", writes)
+			}
+			if g, _, _ := unstructured.NestedInt64(got.Object, "status", "observedGeneration"); g != 2 {
+				t.Errorf("status.observedGeneration: %d, want 2 until the Run ends", g)
+			}
+		})
+	}
+}

@@ -38,6 +38,10 @@ type notes struct {
 	// applied says an apply that ended in this reconcile showed the instance Available: the
 	// Creating crossplane-runtime marks after a Create is not shown over it.
 	applied bool
+	// underWay says a Run of the instance was under way as this reconcile ended (handed on by
+	// it, or still running): the status it writes is left out when all it changes is the
+	// generation it was made for (reasonWriter).
+	underWay bool
 }
 
 func newNotebook() *notebook {
@@ -90,6 +94,29 @@ func (b *notebook) SetApplied(uid types.UID, name types.NamespacedName) {
 	n.applied = true
 	b.notes[uid] = n
 	b.outcomes[name] = outcomeApplied
+}
+
+// SetUnderWay notes whether a Run of the instance is under way as this reconcile ends.
+func (b *notebook) SetUnderWay(uid types.UID, underWay bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	n := b.notes[uid]
+	n.underWay = underWay
+	b.notes[uid] = n
+}
+
+// TakeUnderWay reports, once, whether the reconcile that ends noted a Run of the instance under
+// way.
+func (b *notebook) TakeUnderWay(uid types.UID) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	n, ok := b.notes[uid]
+	if !ok || !n.underWay {
+		return false
+	}
+	n.underWay = false
+	b.notes[uid] = n
+	return true
 }
 
 // TakeApplied reports, once, whether an apply showed the instance Available since it was last

@@ -48,7 +48,9 @@ func (e *external) Observe(ctx context.Context, _ resource.Managed) (managed.Ext
 	e.work.Stored = stored
 	// Settled again only if this observe finds it so (observed).
 	e.notes.SetSettled(e.inst.GetUID(), 0)
-	if e.busy, err = e.exec.Busy(ctx, e.work); err != nil || e.busy {
+	e.busy, err = e.exec.Busy(ctx, e.work)
+	e.notes.SetUnderWay(e.inst.GetUID(), e.busy)
+	if err != nil || e.busy {
 		if stored == nil && !meta.WasDeleted(e.inst) {
 			e.inst.SetConditions(xpv2.Creating())
 		}

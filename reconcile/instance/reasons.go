@@ -123,8 +123,64 @@ type reasonWriter struct {
 func (w reasonWriter) Update(ctx context.Context, obj client.Object, opts ...client.SubResourceUpdateOption) error {
 	if inst, ok := obj.(*kind.Instance); ok {
 		w.relabel(ctx, inst)
+		if w.notes.TakeUnderWay(inst.GetUID()) && w.onlyGenerationMoved(ctx, inst) {
+			return nil
+		}
 	}
 	return w.SubResourceWriter.Update(ctx, obj, opts...)
+}
+
+// onlyGenerationMoved reports whether all that writing inst's status would change, against the
+// instance as the cache holds it, is the generation its conditions say they were made for. The
+// reconcile of a changed instance that hands its Run on (job and pool modes) would write that
+// alone: the instance then shows the new generation observed while its apply has not begun, and
+// a GitOps tool that waits for status.observedGeneration (kstatus, as Flux's health checks read
+// it) takes the change as done. Left out, the instance says the new
+// generation once its Run ended, in the same write as the outcome, as in process mode, where the
+// reconcile waits for the apply; and that status write is saved.
+func (w reasonWriter) onlyGenerationMoved(ctx context.Context, inst *kind.Instance) bool {
+	cur := &kind.Instance{}
+	cur.SetGroupVersionKind(inst.GroupVersionKind())
+	if err := w.cache.Get(ctx, client.ObjectKeyFromObject(inst), cur); err != nil || cur.GetResourceVersion() != inst.GetResourceVersion() {
+		return false
+	}
+	return jsonEqual(withoutGeneration(cur.Object["status"]), withoutGeneration(inst.Object["status"]))
+}
+
+// withoutGeneration is status without what follows the generation observed: its
+// observedGeneration, and each condition's observedGeneration and lastTransitionTime (a condition
+// made for a new generation is a new condition).
+func withoutGeneration(status any) any {
+	s, ok := status.(map[string]any)
+	if !ok {
+		return status
+	}
+	out := make(map[string]any, len(s))
+	for k, v := range s {
+		out[k] = v
+	}
+	delete(out, "observedGeneration")
+	conds, _ := out["conditions"].([]any)
+	if conds == nil {
+		return out
+	}
+	cs := make([]any, len(conds))
+	for i, c := range conds {
+		m, ok := c.(map[string]any)
+		if !ok {
+			cs[i] = c
+			continue
+		}
+		mc := make(map[string]any, len(m))
+		for k, v := range m {
+			if k != "observedGeneration" && k != "lastTransitionTime" {
+				mc[k] = v
+			}
+		}
+		cs[i] = mc
+	}
+	out["conditions"] = cs
+	return out
 }
 
 // relabel corrects what crossplane-runtime's managed reconciler marks in inst's conditions:

@@ -12,7 +12,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/modkind/modkind/kind"
@@ -123,6 +125,71 @@ func TestReasonWriter(t *testing.T) {
 			}
 			if diff := cmp.Diff(tc.wantReady, inst.GetCondition(xpv2.TypeReady)); diff != "" {
 				t.Errorf("\n%s\nReady: -want, +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}
+
+// A status write that changes only the generation the instance's conditions were made for is
+// left out while a Run of the instance is under way: the instance says the new generation with
+// the Run's outcome. Any other change is written, and so is the generation when no Run is under
+// way.
+func TestReasonWriterLeavesOutGenerationWhileRunUnderWay(t *testing.T) {
+	then := metav1.NewTime(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	stored := &kind.Instance{Unstructured: unstructured.Unstructured{Object: map[string]any{}}}
+	stored.SetGroupVersionKind(netGVK)
+	stored.SetNamespace("ns")
+	stored.SetName("a")
+	stored.SetUID("a-uid")
+	stored.SetGeneration(3)
+	stored.SetObservedGeneration(2)
+	stored.SetConditions(xpv2.ReconcileSuccess().WithObservedGeneration(2), xpv2.Available().WithObservedGeneration(2))
+	for _, c := range []xpv2.ConditionType{xpv2.TypeSynced, xpv2.TypeReady} {
+		cond := stored.GetCondition(c)
+		cond.LastTransitionTime = then
+		stored.SetConditions(cond)
+	}
+	cases := map[string]struct {
+		reason   string
+		underWay bool
+		edit     func(*kind.Instance)
+		writes   int
+	}{
+		"HandedOn": {reason: "A Run under way and only the generation moved: nothing is written.", underWay: true},
+		"NoRun": {reason: "No Run under way: the generation observed is written (the apply ended, or nothing was to do).",
+			writes: 1},
+		"Changed": {reason: "A Run under way and the status changed otherwise: written.", underWay: true,
+			edit: func(i *kind.Instance) {
+				i.SetConditions(xpv2.Condition{Type: xpv2.TypeSynced, Status: "False", Reason: "Waiting", Message: "a Run waits"})
+			},
+			writes: 1},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			writes := 0
+			c := fake.NewClientBuilder().WithObjects(stored.Unstructured.DeepCopy()).WithStatusSubresource(&stored.Unstructured).
+				WithInterceptorFuncs(interceptor.Funcs{SubResourceUpdate: func(ctx context.Context, c client.Client, sub string, obj client.Object, opts ...client.SubResourceUpdateOption) error {
+					writes++
+					return c.SubResource(sub).Update(ctx, obj, opts...)
+				}}).Build()
+			notes := newNotebook()
+			w := reasonWriter{SubResourceWriter: c.Status(), cache: c, notes: notes}
+			inst := &kind.Instance{}
+			inst.SetGroupVersionKind(netGVK)
+			if err := c.Get(context.Background(), client.ObjectKeyFromObject(&stored.Unstructured), &inst.Unstructured); err != nil {
+				t.Fatal(err)
+			}
+			notes.SetUnderWay(inst.GetUID(), tc.underWay)
+			inst.SetObservedGeneration(3)
+			inst.SetConditions(xpv2.ReconcileSuccess().WithObservedGeneration(3), xpv2.Available().WithObservedGeneration(3))
+			if tc.edit != nil {
+				tc.edit(inst)
+			}
+			if err := w.Update(context.Background(), inst); err != nil {
+				t.Fatal(err)
+			}
+			if writes != tc.writes {
+				t.Errorf("%s\nstatus writes: got %d, want %d", tc.reason, writes, tc.writes)
 			}
 		})
 	}

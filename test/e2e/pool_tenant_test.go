@@ -21,7 +21,7 @@ import (
 // Run's status from one), the controller can; a pod of another pool, or any pool pod for a Run of
 // no pool, cannot write a Run's status; a pod of the Run's own pool takes it by naming itself its
 // runner, and from then on no other pod, not even of the same pool, writes it. Nobody but the
-// controller offers a Run to a pod (status.offeredTo): not a tenant, not a pod of any pool.
+// controller hands a Run to a pod (names a pod its runner): not a tenant, not a pod of another pool.
 func TestPoolPodsAndRunStatusPolicies(t *testing.T) {
 	g := startRBACGroundWith(t, map[string]any{"mode": "pool"})
 	ctx := context.Background()
@@ -97,15 +97,10 @@ func TestPoolPodsAndRunStatusPolicies(t *testing.T) {
 	rbacEventually(t, "a pool pod naming itself the runner of a Run of no pool", deniedByStatusPolicy, write(own, unpooled, takenBy(ownPod)))
 	rbacEventually(t, "a pod of the Run's own pool writing its status without taking it", deniedByStatusPolicy, write(own, pooled, running))
 	rbacEventually(t, "a pod of the Run's own pool naming another pod its runner", deniedByStatusPolicy, write(own, pooled, takenBy(siblingPod)))
-	// The offer (status.offeredTo) only orders which pod of the Run's pool tries first: no pod
-	// steers it without taking the Run, and a tenant writes it not at all.
-	offeredTo := func(c runs.Claimant) func(*v1alpha1.RunStatus) {
-		return func(s *v1alpha1.RunStatus) { s.OfferedTo = c.Pod }
-	}
-	rbacEventually(t, "a namespace editor offering a pooled Run to a pod (status.offeredTo)", forbidden, write(tenant, pooled, offeredTo(ownPod)))
-	rbacEventually(t, "a pod of another pool offering the pooled Run to itself", deniedByStatusPolicy,
-		write(other, pooled, offeredTo(runs.Claimant{Pod: jobexec.PoolPodPrefix + otherKey[:8] + "-a"})))
-	rbacEventually(t, "a pod of the Run's own pool offering it to itself without taking it", deniedByStatusPolicy, write(own, pooled, offeredTo(ownPod)))
+	// The controller hands a Run to an idle pod of its pool by writing that pod as its runner:
+	// nobody else hands a Run over, not a tenant, not a pod of another pool.
+	rbacEventually(t, "a namespace editor handing a pooled Run to a pod of its pool (status.runner)", forbidden, write(tenant, pooled, takenBy(ownPod)))
+	rbacEventually(t, "a pod of another pool handing the pooled Run to a pod of the Run's pool", deniedByStatusPolicy, write(other, pooled, takenBy(ownPod)))
 	rbacEventually(t, "a pod of the Run's own pool taking it", allowed, func(ctx context.Context) error {
 		r := &v1alpha1.Run{}
 		if err := g.admin.Get(ctx, client.ObjectKeyFromObject(pooled), r); err != nil {

@@ -169,9 +169,10 @@ func (g *ground) stop() {
 	}
 }
 
-// runnerCPU is the CPU time of the pods' processes the test node reaped: the runners, with the
+// runnerCPU is the CPU time of the pods' processes, those the test node reaped and those that
+// still run (a runner pool's pods, a Job's runner at the phase's edge): the runners, with the
 // terraform and providers they started. The node's own work is left out.
-func (g *ground) runnerCPU() time.Duration { return statTicks(g.node.Process.Pid, 16, 17) }
+func (g *ground) runnerCPU() time.Duration { return treeTicks(g.node.Process.Pid) }
 
 // callCount is how many terraform processes the runners started so far.
 func (g *ground) callCount() int { return countLines(g.calls, "") }

@@ -100,6 +100,45 @@ func statTicks(pid int, fields ...int) time.Duration {
 	return time.Duration(ticks) * time.Second / clockTicks
 }
 
+// treeTicks is the CPU time of process pid's descendants, live or ended: what pid reaped of its
+// children (cutime, cstime), and each live descendant's own time and what it reaped. A CPU
+// second is counted once whenever it is read: by the live process that spent it, or by the
+// nearest ancestor that reaped it. pid's own time is left out.
+func treeTicks(pid int) time.Duration {
+	children := map[int][]int{}
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		child, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if parent, ok := parentOf(child); ok {
+			children[parent] = append(children[parent], child)
+		}
+	}
+	total := statTicks(pid, 16, 17)
+	for todo := children[pid]; len(todo) > 0; {
+		p := todo[len(todo)-1]
+		todo = append(todo[:len(todo)-1], children[p]...)
+		total += statTicks(p, 14, 15, 16, 17)
+	}
+	return total
+}
+
+// parentOf is process pid's parent, from /proc/<pid>/stat.
+func parentOf(pid int) (int, bool) {
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, false
+	}
+	f := strings.Fields(string(raw[bytes.LastIndexByte(raw, ')')+1:]))
+	if len(f) < 2 {
+		return 0, false
+	}
+	parent, err := strconv.Atoi(f[1])
+	return parent, err == nil
+}
+
 // peakRSS is process pid's peak resident set size in KiB (VmHWM).
 func peakRSS(pid int) int64 {
 	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))

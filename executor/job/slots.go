@@ -38,7 +38,15 @@ func (x *Executor) activeRuns(ctx context.Context) (n int, byNamespace, queued m
 	if err := x.Client.List(ctx, list); err != nil {
 		return 0, nil, nil, errors.Wrap(err, errListRuns)
 	}
-	rs, _, err := runs.Proven(ctx, x.Keys, list.Items)
+	// Only a Run Queued or active counts: the others' signatures are not checked, at each start
+	// of every Run, over the history of every instance.
+	counted := make([]v1alpha1.Run, 0, len(list.Items))
+	for i := range list.Items {
+		if phase := list.Items[i].Status.Phase; phase == v1alpha1.PhaseQueued || runs.Active(phase) {
+			counted = append(counted, list.Items[i])
+		}
+	}
+	rs, _, err := runs.Proven(ctx, x.Keys, counted)
 	if err != nil {
 		return 0, nil, nil, errors.Wrap(err, errListRuns)
 	}

@@ -83,16 +83,19 @@ func (p *Pool) view(ctx context.Context, nn types.NamespacedName) (view, error) 
 	if err := p.Client.List(ctx, list, in...); err != nil {
 		return view{}, errors.Wrapf(err, "%s %s", errListRuns, nn.Name)
 	}
-	proven, _, err := runs.Proven(ctx, p.Keys, list.Items)
+	// Only active Runs are the pool's to keep: the ended ones' signatures are not checked at
+	// each change of every Run of the pool.
+	active := make([]v1alpha1.Run, 0, len(list.Items))
+	for i := range list.Items {
+		if runs.Active(list.Items[i].Status.Phase) {
+			active = append(active, list.Items[i])
+		}
+	}
+	proven, _, err := runs.Proven(ctx, p.Keys, active)
 	if err != nil {
 		return view{}, errors.Wrapf(err, "%s %s", errListRuns, nn.Name)
 	}
-	v := view{claims: map[string]runs.Claimant{}, waitingSince: map[string]time.Time{}}
-	for i := range proven {
-		if runs.Active(proven[i].Status.Phase) {
-			v.runs = append(v.runs, proven[i])
-		}
-	}
+	v := view{claims: map[string]runs.Claimant{}, waitingSince: map[string]time.Time{}, runs: proven}
 	pods := &corev1.PodList{}
 	if err := p.Client.List(ctx, pods, in...); err != nil {
 		return view{}, errors.Wrapf(err, "%s %s", errListPods, nn.Name)

@@ -17,13 +17,17 @@ func TestTreeTicksCountsLiveAndReapedDescendants(t *testing.T) {
 	}
 	self := os.Getpid()
 	before := treeTicks(self)
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.NewTimer(30 * time.Second)
+	defer deadline.Stop()
+	look := time.NewTicker(50 * time.Millisecond)
+	defer look.Stop()
 	for treeTicks(self)-before < 500*time.Millisecond {
-		if time.Now().After(deadline) {
+		select {
+		case <-look.C:
+		case <-deadline.C:
 			_ = cmd.Process.Kill()
 			t.Fatalf("a spinning child's CPU time was not seen while it ran: %s after 30 s", treeTicks(self)-before)
 		}
-		time.Sleep(50 * time.Millisecond)
 	}
 	live := treeTicks(self) - before
 	_ = cmd.Process.Kill()

@@ -227,3 +227,86 @@ func TestObserveJobReadsTheCache(t *testing.T) {
 		})
 	}
 }
+
+// A Run started prunes its instance's history as the cache shows it: no list of the namespace's
+// Runs reaches the API server, and a cache behind keeps more Runs, never fewer.
+func TestPruneReadsTheCache(t *testing.T) {
+	s := runtime.NewScheme()
+	_ = v1alpha1.AddToScheme(s)
+	base := time.Now().Add(-time.Hour)
+	run := func(i int, phase v1alpha1.RunPhase) *v1alpha1.Run {
+		name := "web-apply-" + string(rune('a'+i))
+		return &v1alpha1.Run{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: name, UID: types.UID("uid-" + name),
+				CreationTimestamp: metav1.NewTime(base.Add(time.Duration(i) * time.Minute)),
+				Labels:            map[string]string{v1alpha1.LabelInstanceUID: "web-uid"}},
+			Spec:   v1alpha1.RunSpec{Operation: v1alpha1.OperationApply, InstanceRef: v1alpha1.InstanceReference{UID: "web-uid"}},
+			Status: v1alpha1.RunStatus{Phase: phase},
+		}
+	}
+	// Four finished Runs, then the one being started; a history of 2.
+	all := []*v1alpha1.Run{run(0, v1alpha1.PhaseSucceeded), run(1, v1alpha1.PhaseFailed), run(2, v1alpha1.PhaseSucceeded),
+		run(3, v1alpha1.PhaseSucceeded), run(4, v1alpha1.PhasePending)}
+	cases := map[string]struct {
+		reason string
+		cached int // how many of all, oldest first, the cache shows
+		want   []string
+	}{
+		"CacheCurrent": {
+			reason: "The two newest finished Runs and the active one are kept; the older are deleted.",
+			cached: 5,
+			want:   []string{"web-apply-c", "web-apply-d", "web-apply-e"},
+		},
+		"CacheBehind": {
+			reason: "A cache that does not show the newest Runs yet has fewer to keep, so it deletes fewer: here only the oldest.",
+			cached: 3,
+			want:   []string{"web-apply-b", "web-apply-c", "web-apply-d", "web-apply-e"},
+		},
+		"CacheEmpty": {
+			reason: "A cache that shows none of the instance's Runs deletes none.",
+			cached: 0,
+			want:   []string{"web-apply-a", "web-apply-b", "web-apply-c", "web-apply-d", "web-apply-e"},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			cb := fake.NewClientBuilder().WithScheme(s)
+			for _, r := range all[:tc.cached] {
+				cb = cb.WithObjects(r.DeepCopy())
+			}
+			cache := cb.Build()
+			ab := fake.NewClientBuilder().WithScheme(s)
+			for _, r := range all {
+				ab = ab.WithObjects(r.DeepCopy())
+			}
+			lists := 0
+			api := ab.WithInterceptorFuncs(interceptor.Funcs{List: func(ctx context.Context, c client.WithWatch, l client.ObjectList, opts ...client.ListOption) error {
+				lists++
+				return c.List(ctx, l, opts...)
+			}}).Build()
+			// Deletes reach the API server (the cache here is a copy); reads go to the cache.
+			x := &Executor{Client: cache, Reader: api, Runs: &runs.Recorder{Client: api, Reader: api, History: 2}}
+			inst := &kind.Instance{}
+			inst.SetNamespace("team-a")
+			inst.SetName("web")
+			inst.SetUID("web-uid")
+			if err := x.prune(t.Context(), &executor.Work{Instance: inst}); err != nil {
+				t.Fatalf("%s\nprune: %v", tc.reason, err)
+			}
+			if lists != 0 {
+				t.Errorf("%s\nprune listed Runs from the API server %d times, want 0", tc.reason, lists)
+			}
+			l := &v1alpha1.RunList{}
+			if err := api.List(t.Context(), l); err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, r := range l.Items {
+				got = append(got, r.Name)
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("%s\nRuns left: -want +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}

@@ -35,7 +35,9 @@ const (
 // queued counts, per namespace, the signed Runs Queued for a slot.
 func (x *Executor) activeRuns(ctx context.Context) (n int, byNamespace, queued map[string]int, err error) {
 	list := &v1alpha1.RunList{}
-	if err := x.Client.List(ctx, list); err != nil {
+	// Read only, and called at every start: the cache's own Runs, not a copy of every Run of
+	// every instance's history each time.
+	if err := x.Client.List(ctx, list, client.UnsafeDisableDeepCopy); err != nil {
 		return 0, nil, nil, errors.Wrap(err, errListRuns)
 	}
 	// Only a Run Queued or active counts: the others' signatures are not checked, at each start

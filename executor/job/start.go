@@ -326,7 +326,19 @@ func (x *Executor) launch(ctx context.Context, w *executor.Work, run *v1alpha1.R
 		}
 		return err
 	}
-	return x.Runs.Prune(ctx, w.Instance, nil)
+	return x.prune(ctx, w)
+}
+
+// prune deletes the instance's finished Runs beyond the history limit, as the cache shows them.
+// A cache behind shows fewer of the newest Runs, so that it keeps more, never fewer (the next
+// start prunes them), and the API server is spared a LIST of the instance's Runs per Run
+// started (it filters every Run of the namespace for one instance's).
+func (x *Executor) prune(ctx context.Context, w *executor.Work) error {
+	cached, err := x.Runs.List(ctx, x.Client, w.Instance, nil)
+	if err != nil || len(cached) == 0 {
+		return err
+	}
+	return x.Runs.Prune(ctx, w.Instance, cached)
 }
 
 // subject is what the Work's Runs are recorded for.

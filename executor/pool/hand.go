@@ -55,7 +55,8 @@ func (p *Pool) Hand(ctx context.Context, run *v1alpha1.Run) (runs.Claimant, bool
 	}
 	in := []client.ListOption{client.InNamespace(run.Namespace), client.MatchingLabels{job.LabelPool: key}}
 	pods, list := &corev1.PodList{}, &v1alpha1.RunList{}
-	if p.Client.List(ctx, pods, in...) != nil || p.Client.List(ctx, list, in...) != nil {
+	// The Runs are only read: the cache's own, not copies of every Run of the pool at each start.
+	if p.Client.List(ctx, pods, in...) != nil || p.Client.List(ctx, list, append(in, client.UnsafeDisableDeepCopy)...) != nil {
 		return runs.Claimant{}, false
 	}
 	busy := map[string]bool{}

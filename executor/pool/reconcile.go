@@ -80,7 +80,9 @@ func (p *Pool) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.
 func (p *Pool) view(ctx context.Context, nn types.NamespacedName) (view, error) {
 	in := []client.ListOption{client.InNamespace(nn.Namespace), client.MatchingLabels{job.LabelPool: nn.Name}}
 	list := &v1alpha1.RunList{}
-	if err := p.Client.List(ctx, list, in...); err != nil {
+	// The cache's own Runs, not copies: nothing here writes to them (failRun reads its Run
+	// fresh), and the pool is reconciled at every change of any of its Runs.
+	if err := p.Client.List(ctx, list, append(in, client.UnsafeDisableDeepCopy)...); err != nil {
 		return view{}, errors.Wrapf(err, "%s %s", errListRuns, nn.Name)
 	}
 	// Only active Runs are the pool's to keep: the ended ones' signatures are not checked at

@@ -98,12 +98,25 @@ func (l *apiLog) count(mark int64) (requestCounts, error) {
 	if fi, err := f.Stat(); err != nil || fi.Size() < mark {
 		return nil, fmt.Errorf("audit log %s is shorter than at the mark: rotated", l.path)
 	}
+	// The API server may have been writing an event as the mark was taken: that event, whose
+	// request completed by then, is the phase before's, and the count starts after its line.
+	midLine := false
+	if mark > 0 {
+		before := make([]byte, 1)
+		if _, err := f.ReadAt(before, mark-1); err != nil {
+			return nil, err
+		}
+		midLine = before[0] != '\n'
+	}
 	if _, err := f.Seek(mark, io.SeekStart); err != nil {
 		return nil, err
 	}
 	out := requestCounts{}
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 1<<20), 1<<24)
+	if midLine {
+		sc.Scan()
+	}
 	for sc.Scan() {
 		var ev auditEvent
 		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {

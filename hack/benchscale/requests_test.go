@@ -52,6 +52,25 @@ func TestRequestCounts(t *testing.T) {
 	}
 }
 
+// A mark taken while the API server was writing an event falls inside its line: the count starts
+// at the next line, with no error.
+func TestRequestCountsFromAMarkWithinALine(t *testing.T) {
+	first := `{"verb":"create","userAgent":"modkind/v0","user":{"username":"admin"},"objectRef":{"resource":"events"}}`
+	second := `{"verb":"create","userAgent":"modkind/v0","user":{"username":"admin"},"objectRef":{"resource":"runs"}}`
+	path := filepath.Join(t.TempDir(), "audit.log")
+	if err := os.WriteFile(path, []byte(first+"\n"+second+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	l := &apiLog{path: path}
+	got, err := l.count(int64(len(first) / 2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(requestCounts{{"controller", "create", "runs"}: 1}, got, cmp.AllowUnexported(request{})); diff != "" {
+		t.Errorf("the requests after a mark within the first line: -want +got:\n%s", diff)
+	}
+}
+
 func TestParseQueue(t *testing.T) {
 	const controller = "instances/item.shared.terraformdata.bench.example.org"
 	cases := []struct {

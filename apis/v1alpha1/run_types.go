@@ -175,6 +175,8 @@ type RunStatus struct {
 // +kubebuilder:printcolumn:name="PLAN",type="string",JSONPath=".status.plan.summary"
 // +kubebuilder:printcolumn:name="AGE",type="date",JSONPath=".metadata.creationTimestamp"
 // +kubebuilder:printcolumn:name="MESSAGE",type="string",JSONPath=".status.message",priority=1
+// +kubebuilder:selectablefield:JSONPath=".status.phase"
+// +kubebuilder:selectablefield:JSONPath=".status.runner"
 type Run struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`

@@ -55,8 +55,10 @@ func (p *Pool) Hand(ctx context.Context, run *v1alpha1.Run) (runs.Claimant, bool
 	}
 	in := []client.ListOption{client.InNamespace(run.Namespace), client.MatchingLabels{job.LabelPool: key}}
 	pods, list := &corev1.PodList{}, &v1alpha1.RunList{}
-	// The Runs are only read: the cache's own, not copies of every Run of the pool at each start.
-	if p.Client.List(ctx, pods, in...) != nil || p.Client.List(ctx, list, append(in, client.UnsafeDisableDeepCopy)...) != nil {
+	// Only read (idle below is a slice of copies of the pods' top-level structs, sorted and cut, never
+	// written through): the cache's own pods and Runs, not deep copies of them at each start.
+	in = append(in, client.UnsafeDisableDeepCopy)
+	if p.Client.List(ctx, pods, in...) != nil || p.Client.List(ctx, list, in...) != nil {
 		return runs.Claimant{}, false
 	}
 	busy := map[string]bool{}

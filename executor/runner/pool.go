@@ -11,7 +11,9 @@ import (
 	"time"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
@@ -57,9 +59,11 @@ type Pool struct {
 	// Out says what the pod did, one line a Run (the pod's log).
 	Out io.Writer
 
-	// runs are the pool's Runs as the watch shows them; pendingChanged says one may be taken,
-	// handedOver that one was handed to this pod.
-	runs                       toolscache.Store
+	// mine are the pool's Runs whose runner is this pod, open those Pending, as the watches
+	// show them (one store of every Run of the pool for both, where the API server cannot
+	// select by status fields); pendingChanged says one may be taken, handedOver that one was
+	// handed to this pod.
+	mine, open                 toolscache.Store
 	pendingChanged, handedOver chan struct{}
 	mu                         sync.Mutex
 	// executed are the Runs this pod executed (handed to it or claimed), until the watch shows
@@ -102,22 +106,78 @@ func (p *Pool) Serve(ctx context.Context) error {
 	return nil
 }
 
-// follow starts the watch of the pool's Runs and returns once it has listed them.
+// The Run fields the CRD makes selectable (selectableFields): a pod watches the Runs handed to
+// it and the Runs waiting for any pod, not every Run of its pool.
+const (
+	fieldRunner = "status.runner"
+	fieldPhase  = "status.phase"
+)
+
+// follow starts the watches of the pool's Runs and returns once they have listed them. Where the
+// API server selects Runs by status fields (Kubernetes 1.31 on; 1.30 with the
+// CustomResourceFieldSelectors gate), the pod watches two sets: the Runs whose runner is this pod
+// (handed to it, or claimed), and those Pending, which any pod may claim. A Run written once for
+// each step of its life then reaches one or two pods of the pool, not every one. Elsewhere it
+// watches every Run of the pool.
 func (p *Pool) follow(ctx context.Context) error {
-	selector := client.MatchingLabels{p.Label: p.Key}
+	p.pendingChanged, p.handedOver = make(chan struct{}, 1), make(chan struct{}, 1)
+	p.executed = map[types.UID]bool{}
+	narrow, err := p.fieldsSelectable(ctx)
+	if err != nil {
+		return err
+	}
+	if !narrow {
+		_, _ = fmt.Fprintln(p.Out, "the API server does not select Runs by status fields: watching every Run of the pool")
+		store, informer := p.informer(nil, true)
+		p.mine, p.open = store, store
+		go informer.RunWithContext(ctx)
+		return waitSynced(ctx, informer)
+	}
+	var mine, open toolscache.Controller
+	p.mine, mine = p.informer(fields.OneTermEqualSelector(fieldRunner, p.Self.String()), true)
+	// A Run leaves this watch once claimed: that says nothing of whether this pod executed it.
+	p.open, open = p.informer(fields.OneTermEqualSelector(fieldPhase, string(v1alpha1.PhasePending)), false)
+	go mine.RunWithContext(ctx)
+	go open.RunWithContext(ctx)
+	if err := waitSynced(ctx, mine); err != nil {
+		return err
+	}
+	return waitSynced(ctx, open)
+}
+
+// fieldsSelectable reports whether the API server lists Runs by the status fields follow selects
+// on: an API server that does not (the CRD's selectableFields unknown to it) refuses the list.
+func (p *Pool) fieldsSelectable(ctx context.Context) (bool, error) {
+	err := p.Client.List(ctx, &v1alpha1.RunList{}, client.InNamespace(p.Namespace), client.MatchingLabels{p.Label: p.Key},
+		client.MatchingFieldsSelector{Selector: fields.OneTermEqualSelector(fieldRunner, p.Self.String())}, client.Limit(1))
+	switch {
+	case err == nil:
+		return true, nil
+	case kerrors.IsBadRequest(err):
+		return false, nil
+	}
+	return false, errors.Wrap(err, errListRuns)
+}
+
+// informer makes an informer of the pool's Runs that also match sel (nil: all of them). Its events
+// wake the pod for a Run handed to it or waiting for any pod; with clears, a Run seen ended or
+// deleted is no longer one this pod executed.
+func (p *Pool) informer(sel fields.Selector, clears bool) (toolscache.Store, toolscache.Controller) {
+	opts := []client.ListOption{client.InNamespace(p.Namespace), client.MatchingLabels{p.Label: p.Key}}
+	if sel != nil {
+		opts = append(opts, client.MatchingFieldsSelector{Selector: sel})
+	}
 	lw := &toolscache.ListWatch{
 		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
 			list := &v1alpha1.RunList{}
-			err := p.Client.List(ctx, list, client.InNamespace(p.Namespace), selector, &client.ListOptions{Raw: &o})
+			err := p.Client.List(ctx, list, append(opts, &client.ListOptions{Raw: &o})...)
 			return list, errors.Wrap(err, errListRuns)
 		},
 		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
-			w, err := p.Client.Watch(ctx, &v1alpha1.RunList{}, client.InNamespace(p.Namespace), selector, &client.ListOptions{Raw: &o})
+			w, err := p.Client.Watch(ctx, &v1alpha1.RunList{}, append(opts, &client.ListOptions{Raw: &o})...)
 			return w, errors.Wrap(err, errWatchRuns)
 		},
 	}
-	p.pendingChanged, p.handedOver = make(chan struct{}, 1), make(chan struct{}, 1)
-	p.executed = map[types.UID]bool{}
 	signal := func(obj any) {
 		run, ok := obj.(*v1alpha1.Run)
 		if !ok {
@@ -125,7 +185,7 @@ func (p *Pool) follow(ctx context.Context) error {
 		}
 		p.mu.Lock()
 		defer p.mu.Unlock()
-		if run.Status.Phase != v1alpha1.PhaseRunning {
+		if clears && run.Status.Phase != v1alpha1.PhaseRunning {
 			delete(p.executed, run.UID)
 		}
 		var wake chan struct{}
@@ -142,19 +202,21 @@ func (p *Pool) follow(ctx context.Context) error {
 		default:
 		}
 	}
-	var informer toolscache.Controller
-	p.runs, informer = toolscache.NewInformerWithOptions(toolscache.InformerOptions{
+	return toolscache.NewInformerWithOptions(toolscache.InformerOptions{
 		ListerWatcher: listThenWatch{lw}, ObjectType: &v1alpha1.Run{},
 		Handler: toolscache.ResourceEventHandlerFuncs{AddFunc: signal, UpdateFunc: func(_, obj any) { signal(obj) },
 			DeleteFunc: func(obj any) {
-				if run, ok := obj.(*v1alpha1.Run); ok {
+				if run, ok := obj.(*v1alpha1.Run); ok && clears {
 					p.mu.Lock()
 					delete(p.executed, run.UID)
 					p.mu.Unlock()
 				}
 			}},
 	})
-	go informer.RunWithContext(ctx)
+}
+
+// waitSynced returns once informer has listed its Runs.
+func waitSynced(ctx context.Context, informer toolscache.Controller) error {
 	if !toolscache.WaitForCacheSync(ctx.Done(), informer.HasSynced) {
 		return errors.Wrap(ctx.Err(), errListRuns)
 	}
@@ -166,6 +228,12 @@ func (p *Pool) follow(ctx context.Context) error {
 type listThenWatch struct{ *toolscache.ListWatch }
 
 func (listThenWatch) IsWatchListSemanticsUnSupported() bool { return true }
+
+// ours returns obj as a Run of this pod's pool, and false when it is not one.
+func (p *Pool) ours(obj any) (*v1alpha1.Run, bool) {
+	run, ok := obj.(*v1alpha1.Run)
+	return run, ok && run.Namespace == p.Namespace && run.Labels[p.Label] == p.Key
+}
 
 // takeable reports whether a Run waits for a pod of its pool: the controller marks it Pending
 // once its inputs are made, and no pod claimed it yet.
@@ -186,15 +254,13 @@ func (p *Pool) handed(run *v1alpha1.Run) bool {
 func (p *Pool) takeNext(ctx context.Context) (bool, error) {
 	var handed, open []v1alpha1.Run
 	p.mu.Lock()
-	for _, obj := range p.runs.List() {
-		run, ok := obj.(*v1alpha1.Run)
-		if !ok || run.Namespace != p.Namespace || run.Labels[p.Label] != p.Key {
-			continue
-		}
-		switch {
-		case p.handed(run):
+	for _, obj := range p.mine.List() {
+		if run, ok := p.ours(obj); ok && p.handed(run) {
 			handed = append(handed, *run.DeepCopy())
-		case takeable(run):
+		}
+	}
+	for _, obj := range p.open.List() {
+		if run, ok := p.ours(obj); ok && takeable(run) {
 			open = append(open, *run.DeepCopy())
 		}
 	}

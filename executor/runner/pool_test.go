@@ -8,17 +8,52 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	"github.com/modkind/modkind/apis"
 	"github.com/modkind/modkind/apis/v1alpha1"
 	"github.com/modkind/modkind/runs"
 )
 
+// poolClient is a fake API server holding objs. With selectable, it lists Runs by the status fields
+// the pool's pods select on, as an API server that knows the CRD's selectableFields does (its
+// watches, unlike a real one's, send every event: the stores may hold more, never less); without,
+// it refuses such lists as an API server that does not know them does.
+func poolClient(s *runtime.Scheme, selectable bool, objs ...client.Object) client.WithWatch {
+	b := fake.NewClientBuilder().WithScheme(s).WithObjects(objs...).WithStatusSubresource(&v1alpha1.Run{})
+	if selectable {
+		return b.WithIndex(&v1alpha1.Run{}, fieldRunner, func(o client.Object) []string { return []string{o.(*v1alpha1.Run).Status.Runner} }).
+			WithIndex(&v1alpha1.Run{}, fieldPhase, func(o client.Object) []string { return []string{string(o.(*v1alpha1.Run).Status.Phase)} }).
+			Build()
+	}
+	return b.WithInterceptorFuncs(interceptor.Funcs{List: func(ctx context.Context, c client.WithWatch, l client.ObjectList, opts ...client.ListOption) error {
+		o := client.ListOptions{}
+		o.ApplyOptions(opts)
+		if o.FieldSelector != nil && !o.FieldSelector.Empty() {
+			return kerrors.NewBadRequest("Unable to find \"modkind.io/v1alpha1, Resource=runs\" that match label selector \"\", field selector \"" +
+				o.FieldSelector.String() + "\": field label not supported: " + fieldRunner)
+		}
+		return c.List(ctx, l, opts...)
+	}}).Build()
+}
+
+// selectableCases are the two kinds of API server a pool's pod meets.
+var selectableCases = map[string]bool{"FieldsSelectable": true, "FieldsNotSelectable": false}
+
 func TestPoolTakesItsOwnPendingRuns(t *testing.T) {
+	for name, selectable := range selectableCases {
+		t.Run(name, func(t *testing.T) { testPoolTakesItsOwnPendingRuns(t, selectable) })
+	}
+}
+
+func testPoolTakesItsOwnPendingRuns(t *testing.T, selectable bool) {
 	s, err := apis.Scheme()
 	if err != nil {
 		t.Fatal(err)
@@ -40,7 +75,7 @@ func TestPoolTakesItsOwnPendingRuns(t *testing.T) {
 		run("team-b", "other-namespace", key, v1alpha1.PhasePending, 9*time.Minute),
 		claimed,
 	}
-	c := fake.NewClientBuilder().WithScheme(s).WithObjects(objs...).WithStatusSubresource(&v1alpha1.Run{}).Build()
+	c := poolClient(s, selectable, objs...)
 	if err := c.Get(context.Background(), client.ObjectKeyFromObject(claimed), claimed); err != nil {
 		t.Fatal(err)
 	}
@@ -88,6 +123,12 @@ func TestPoolTakesItsOwnPendingRuns(t *testing.T) {
 // though the watch shows it Running until its outcome is written. A Run handed to another pod, or
 // to an earlier pod of the same name, is not this pod's.
 func TestPoolExecutesRunsHandedToIt(t *testing.T) {
+	for name, selectable := range selectableCases {
+		t.Run(name, func(t *testing.T) { testPoolExecutesRunsHandedToIt(t, selectable) })
+	}
+}
+
+func testPoolExecutesRunsHandedToIt(t *testing.T, selectable bool) {
 	s, err := apis.Scheme()
 	if err != nil {
 		t.Fatal(err)
@@ -106,7 +147,7 @@ func TestPoolExecutesRunsHandedToIt(t *testing.T) {
 		run("handed-to-other", v1alpha1.PhaseRunning, "other/u2", 10*time.Minute),
 		run("handed-to-predecessor", v1alpha1.PhaseRunning, "me/u0", 10*time.Minute),
 	}
-	c := fake.NewClientBuilder().WithScheme(s).WithObjects(objs...).WithStatusSubresource(&v1alpha1.Run{}).Build()
+	c := poolClient(s, selectable, objs...)
 	versions := map[string]string{}
 	for _, o := range objs {
 		got := &v1alpha1.Run{}
@@ -126,6 +167,19 @@ func TestPoolExecutesRunsHandedToIt(t *testing.T) {
 	if err := p.follow(ctx); err != nil {
 		t.Fatal(err)
 	}
+	// What the pod listed: where the API server selects by status fields, only the Runs handed to
+	// it and those waiting for any pod; elsewhere every Run of the pool.
+	mine, open := []string{"handed-newer", "handed-older"}, []string{"open"}
+	if !selectable {
+		mine = []string{"handed-newer", "handed-older", "handed-to-other", "handed-to-predecessor", "open"}
+		open = mine
+	}
+	if diff := cmp.Diff(mine, storeNames(p.mine)); diff != "" {
+		t.Errorf("Runs the pod follows as its own: -want, +got:\n%s", diff)
+	}
+	if diff := cmp.Diff(open, storeNames(p.open)); diff != "" {
+		t.Errorf("Runs the pod follows as open to claims: -want, +got:\n%s", diff)
+	}
 	for range 5 {
 		if _, err := p.takeNext(ctx); err != nil {
 			t.Fatal(err)
@@ -143,4 +197,14 @@ func TestPoolExecutesRunsHandedToIt(t *testing.T) {
 			t.Errorf("Run %s was written (version %s, was %s): a handed Run costs its pod no write before the outcome", name, got.ResourceVersion, versions[name])
 		}
 	}
+}
+
+// storeNames are the names of the Runs in store, sorted.
+func storeNames(store toolscache.Store) []string {
+	var names []string
+	for _, obj := range store.List() {
+		names = append(names, obj.(*v1alpha1.Run).Name)
+	}
+	slices.Sort(names)
+	return names
 }

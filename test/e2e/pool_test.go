@@ -152,6 +152,22 @@ func TestPoolRunner(t *testing.T) {
 		}
 	})
 
+	t.Run("the namespace's runner token lists the Runs a pod holds and those waiting, by status fields", func(t *testing.T) {
+		// What each pool pod watches, rather than every Run of its pool: the Run CRD makes
+		// status.runner and status.phase selectable.
+		mine := runnerAccount(t, g, "team-a")
+		byRunner, byPhase := &v1alpha1.RunList{}, &v1alpha1.RunList{}
+		if err := mine.List(ctx, byRunner, client.InNamespace("team-a"), client.MatchingFields{"status.runner": first.String()}); err != nil {
+			t.Fatal(err)
+		}
+		if err := mine.List(ctx, byPhase, client.InNamespace("team-a"), client.MatchingFields{"status.phase": string(v1alpha1.PhasePending)}); err != nil {
+			t.Fatal(err)
+		}
+		if len(byRunner.Items) != 2 || len(byPhase.Items) != 0 {
+			t.Errorf("Runs whose runner is %s: %d, want both; Pending: %d, want none", first.Pod, len(byRunner.Items), len(byPhase.Items))
+		}
+	})
+
 	t.Run("another namespace's runner token can neither claim, write nor forge the namespace's Runs", func(t *testing.T) {
 		all := runsOf(t, c, world)
 		runs.Sort(all)

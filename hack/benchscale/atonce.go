@@ -4,8 +4,6 @@ import (
 	"context"
 	"sync"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/watch"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/modkind/modkind/apis/v1alpha1"
@@ -29,12 +27,12 @@ func (s *sideRun) sampleAtOnce(ctx context.Context) func() int {
 func watchAtOnce(ctx context.Context, c client.WithWatch, ns string) func() int {
 	ctx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
-	var a atOnce
+	var a runningPeak
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
 		for ctx.Err() == nil {
-			if err := a.watchOnce(ctx, c, ns); err != nil && ctx.Err() == nil {
+			if err := followRunsOnce(ctx, c, ns, func() { a.running = nil }, a.see); err != nil && ctx.Err() == nil {
 				return // The figure stays what it was; the phase's own waits report the API's errors.
 			}
 		}
@@ -46,14 +44,14 @@ func watchAtOnce(ctx context.Context, c client.WithWatch, ns string) func() int 
 	}
 }
 
-// atOnce follows which Runs are Running, and the most at once.
-type atOnce struct {
+// runningPeak follows which Runs are Running, and the most at once.
+type runningPeak struct {
 	running map[string]bool
 	most    int
 }
 
 // see records the phase of a Run that exists (gone false) or was deleted.
-func (a *atOnce) see(r *v1alpha1.Run, gone bool) {
+func (a *runningPeak) see(r *v1alpha1.Run, gone bool) {
 	if a.running == nil {
 		a.running = map[string]bool{}
 	}
@@ -63,34 +61,4 @@ func (a *atOnce) see(r *v1alpha1.Run, gone bool) {
 	}
 	a.running[r.Name] = true
 	a.most = max(a.most, len(a.running))
-}
-
-// watchOnce lists the Runs of ns and watches them from there until the watch ends or ctx is done.
-func (a *atOnce) watchOnce(ctx context.Context, c client.WithWatch, ns string) error {
-	l := &v1alpha1.RunList{}
-	if err := c.List(ctx, l, client.InNamespace(ns)); err != nil {
-		return err
-	}
-	a.running = nil
-	for i := range l.Items {
-		a.see(&l.Items[i], false)
-	}
-	w, err := c.Watch(ctx, l, client.InNamespace(ns), &client.ListOptions{Raw: &metav1.ListOptions{ResourceVersion: l.ResourceVersion}})
-	if err != nil {
-		return err
-	}
-	defer w.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case ev, ok := <-w.ResultChan():
-			if !ok {
-				return nil // Expired: list again.
-			}
-			if r, ok := ev.Object.(*v1alpha1.Run); ok {
-				a.see(r, ev.Type == watch.Deleted)
-			}
-		}
-	}
 }

@@ -60,7 +60,7 @@ func TestAtOnceCountsRunsRunningTogether(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			var a atOnce
+			var a runningPeak
 			for _, e := range tc.events {
 				a.see(e.run, e.gone)
 			}

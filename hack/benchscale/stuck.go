@@ -8,7 +8,6 @@ import (
 	"sync"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
@@ -211,41 +210,12 @@ func (st *stuckState) String() string {
 // watchRuns records the tenant's Runs that the start timeout fails, until ctx ends.
 func (t *stuckTenant) watchRuns(ctx context.Context) {
 	for ctx.Err() == nil {
-		if err := t.watchOnce(ctx); err != nil && ctx.Err() == nil {
+		if err := followRunsOnce(ctx, t.b.c, t.ns, func() {}, func(r *v1alpha1.Run, _ bool) { t.see(r) }); err != nil && ctx.Err() == nil {
 			fmt.Fprintf(os.Stderr, "stuck tenant %s: watching Runs: %v\n", t.ns, err)
 			// A failed list or watch is tried again after a pause, not in a tight loop.
 			select {
 			case <-ctx.Done():
 			case <-time.After(time.Second):
-			}
-		}
-	}
-}
-
-// watchOnce lists the tenant's Runs and watches them from there until the watch ends.
-func (t *stuckTenant) watchOnce(ctx context.Context) error {
-	l := &v1alpha1.RunList{}
-	if err := t.b.c.List(ctx, l, client.InNamespace(t.ns)); err != nil {
-		return err
-	}
-	for i := range l.Items {
-		t.see(&l.Items[i])
-	}
-	w, err := t.b.c.Watch(ctx, l, client.InNamespace(t.ns), &client.ListOptions{Raw: &metav1.ListOptions{ResourceVersion: l.ResourceVersion}})
-	if err != nil {
-		return err
-	}
-	defer w.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case ev, ok := <-w.ResultChan():
-			if !ok {
-				return nil // Expired: list again.
-			}
-			if r, ok := ev.Object.(*v1alpha1.Run); ok {
-				t.see(r)
 			}
 		}
 	}

@@ -36,6 +36,9 @@ const (
 	// wakeJitter bounds how long a pod waits, once told of a Run waiting for any pod of the
 	// pool, before it looks for it: the pool's idle pods all hear of it at once.
 	wakeJitter = 200 * time.Millisecond
+	// listRetry is how soon a pod lists its Runs again after its first list failed (other than
+	// refused for its field selector), doubling up to maxListRetry.
+	listRetry, maxListRetry = time.Second, 30 * time.Second
 )
 
 // A Pool is the loop of a runner pool's pod (`modkind runner --pool`): it executes the Runs of its
@@ -70,6 +73,9 @@ type Pool struct {
 	// them ended: the watch shows a Run Running with this pod as its runner for a moment after
 	// the pod wrote its outcome, as it shows a Run handed to it.
 	executed map[types.UID]bool
+	// listRetry is how soon this pod lists again after its first list failed (tests shorten
+	// it); 0: the package's listRetry.
+	listRetry time.Duration
 }
 
 // Serve takes and executes the pool's Runs until ctx ends or the pod has been idle for Idle.
@@ -146,17 +152,33 @@ func (p *Pool) follow(ctx context.Context) error {
 }
 
 // fieldsSelectable reports whether the API server lists Runs by the status fields follow selects
-// on: an API server that does not (the CRD's selectableFields unknown to it) refuses the list.
+// on: an API server that does not (the CRD's selectableFields unknown to it) refuses the list. Any
+// other failure is tried again, more slowly each time, until ctx ends, as an informer's list is:
+// a pod that meets an API server busy for a moment does not stop for it.
 func (p *Pool) fieldsSelectable(ctx context.Context) (bool, error) {
-	err := p.Client.List(ctx, &v1alpha1.RunList{}, client.InNamespace(p.Namespace), client.MatchingLabels{p.Label: p.Key},
-		client.MatchingFieldsSelector{Selector: fields.OneTermEqualSelector(fieldRunner, p.Self.String())}, client.Limit(1))
-	switch {
-	case err == nil:
-		return true, nil
-	case kerrors.IsBadRequest(err):
-		return false, nil
+	retry := p.listRetry
+	if retry <= 0 {
+		retry = listRetry
 	}
-	return false, errors.Wrap(err, errListRuns)
+	for {
+		err := p.Client.List(ctx, &v1alpha1.RunList{}, client.InNamespace(p.Namespace), client.MatchingLabels{p.Label: p.Key},
+			client.MatchingFieldsSelector{Selector: fields.OneTermEqualSelector(fieldRunner, p.Self.String())}, client.Limit(1))
+		switch {
+		case err == nil:
+			return true, nil
+		case kerrors.IsBadRequest(err):
+			return false, nil
+		}
+		_, _ = fmt.Fprintf(p.Out, "%s (trying again in %s): %v\n", errListRuns, retry, err)
+		t := time.NewTimer(retry)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return false, errors.Wrap(err, errListRuns)
+		case <-t.C:
+		}
+		retry = min(2*retry, maxListRetry)
+	}
 }
 
 // informer makes an informer of the pool's Runs that also match sel (nil: all of them). Its events

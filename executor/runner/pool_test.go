@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -207,4 +208,72 @@ func storeNames(store toolscache.Store) []string {
 	}
 	slices.Sort(names)
 	return names
+}
+
+// A pod whose first list fails for a moment (the API server busy, not refusing the field selector)
+// lists again until it succeeds, and then follows its own Runs; one whose context ends first
+// stops with the list's error.
+func TestPoolListsAgainAfterAFailure(t *testing.T) {
+	s, err := apis.Scheme()
+	if err != nil {
+		t.Fatal(err)
+	}
+	const label, key = "modkind.io/pool", "k"
+	handed := &v1alpha1.Run{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "handed", UID: "uid-handed", Labels: map[string]string{label: key}},
+		Status: v1alpha1.RunStatus{Phase: v1alpha1.PhaseRunning, Runner: "me/u1"}}
+	cases := map[string]struct {
+		reason   string
+		failures int // how many lists fail before they succeed; -1: all of them
+		wantErr  bool
+		wantMine []string
+	}{
+		"BusyForAMoment": {
+			reason:   "Two failed lists are tried again; the third succeeds and the pod follows the Run handed to it.",
+			failures: 2,
+			wantMine: []string{"handed"},
+		},
+		"BusyUntilTheEnd": {
+			reason:   "A pod whose lists fail until its context ends stops, saying why.",
+			failures: -1,
+			wantErr:  true,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			failed := 0
+			c := fake.NewClientBuilder().WithScheme(s).WithObjects(handed.DeepCopy()).WithStatusSubresource(&v1alpha1.Run{}).
+				WithIndex(&v1alpha1.Run{}, fieldRunner, func(o client.Object) []string { return []string{o.(*v1alpha1.Run).Status.Runner} }).
+				WithIndex(&v1alpha1.Run{}, fieldPhase, func(o client.Object) []string { return []string{string(o.(*v1alpha1.Run).Status.Phase)} }).
+				WithInterceptorFuncs(interceptor.Funcs{List: func(ctx context.Context, c client.WithWatch, l client.ObjectList, opts ...client.ListOption) error {
+					if tc.failures < 0 || failed < tc.failures {
+						failed++
+						return kerrors.NewServiceUnavailable("the API server is busy")
+					}
+					return c.List(ctx, l, opts...)
+				}}).Build()
+			p := &Pool{Client: c, Namespace: "team-a", Label: label, Key: key, Self: runs.Claimant{Pod: "me", UID: "u1"}, Out: io.Discard,
+				listRetry: time.Millisecond}
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			if tc.wantErr {
+				cancel()
+			}
+			defer cancel()
+			err := p.follow(ctx)
+			if tc.wantErr {
+				if err == nil || !strings.Contains(err.Error(), "the API server is busy") {
+					t.Errorf("%s\nfollow: %v, want the list's error", tc.reason, err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("%s\nfollow: %v", tc.reason, err)
+			}
+			if failed != tc.failures {
+				t.Errorf("%s\nfailed lists: %d, want %d", tc.reason, failed, tc.failures)
+			}
+			if diff := cmp.Diff(tc.wantMine, storeNames(p.mine)); diff != "" {
+				t.Errorf("%s\nRuns the pod follows as its own: -want, +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
 }

@@ -79,6 +79,12 @@ func TestRunnerFetchAgainstAPIServer(t *testing.T) {
 			}
 			return []string{digest}, nil
 		},
+		Inputs: func(namespace, name string) (HeldInputs, bool) {
+			if namespace != "team-a" || name != "web-apply-1" {
+				return HeldInputs{}, false
+			}
+			return HeldInputs{Raw: []byte(`{"vars":{"password":"hunter2"}}`), ServiceAccount: "modkind-runner"}, true
+		},
 		Log: logs.logger(),
 	}
 	certPEM, keyPEM, err := SelfSigned([]string{"127.0.0.1", "modkind-artifacts.modkind-system.svc"}, time.Hour)
@@ -175,6 +181,26 @@ func TestRunnerFetchAgainstAPIServer(t *testing.T) {
 		})
 	}
 
+	t.Run("Inputs", func(t *testing.T) {
+		// A Run's inputs, with tokens the API server minted: its namespace's runner reads them,
+		// another namespace's runner and a token for the API server's audience do not.
+		for _, tc := range []struct {
+			who, token, want string
+		}{
+			{who: "team-a's runner", token: tokA},
+			{who: "team-b's runner", token: tokB, want: "403 Forbidden"},
+			{who: "team-a's token for the API server", token: tokADefault, want: "401 Unauthorized"},
+		} {
+			raw, err := FetchInputs(ctx, trusting, base, tc.token, "team-a", "web-apply-1")
+			switch {
+			case tc.want == "" && (err != nil || string(raw) != `{"vars":{"password":"hunter2"}}`):
+				t.Errorf("%s: FetchInputs() = %q, %v; want the Run's inputs", tc.who, raw, err)
+			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want) || IsUnavailable(err)):
+				t.Errorf("%s: FetchInputs() = %d bytes, %v; want a final %s", tc.who, len(raw), err, tc.want)
+			}
+		}
+	})
+
 	t.Run("PlainHTTPClient", func(t *testing.T) {
 		// A client that speaks plain HTTP to the TLS port gets no bundle.
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+ln.Addr().String()+PathPrefix+digest, nil)
@@ -194,7 +220,7 @@ func TestRunnerFetchAgainstAPIServer(t *testing.T) {
 	})
 
 	text := logs.text()
-	for _, tok := range []string{tokA, tokB, tokADefault} {
+	for _, tok := range []string{tokA, tokB, tokADefault, "hunter2"} {
 		if strings.Contains(text, tok) {
 			t.Errorf("a runner token appears in the server's logs")
 		}

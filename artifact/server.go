@@ -87,15 +87,18 @@ func (r *apiReviewer) Review(ctx context.Context, token string) (string, string,
 // manifest lists, only while one is listed.
 type BundleLister func(ctx context.Context, namespace string) ([]string, error)
 
-// A Server serves the bundles of a Store to runners, GET PathPrefix + digest, and the provider
-// packages they list as a Terraform provider network mirror under MirrorPrefix. Requests carry a
+// A Server serves the bundles of a Store to runners, GET PathPrefix + digest, the provider
+// packages they list as a Terraform provider network mirror under MirrorPrefix, and each active
+// Run's inputs to the runner of its namespace's service account, under InputsPrefix. Requests carry a
 // service-account token as "Authorization: Bearer <token>"; archive downloads, for which terraform
 // sends no credentials, carry a signature the server gave with the token-checked archive list.
 type Server struct {
 	Store    *Store
 	Reviewer TokenReviewer
 	Bundles  BundleLister
-	Log      logr.Logger
+	// Inputs are the inputs of the active Runs, served under InputsPrefix to their runners.
+	Inputs InputsSource
+	Log    logr.Logger
 
 	keyOnce sync.Once
 	key     []byte
@@ -104,7 +107,8 @@ type Server struct {
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	bundle, isBundle := strings.CutPrefix(r.URL.Path, PathPrefix)
 	mirror, isMirror := strings.CutPrefix(r.URL.Path, MirrorPrefix)
-	if !isBundle && !isMirror {
+	inputs, isInputs := strings.CutPrefix(r.URL.Path, InputsPrefix)
+	if !isBundle && !isMirror && !isInputs {
 		http.NotFound(w, r)
 		return
 	}
@@ -115,6 +119,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if isMirror {
 		s.serveMirror(w, r, mirror)
+		return
+	}
+	if isInputs {
+		s.serveInputs(w, r, inputs)
 		return
 	}
 	// The digest's form is checked before the token so that garbage costs no TokenReview.
@@ -166,11 +174,18 @@ func notYet(w http.ResponseWriter) {
 // authenticate reviews the request's bearer token and returns the namespace of its service
 // account; when it cannot, it has answered the request.
 func (s *Server) authenticate(w http.ResponseWriter, r *http.Request, log logr.Logger) (string, logr.Logger, bool) {
+	ns, _, log, ok := s.authenticateAccount(w, r, log)
+	return ns, log, ok
+}
+
+// authenticateAccount reviews the request's bearer token and returns the namespace and name of
+// its service account; when it cannot, it has answered the request.
+func (s *Server) authenticateAccount(w http.ResponseWriter, r *http.Request, log logr.Logger) (string, string, logr.Logger, bool) {
 	token, ok := bearer(r)
 	if !ok {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="modkind-artifacts"`)
 		http.Error(w, "bearer token required", http.StatusUnauthorized)
-		return "", log, false
+		return "", "", log, false
 	}
 	ns, sa, err := s.Reviewer.Review(r.Context(), token)
 	switch {
@@ -178,13 +193,13 @@ func (s *Server) authenticate(w http.ResponseWriter, r *http.Request, log logr.L
 		log.V(1).Info("Refused request: token not authenticated", "reason", redact(err, token).Error())
 		w.Header().Set("WWW-Authenticate", `Bearer realm="modkind-artifacts", error="invalid_token"`)
 		http.Error(w, "invalid token", http.StatusUnauthorized)
-		return "", log, false
+		return "", "", log, false
 	case err != nil:
 		log.Info("Cannot review runner token", "error", redact(err, token).Error())
 		http.Error(w, "cannot review token", http.StatusServiceUnavailable)
-		return "", log, false
+		return "", "", log, false
 	}
-	return ns, log.WithValues("namespace", ns, "serviceAccount", sa), true
+	return ns, sa, log.WithValues("namespace", ns, "serviceAccount", sa), true
 }
 
 // listBundles lists the bundles runners of ns may read; when it cannot, it has answered the

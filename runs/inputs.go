@@ -1,33 +1,27 @@
 package runs
 
 import (
-	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/modkind/modkind/apis/v1alpha1"
 	"github.com/modkind/modkind/state"
 )
 
 const (
-	// KeyInputs is the key of a Run's inputs Secret that holds its Inputs as JSON.
-	KeyInputs = "run.json"
-
-	errGetInputs   = "cannot read the inputs of Run"
-	errInputsStale = "the Run's inputs do not match its spec.inputsDigest"
+	errGetInputs        = "cannot read the inputs of Run"
+	errInputsNotWritten = "they are not the inputs the controller made for the Run (spec.runInputsDigest)"
+	errInputsStale      = "the Run's inputs do not match its spec.inputsDigest"
 )
 
 // Inputs is everything a runner needs for one Run besides the state and the bundle. It holds
-// the values of the instance's sensitive variables and of its ProviderConfig's Secrets, so it
-// lives in a Secret of the instance's namespace (whose tenant owns those values), named like the
-// Run and owned by it, and the runner deletes it when the Run ends.
+// the values of the instance's sensitive variables and of its ProviderConfig's Secrets, so it is
+// never written to any object: the controller that starts the Run holds it in memory until the
+// Run ends, and its artifact server hands it to the Run's runner, the service account of the
+// Run's namespace its pod runs as (whose tenant owns those values).
 type Inputs struct {
 	Main []byte `json:"main"`
 	Vars []byte `json:"vars"`
@@ -47,31 +41,23 @@ type Inputs struct {
 	// Digest is the inputs digest the Run's spec names, checked by the runner.
 	Digest string `json:"digest"`
 	// IDKey is the instance's key (terraform.Workspace.IDKey), with which the runner keys the
-	// plan IDs it reports. Whoever may read this Secret holds the values keyed with it anyway.
-	// Being secret, it also keeps spec.runInputsDigest, the digest of this whole Secret's
-	// content, from being recomputed from a guess of the values.
+	// plan IDs it reports. Whoever may read these inputs holds the values keyed with it anyway.
+	// Being secret, it also keeps spec.runInputsDigest, the digest of all of the inputs, from
+	// being recomputed from a guess of the values.
 	IDKey []byte `json:"idKey,omitempty"`
 }
 
-// ReadInputs reads the inputs Secret of run and checks that it is the one run was made with.
-func ReadInputs(ctx context.Context, c client.Reader, run *v1alpha1.Run) (*Inputs, error) {
-	sec := &corev1.Secret{}
-	if err := c.Get(ctx, types.NamespacedName{Namespace: run.Namespace, Name: run.Name}, sec); err != nil {
-		return nil, errors.Wrapf(err, "%s %s", errGetInputs, run.Name)
-	}
-	if !metav1.IsControlledBy(sec, run) {
-		// A Secret of that name made by anyone else is not this Run's.
-		return nil, errors.Errorf("%s %s: Secret %s is not controlled by the Run", errGetInputs, run.Name, sec.Name)
-	}
-	raw := sec.Data[KeyInputs]
+// ParseInputs returns the inputs raw holds when they are the very inputs run was made with: the
+// runner reads them from the artifact server, through whatever relays, and runs nothing but what
+// the signed Run names (spec.runInputsDigest).
+func ParseInputs(run *v1alpha1.Run, raw []byte) (*Inputs, error) {
 	if run.Spec.RunInputsDigest == "" || InputsDigest(raw) != run.Spec.RunInputsDigest {
-		// Tenants write the Secrets of their namespace; what runs is what the controller wrote.
-		return nil, errors.Errorf("%s %s: Secret %s does not hold the inputs the controller wrote for the Run (spec.runInputsDigest)", errGetInputs, run.Name, sec.Name)
+		return nil, errors.Errorf("%s %s: %s", errGetInputs, run.Name, errInputsNotWritten)
 	}
 	in := &Inputs{}
 	if err := json.Unmarshal(raw, in); err != nil {
 		// Never wrap err: a JSON error may quote a value.
-		return nil, errors.Errorf("%s %s: key %s does not hold the Run's inputs", errGetInputs, run.Name, KeyInputs)
+		return nil, errors.Errorf("%s %s: not the inputs of a Run", errGetInputs, run.Name)
 	}
 	if run.Spec.Operation != v1alpha1.OperationDestroy && in.Digest != run.Spec.InputsDigest {
 		return nil, errors.New(errInputsStale)

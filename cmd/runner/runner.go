@@ -58,7 +58,7 @@ func (o *Options) Register(fs *flag.FlagSet) {
 	fs.StringVar(&o.Terraform, "terraform-binary", "", "terraform or tofu executable; found on PATH when empty")
 	fs.DurationVar(&o.LockDuration, "lock-duration", time.Minute, "how long the state lock outlives this runner's last renewal")
 	fs.BoolVar(&o.SharedProviders, "shared-providers", true, "the Run's terraform calls attach to provider processes started once for the Run instead of each starting every provider")
-	fs.DurationVar(&o.FetchTimeout, "fetch-timeout", 5*time.Minute, "how long to keep trying an artifact server that cannot be reached, fails or does not have the Run's bundle yet (a controller that restarts, a new leader preparing it); a refusal is never retried")
+	fs.DurationVar(&o.FetchTimeout, "fetch-timeout", 5*time.Minute, "how long to keep trying an artifact server that cannot be reached, fails or does not have the Run's bundle or inputs yet (a controller that restarts, a new leader preparing them); a refusal is never retried")
 	fs.DurationVar(&o.StartTimeout, "start-timeout", 0, "the controller's --runner-start-timeout: a runner that starts near it marks its Run Running at once; otherwise only once its terraform work has gone on for "+runs.DefaultRunningAfter.String()+", so that a quick Run is written once, with its outcome (0: always at once)")
 	fs.DurationVar(&o.Deadline, "deadline", 0, "how long the Run's terraform work may take from the runner's start; past it terraform is interrupted, its state stored and the Run failed (0: no deadline)")
 	o.registerPool(fs)
@@ -168,6 +168,18 @@ func (o *Options) executor(identity string, out io.Writer) (*runnerpod.Executor,
 				}
 				return artifact.Fetch(ctx, hc, o.ArtifactsURL, token, digest, dst)
 			})
+		},
+		Inputs: func(ctx context.Context, run *v1alpha1.Run) ([]byte, error) {
+			var raw []byte
+			err := fetchRetrying(ctx, o.FetchTimeout, func(ctx context.Context) error {
+				token, err := token()
+				if err != nil {
+					return err
+				}
+				raw, err = artifact.FetchInputs(ctx, hc, o.ArtifactsURL, token, run.Namespace, run.Name)
+				return err
+			})
+			return raw, err
 		},
 		// Terraform installs the providers from the controller's mirror, trusting the certificate
 		// the runner trusts for the artifact server.

@@ -1,6 +1,6 @@
 // Package job is the executor that hands each Work to a Kubernetes Job in the instance's
-// namespace, under the service account its ProviderConfig names: it creates the Run, a Secret
-// with the Run's inputs and the Job that executes it (`modkind runner`, see executor/runner; its
+// namespace, under the service account its ProviderConfig names: it creates the Run, holds the
+// Run's inputs in memory for its runner and creates the Job that executes it (`modkind runner`, see executor/runner; its
 // pod shaped by the operator's settings, --runner-pod-defaults, under the ProviderConfig's
 // spec.runner), and never waits for one; the Run's end reconciles the instance again. It keeps the bundles runner
 // pods fetch (module and providers) behind the artifact server, which every replica answers (the
@@ -92,10 +92,12 @@ type Executor struct {
 	// reserved are the slots taken for Runs this process is starting, counted as active until
 	// the cache the count reads shows the Run started (see activeRuns).
 	reserved map[types.NamespacedName]time.Time
+	// inputs are the inputs of the active Runs, which the artifact server hands their runners.
+	inputs heldInputs
 }
 
 // A RunnerPool executes Runs in long-lived runner pods of the Run's namespace (--runner pool)
-// instead of a Job per Run: the executor makes the Run and its inputs Secret as in job mode, and
+// instead of a Job per Run: the executor makes the Run and holds its inputs as in job mode, and
 // hands it to an idle pod of the Run's pool, or else a pod of the pool claims it.
 type RunnerPool interface {
 	// Assign labels run, before it is created, with the pool whose pods may take it: the pool of
@@ -248,7 +250,8 @@ func (x *Executor) Watch(c controller.Controller, gvk schema.GroupVersionKind) e
 	return c.Watch(source.Kind[client.Object](x.Manager.GetCache(), &v1alpha1.Run{}, x.SlotFreed(gvk)))
 }
 
-// SlotFreed is the handler of Run events that, when a Run stops being active, reconciles at once
+// SlotFreed is the handler of Run events that, when a Run stops being active, drops the inputs
+// held for its runner and reconciles at once
 // the instance of gvk whose turn it is to get the freed run slot (round robin by namespace), and
 // the one of the Run's own namespace that has waited longest, whose share the Run freed, rather
 // than at their next retries. Every kind's controller watches Runs, so a freed slot wakes waiters
@@ -267,12 +270,16 @@ func (x *Executor) SlotFreed(gvk schema.GroupVersionKind) handler.EventHandler {
 			before, ok1 := e.ObjectOld.(*v1alpha1.Run)
 			after, ok2 := e.ObjectNew.(*v1alpha1.Run)
 			if ok1 && ok2 && runs.Active(before.Status.Phase) && !runs.Active(after.Status.Phase) {
+				x.inputs.forget(after)
 				wake(q, after.Namespace)
 			}
 		},
 		DeleteFunc: func(_ context.Context, e event.DeleteEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-			if run, ok := e.Object.(*v1alpha1.Run); ok && runs.Active(run.Status.Phase) {
-				wake(q, run.Namespace)
+			if run, ok := e.Object.(*v1alpha1.Run); ok {
+				x.inputs.forget(run)
+				if runs.Active(run.Status.Phase) {
+					wake(q, run.Namespace)
+				}
 			}
 		},
 	}

@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	"github.com/modkind/modkind/apis/v1alpha1"
+	"github.com/modkind/modkind/artifact"
 	"github.com/modkind/modkind/executor"
 	"github.com/modkind/modkind/kind"
 	"github.com/modkind/modkind/module"
@@ -193,6 +194,10 @@ func TestObserveJobReadsTheCache(t *testing.T) {
 			inst.SetName("web")
 			inst.SetUID("web-uid")
 			x := &Executor{Client: cache, Reader: api, Runs: &runs.Recorder{}}
+			for _, r := range append(tc.cache, tc.api...) {
+				// This controller started them: it holds their inputs (see TestTakeOver).
+				x.inputs.hold(r, artifact.HeldInputs{Raw: []byte("{}"), ServiceAccount: DefaultRunnerServiceAccount})
+			}
 			w := &executor.Work{Op: v1alpha1.OperationApply, Instance: inst, Module: &module.Module{Digest: "module-1"},
 				Workspace: &terraform.Workspace{Inputs: "inputs-1", Setup: &terraform.ProviderSetup{}}}
 			busy, err := x.Busy(t.Context(), w)

@@ -264,6 +264,14 @@ func TestStartOrQueue(t *testing.T) {
 			}
 			runs.Sort(list.Items)
 			for _, r := range list.Items {
+				// A started Run's inputs are held for its runner's account, and nowhere else;
+				// a Queued one's are not rendered yet.
+				held, ok := x.inputs.Lookup(r.Namespace, r.Name)
+				if started := r.Status.Phase == v1alpha1.PhasePending; ok != started ||
+					started && (runs.InputsDigest(held.Raw) != r.Spec.RunInputsDigest || held.ServiceAccount != DefaultRunnerServiceAccount || held.Gone) {
+					t.Errorf("%s\nRun %s is %s, and its inputs held are %t (digest %s for %q, gone %t); want them held as the Run names them, for %s, only once started",
+						tc.reason, r.Name, r.Status.Phase, ok, runs.InputsDigest(held.Raw), held.ServiceAccount, held.Gone, DefaultRunnerServiceAccount)
+				}
 				got.runs = append(got.runs, r.Status.Phase)
 				if err := c.Get(t.Context(), client.ObjectKeyFromObject(&r), &batchv1.Job{}); err == nil {
 					got.jobs++
@@ -271,6 +279,10 @@ func TestStartOrQueue(t *testing.T) {
 			}
 			if len(list.Items) > 0 {
 				got.message = list.Items[0].Status.Message
+			}
+			secrets := &corev1.SecretList{}
+			if err := c.List(t.Context(), secrets); err != nil || len(secrets.Items) > 0 {
+				t.Errorf("%s\nno Run's inputs are written to a Secret; found %d Secrets (%v)", tc.reason, len(secrets.Items), err)
 			}
 			// Messages are compared by what they must say.
 			for _, m := range []struct{ got, want *string }{{&got.err, &tc.want.err}, {&got.message, &tc.want.message}} {

@@ -99,6 +99,7 @@ func New(mgr manager.Manager, harness *terraform.Harness, o Options) (*Executor,
 		Store:    x.Artifacts,
 		Reviewer: newCachedReviewer(artifact.NewTokenReviewer(mgr.GetClient(), []string{RunnerTokenAudience})),
 		Bundles:  x.ActiveBundles,
+		Inputs:   x.inputs.Lookup,
 		Log:      mgr.GetLogger().WithName("artifacts"),
 	}
 	hs := artifact.NewRenewingHTTPServer(o.ArtifactsAddress, srv, certs.Serving)
@@ -207,7 +208,7 @@ func (r *certificateRenewer) Start(ctx context.Context) error {
 
 // RunnerRules are what a runner's service account needs in its own namespace, bound there with a
 // RoleBinding to a ClusterRole holding them (the chart's <release>-runner): read its Run (a pool's
-// pod lists and watches its namespace's Runs for one to take), record the result, keep the instance's state and plan Secrets and the Run's inputs, and hold the
+// pod lists and watches its namespace's Runs for one to take), record the result, keep the instance's state and plan Secrets, and hold the
 // state Lease. Nothing cluster-scoped, and no Run it could create.
 func RunnerRules() []rbacv1.PolicyRule {
 	return []rbacv1.PolicyRule{

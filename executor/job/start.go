@@ -9,7 +9,6 @@ import (
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 	batchv1 "k8s.io/api/batch/v1"
-	corev1 "k8s.io/api/core/v1"
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -28,12 +27,11 @@ import (
 
 const (
 	errCreateJob             = "cannot create the runner Job of Run"
-	errCreateInputs          = "cannot create the inputs Secret of Run"
+	errRenderInputs          = "cannot render the inputs of Run"
 	errCreateRun             = "cannot create Run"
 	errDeleteRun             = "cannot delete the Queued Run"
 	errReadRun               = "cannot get Run"
 	errUpdateRun             = "cannot update the status of Run"
-	errGetInputs             = "cannot get the inputs Secret of Run"
 	errJobClusterCredentials = "ClusterProviderConfig %s sets environment variables or files, which may hold a cluster admin's credentials (literal or from Secrets) " +
 		"and never go to a runner pod, where the namespace's tenants could read them: give the runner's service account a cloud identity " +
 		"(workload identity), or use a ProviderConfig of this namespace; a ClusterProviderConfig used by runner Jobs may set spec.providers and spec.runner only"
@@ -50,7 +48,8 @@ const (
 )
 
 // observe returns the instance's newest Run as r shows it, and whether one of its Runs is
-// still active, adopting an active Run left without a Job.
+// still active, holding the inputs of an active Run another controller started and adopting one
+// left without a Job.
 func (x *Executor) observe(ctx context.Context, r client.Reader, w *executor.Work) (*v1alpha1.Run, bool, error) {
 	list, err := x.Runs.List(ctx, r, w.Instance, w.Events)
 	if err != nil || len(list) == 0 {
@@ -60,7 +59,13 @@ func (x *Executor) observe(ctx context.Context, r client.Reader, w *executor.Wor
 	busy := false
 	for i := range list {
 		if !runs.Active(list[i].Status.Phase) {
+			// Its end's event dropped its inputs (SlotFreed), unless a reconcile that read it
+			// active held them again meanwhile.
+			x.inputs.forget(&list[i])
 			continue
+		}
+		if err := x.takeOver(ctx, w, &list[i]); err != nil {
+			return nil, false, err
 		}
 		still, err := x.adopt(ctx, w, &list[i])
 		if err != nil {
@@ -234,7 +239,7 @@ func (x *Executor) settleWaiting(ctx context.Context, latest *v1alpha1.Run, ws *
 	return errors.Wrapf(runs.WriteStatus(ctx, x.Runs.Client, x.Runs.Reader, latest), "%s %s", errUpdateRun, latest.Name)
 }
 
-// start creates the Run, its inputs Secret and its Job, or, when no run slot is free for it, the
+// start creates the Run, holds its inputs and creates its Job, or, when no run slot is free for it, the
 // Run alone, Queued, saying what it waits for (and returns that wait).
 //
 // The Run's name follows from the instance and the Run before it (prev), so that two controllers
@@ -243,7 +248,7 @@ func (x *Executor) settleWaiting(ctx context.Context, latest *v1alpha1.Run, ws *
 func (x *Executor) start(ctx context.Context, w *executor.Work, in *runs.Inputs, bundleDigest, prev string) error {
 	raw, err := json.Marshal(in)
 	if err != nil {
-		return errors.Wrap(err, errCreateInputs)
+		return errors.Wrap(err, errRenderInputs)
 	}
 	s := subject(w)
 	run := x.Runs.NewRun(w.Op, s)
@@ -283,14 +288,15 @@ func (x *Executor) start(ctx context.Context, w *executor.Work, in *runs.Inputs,
 	return x.launch(ctx, w, run, raw)
 }
 
-// launch starts run, which holds a run slot now: its inputs Secret, then its Pending status (so
-// that a pool's pod, which takes Pending Runs, finds the inputs there; or Running, handed to an
-// idle pod of its pool), then its Job (none for a pool); and prunes the instance's Runs. A Run whose Secret or Job
-// could not be made is marked Failed at once, so that it never looks active. A conflict on the
+// launch starts run, which holds a run slot now: its inputs held for its runner, then its Pending
+// status (so that a pool's pod, which takes Pending Runs, finds the inputs held; or Running,
+// handed to an idle pod of its pool), then its Job (none for a pool); and prunes the instance's
+// Runs. A Run whose inputs are refused or whose Job could not be made is marked Failed at once, so
+// that it never looks active. A conflict on the
 // Pending write means another controller started the Run (or the cache showed an older version):
 // the change reconciles the instance, and the slot is its to count.
 func (x *Executor) launch(ctx context.Context, w *executor.Work, run *v1alpha1.Run, raw []byte) error {
-	err := x.createInputs(ctx, run, raw)
+	err := x.holdInputs(w, run, raw)
 	if err == nil {
 		run.Status.Phase, run.Status.Executor, run.Status.Message = v1alpha1.PhasePending, v1alpha1.ExecutorJob, ""
 		if x.Pool != nil {
@@ -302,8 +308,9 @@ func (x *Executor) launch(ctx context.Context, w *executor.Work, run *v1alpha1.R
 		}
 		if err := x.Client.Status().Update(ctx, run); err != nil {
 			if kerrors.IsNotFound(err) {
-				// Deleted meanwhile: it needs no slot.
+				// Deleted meanwhile: it needs no slot, nor inputs.
 				x.unreserve(run)
+				x.inputs.forget(run)
 				return nil
 			}
 			if kerrors.IsConflict(err) {
@@ -318,8 +325,9 @@ func (x *Executor) launch(ctx context.Context, w *executor.Work, run *v1alpha1.R
 		err = x.createJob(ctx, run, w)
 	}
 	if err != nil {
-		// Marked Failed below: it holds no slot.
+		// Marked Failed below: it holds no slot, and no runner reads its inputs.
 		x.unreserve(run)
+		x.inputs.forget(run)
 		runs.SetOutcome(&run.Status, runs.Outcome{Err: err}, w.Workspace.Redactor, time.Now())
 		if werr := runs.WriteStatus(ctx, x.Client, x.Reader, run); werr != nil {
 			return errors.Wrapf(werr, "%s %s", errUpdateRun, run.Name)
@@ -346,24 +354,8 @@ func subject(w *executor.Work) runs.Subject {
 	return runs.Subject{Instance: w.Instance, Workspace: w.Workspace, ModuleDigest: w.Module.Digest, Events: w.Events}
 }
 
-// createInputs creates the Run's inputs Secret. It may exist already: a controller that adopts a
-// Run completes what another began. A Secret that someone else made under the Run's name is
-// harmless: the runner refuses inputs the Run does not control or whose digest differs.
-func (x *Executor) createInputs(ctx context.Context, run *v1alpha1.Run, raw []byte) error {
-	owner := metav1.NewControllerRef(run, v1alpha1.SchemeGroupVersion.WithKind("Run"))
-	sec := &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Namespace: run.Namespace, Name: run.Name, Labels: run.Labels,
-			OwnerReferences: []metav1.OwnerReference{*owner}},
-		Data: map[string][]byte{runs.KeyInputs: raw},
-	}
-	if err := x.Client.Create(ctx, sec); err != nil && !kerrors.IsAlreadyExists(err) {
-		return errors.Wrapf(err, "%s %s", errCreateInputs, run.Name)
-	}
-	return nil
-}
-
-// createJob creates the Run's Job, unless a pool's pod takes it. It may exist already (see
-// createInputs).
+// createJob creates the Run's Job, unless a pool's pod takes it. It may exist already: a
+// controller that adopts a Run completes what another began.
 func (x *Executor) createJob(ctx context.Context, run *v1alpha1.Run, w *executor.Work) error {
 	if x.Pool != nil {
 		return nil
@@ -417,9 +409,9 @@ func (x *Executor) adopt(ctx context.Context, w *executor.Work, run *v1alpha1.Ru
 }
 
 // complete makes what a controller stopped before making of an active Run (see launch): its
-// inputs Secret, its Pending status, its Job.
+// inputs held, its Pending status, its Job.
 func (x *Executor) complete(ctx context.Context, w *executor.Work, run *v1alpha1.Run, raw []byte) error {
-	if err := x.createInputs(ctx, run, raw); err != nil {
+	if err := x.holdInputs(w, run, raw); err != nil {
 		return err
 	}
 	if run.Status.Phase == "" {
@@ -432,7 +424,7 @@ func (x *Executor) complete(ctx context.Context, w *executor.Work, run *v1alpha1
 }
 
 // adoptPooled completes a Run of a pool that a controller killed while starting it left without
-// its inputs Secret or its Pending status (which pods wait for), from the instance as it is now
+// its Pending status (which pods wait for), from the instance as it is now
 // when that renders the very inputs the Run was made with; otherwise the Run ends as never
 // started. A running Run is the pool's to watch: it fails when the pod holding it ends.
 func (x *Executor) adoptPooled(ctx context.Context, w *executor.Work, run *v1alpha1.Run) (bool, error) {
@@ -441,7 +433,8 @@ func (x *Executor) adoptPooled(ctx context.Context, w *executor.Work, run *v1alp
 		return true, nil
 	}
 	if run.Status.Phase == v1alpha1.PhasePending {
-		// Its inputs were made before it was marked Pending: a pod takes it, or the pool fails it.
+		// Its inputs were held before it was marked Pending, and are held again by whoever leads
+		// now (takeOver): a pod takes it, or the pool fails it.
 		return true, nil
 	}
 	if err := x.Reader.Get(ctx, types.NamespacedName{Namespace: run.Namespace, Name: run.Name}, run); err != nil {
@@ -478,7 +471,7 @@ func (x *Executor) sameInputs(ctx context.Context, w *executor.Work, run *v1alph
 	}
 	raw, err := json.Marshal(inputsOf(w, b))
 	if err != nil {
-		return nil, false, errors.Wrap(err, errCreateInputs)
+		return nil, false, errors.Wrap(err, errRenderInputs)
 	}
 	return raw, b.digest == run.Spec.ArtifactDigest && runs.InputsDigest(raw) == run.Spec.RunInputsDigest, nil
 }

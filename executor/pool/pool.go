@@ -1,7 +1,7 @@
 // Package pool is the controller's side of runner pools (--runner pool): per namespace and runner
 // pod (service account and settings), long-lived runner pods that take the namespace's Runs one
-// at a time (`modkind runner --pool`, executor/runner). The job executor makes each Run and its
-// inputs Secret as in job mode and labels the Run with its pool (Assign); this package keeps each
+// at a time (`modkind runner --pool`, executor/runner). The job executor makes each Run, holds its
+// inputs as in job mode and labels the Run with its pool (Assign); this package keeps each
 // pool between its minimum and what its Runs need, counts a Run as executing only while it waits
 // for a pod or a live pod of its pool holds its claim (the Run's status.runner, runs.Claim), and
 // fails the Runs whose pod ended before them or that no pod took in time, as job mode fails the

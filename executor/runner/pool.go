@@ -258,7 +258,7 @@ func (p *Pool) ours(obj any) (*v1alpha1.Run, bool) {
 }
 
 // takeable reports whether a Run waits for a pod of its pool: the controller marks it Pending
-// once its inputs are made, and no pod claimed it yet.
+// once it holds its inputs for the pod, and no pod claimed it yet.
 func takeable(run *v1alpha1.Run) bool {
 	return run.Status.Phase == v1alpha1.PhasePending && run.Status.Runner == ""
 }

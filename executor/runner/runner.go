@@ -1,6 +1,6 @@
 // Package runner is what a runner pod executes (`modkind runner --run`), with the pod's own
-// identity: it reads its Run and the inputs the controller wrote for it, fetches the Run's bundle
-// (the module's package and the providers' lock) from the controller's artifact server, runs the
+// identity: it reads its Run, and fetches the inputs the controller holds for it and the Run's
+// bundle (the module's package and the providers' lock) from the controller's artifact server, runs the
 // terraform harness exactly as the controller's process executor does, with providers installed
 // only from the controller's mirror, and records the result on the Run.
 package runner
@@ -15,8 +15,6 @@ import (
 	"time"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -42,8 +40,8 @@ const (
 	errUpdateRun    = "cannot update the status of Run"
 	errGetState     = "cannot get Terraform state"
 	errDeleteState  = "cannot delete Terraform state after destroy"
-	errDeleteInputs = "cannot delete the inputs of Run"
 	errFetchBundle  = "cannot fetch the module and providers of Run"
+	errNoInputs     = "the runner has no way to fetch the Run's inputs"
 	errRunnerConfig = "cannot write the runner's terraform configuration"
 	errUnknownRunOp = "the job runner does not run operation"
 	errEnv          = "the Run's environment is refused"
@@ -62,6 +60,9 @@ type Executor struct {
 	Dir string
 	// Fetch brings the bundle with the given digest into dst, verified.
 	Fetch func(ctx context.Context, digest, dst string) error
+	// Inputs fetches the inputs the controller holds for the Run, which ParseInputs checks
+	// against the Run.
+	Inputs func(ctx context.Context, run *v1alpha1.Run) ([]byte, error)
 	// Mirror is the URL of the controller's provider network mirror, the only place terraform
 	// installs providers from; MirrorCA the PEM terraform's init trusts it by (none when its
 	// certificate chains to the system roots); Token the bearer token init presents to it.
@@ -116,7 +117,7 @@ func (x *Executor) Execute(ctx context.Context, namespace, name string) error {
 // ExecuteRun runs run, as read from the API server (or as a pool's pod's claim wrote it), to its
 // end and records how it ended, as Execute does.
 func (x *Executor) ExecuteRun(ctx context.Context, run *v1alpha1.Run) error {
-	namespace, name := run.Namespace, run.Name
+	name := run.Name
 	if runs.Finished(run.Status.Phase) {
 		// A Job started again for a Run that ended already does nothing.
 		return nil
@@ -145,20 +146,24 @@ func (x *Executor) ExecuteRun(ctx context.Context, run *v1alpha1.Run) error {
 	run.Status.Executor = v1alpha1.ExecutorJob
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
 	defer cancel()
-	// The inputs hold the tenant's secret values; nothing needs them once the work ended. They
-	// go before the outcome is written: a pool's pod is idle once its Run ended, as the
-	// controller sees it when it offers the pod the next Run.
-	sec := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name}}
-	deleted := x.Client.Delete(ctx, sec)
-	if err := runs.WriteStatus(ctx, x.Client, x.Client, run); err != nil {
-		return errors.Wrapf(err, "%s %s", errUpdateRun, name)
+	return errors.Wrapf(runs.WriteStatus(ctx, x.Client, x.Client, run), "%s %s", errUpdateRun, name)
+}
+
+// inputs fetches and checks the Run's inputs.
+func (x *Executor) inputs(ctx context.Context, run *v1alpha1.Run) (*runs.Inputs, error) {
+	if x.Inputs == nil {
+		return nil, errors.New(errNoInputs)
 	}
-	return errors.Wrap(client.IgnoreNotFound(deleted), errDeleteInputs)
+	raw, err := x.Inputs(ctx, run)
+	if err != nil {
+		return nil, err
+	}
+	return runs.ParseInputs(run, raw)
 }
 
 // execute does the Run's terraform work and returns its inputs (nil when unread) and outcome.
 func (x *Executor) execute(ctx context.Context, run *v1alpha1.Run) (*runs.Inputs, runs.Outcome) {
-	in, err := runs.ReadInputs(ctx, x.Client, run)
+	in, err := x.inputs(ctx, run)
 	if err != nil {
 		return nil, runs.Outcome{Err: err}
 	}

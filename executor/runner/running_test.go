@@ -2,12 +2,13 @@ package runner
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
-
-	kerrors "k8s.io/apimachinery/pkg/api/errors"
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
@@ -26,7 +27,7 @@ import (
 // first; and a runner that starts near the controller's start timeout says Running before any
 // work, so that the controller never fails a Run whose runner started (the controller fails it
 // only while it is still Pending, and a runner whose Running write conflicts does not run it).
-// The work here is the runner reading its inputs Secret, which none of these Runs has: the Run
+// The work here is the runner fetching its inputs, which the artifact server refuses: the Run
 // fails, and how its status got there is what is checked.
 func TestRunnerMarksRunningOnlyWhenItMatters(t *testing.T) {
 	type want struct {
@@ -123,14 +124,6 @@ func TestRunnerMarksRunningOnlyWhenItMatters(t *testing.T) {
 						return nil
 					},
 					Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, o client.Object, opts ...client.GetOption) error {
-						if _, ok := o.(*corev1.Secret); ok && tc.workLasts {
-							// The work goes on until the Run says Running.
-							select {
-							case <-running:
-							case <-time.After(30 * time.Second):
-								t.Errorf("%s\nthe Run was never marked Running while its work went on", tc.reason)
-							}
-						}
 						if err := c.Get(ctx, key, o, opts...); err != nil {
 							return err
 						}
@@ -149,7 +142,18 @@ func TestRunnerMarksRunningOnlyWhenItMatters(t *testing.T) {
 						return nil
 					},
 				}).Build()
-			x := &Executor{Client: c, Dir: t.TempDir(), RunningAfter: tc.runningAfter, StartTimeout: tc.startTimeout}
+			inputs := func(context.Context, *v1alpha1.Run) ([]byte, error) {
+				if tc.workLasts {
+					// The work goes on until the Run says Running.
+					select {
+					case <-running:
+					case <-time.After(30 * time.Second):
+						t.Errorf("%s\nthe Run was never marked Running while its work went on", tc.reason)
+					}
+				}
+				return nil, errors.New("artifact server refused the inputs of Run web-apply-x1y2z: 403 Forbidden")
+			}
+			x := &Executor{Client: c, Dir: t.TempDir(), RunningAfter: tc.runningAfter, StartTimeout: tc.startTimeout, Inputs: inputs}
 			err := x.Execute(context.Background(), run.Namespace, run.Name)
 			if (err != nil) != tc.want.err {
 				t.Fatalf("%s\nExecute: %v", tc.reason, err)
@@ -174,38 +178,52 @@ func TestRunnerMarksRunningOnlyWhenItMatters(t *testing.T) {
 	}
 }
 
-// A runner removes its Run's inputs Secret before it writes the outcome: the tenant's values
-// outlive the work by no more than they must, and a pool's pod offered its next Run as the
-// outcome shows is idle by then, not still deleting.
-func TestRunnerRemovesInputsBeforeTheOutcome(t *testing.T) {
+// A runner runs only the inputs its signed Run names: inputs that reach it changed (a relay, a
+// tampered answer) fail the Run, and the runner writes nothing else on their account.
+func TestRunnerRefusesInputsTheRunDoesNotName(t *testing.T) {
 	s := runtime.NewScheme()
 	_ = corev1.AddToScheme(s)
 	_ = v1alpha1.AddToScheme(s)
+	made, _ := json.Marshal(runs.Inputs{Main: []byte("{}"), Vars: []byte("{}"), Digest: "inputs-1"})
+	forged, _ := json.Marshal(runs.Inputs{Main: []byte(`{"resource":{"terraform_data":{"x":{"provisioner":{"local-exec":{"command":"steal"}}}}}}`),
+		Vars: []byte("{}"), Digest: "inputs-1"})
 	run := &v1alpha1.Run{
 		ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "web-apply-x1y2z",
 			Annotations: map[string]string{runs.AnnotationCreated: time.Now().UTC().Format("2006-01-02T15:04:05.000000000Z")}},
-		Spec: v1alpha1.RunSpec{Operation: v1alpha1.OperationApply, RunInputsDigest: "sha256:x"},
+		Spec: v1alpha1.RunSpec{Operation: v1alpha1.OperationApply, InputsDigest: "inputs-1", RunInputsDigest: runs.InputsDigest(made)},
 	}
-	inputs := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: run.Namespace, Name: run.Name},
-		Data: map[string][]byte{runs.KeyInputs: []byte("{}")}}
-	var outcomes []string
-	c := fake.NewClientBuilder().WithScheme(s).WithObjects(run, inputs).WithStatusSubresource(&v1alpha1.Run{}).
+	var writes []string
+	c := fake.NewClientBuilder().WithScheme(s).WithObjects(run).WithStatusSubresource(&v1alpha1.Run{}).
 		WithInterceptorFuncs(interceptor.Funcs{
+			Create: func(ctx context.Context, c client.WithWatch, o client.Object, opts ...client.CreateOption) error {
+				writes = append(writes, fmt.Sprintf("create %T", o))
+				return c.Create(ctx, o, opts...)
+			},
 			SubResourceUpdate: func(ctx context.Context, c client.Client, sub string, o client.Object, opts ...client.SubResourceUpdateOption) error {
-				if r := o.(*v1alpha1.Run); runs.Finished(r.Status.Phase) {
-					err := c.Get(ctx, client.ObjectKeyFromObject(inputs), &corev1.Secret{})
-					outcomes = append(outcomes, fmt.Sprintf("%s, inputs Secret not found: %t", r.Status.Phase, kerrors.IsNotFound(err)))
-				}
+				writes = append(writes, "status "+string(o.(*v1alpha1.Run).Status.Phase))
 				return c.SubResource(sub).Update(ctx, o, opts...)
 			},
 		}).Build()
-	x := &Executor{Client: c, Dir: t.TempDir(), RunningAfter: time.Minute, StartTimeout: time.Hour}
+	var asked []string
+	x := &Executor{Client: c, Dir: t.TempDir(), RunningAfter: time.Minute, StartTimeout: time.Hour,
+		Inputs: func(_ context.Context, r *v1alpha1.Run) ([]byte, error) {
+			asked = append(asked, r.Namespace+"/"+r.Name)
+			return forged, nil
+		}}
 	if err := x.Execute(context.Background(), run.Namespace, run.Name); err != nil {
 		t.Fatalf("Execute: %v", err)
 	}
-	// The Secret is no inputs this Run controls: the Run fails, and that is its outcome.
-	want := []string{"Failed, inputs Secret not found: true"}
-	if diff := cmp.Diff(want, outcomes); diff != "" {
-		t.Errorf("the runner's outcome writes, -want +got:\n%s", diff)
+	if diff := cmp.Diff([]string{"team-a/web-apply-x1y2z"}, asked); diff != "" {
+		t.Errorf("the inputs asked for, -want +got:\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"status Failed"}, writes); diff != "" {
+		t.Errorf("the runner's writes, -want +got:\n%s", diff)
+	}
+	got := &v1alpha1.Run{}
+	if err := c.Get(context.Background(), client.ObjectKeyFromObject(run), got); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(got.Status.Message, "not the inputs the controller made for the Run") || strings.Contains(got.Status.Message, "steal") {
+		t.Errorf("the failed Run says %q; want it to name the refused inputs, and quote none of them", got.Status.Message)
 	}
 }

@@ -272,7 +272,7 @@ func (t *stuckTenant) cleanup(ctx context.Context) {
 		}
 	}
 	if err == nil {
-		// Their Jobs and inputs Secrets go with them (owner references, kube-controller-manager's
+		// Their Jobs go with them (owner references, kube-controller-manager's
 		// garbage collector).
 		err = t.b.c.DeleteAllOf(ctx, &v1alpha1.Run{}, client.InNamespace(t.ns))
 	}

@@ -24,6 +24,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"golang.org/x/mod/sumdb/dirhash"
+	authenticationv1 "k8s.io/api/authentication/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
@@ -32,7 +33,9 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
@@ -415,12 +418,17 @@ func TestJobRunner(t *testing.T) {
 		if got := pod.Containers[0].Resources.Limits[corev1.ResourceMemory]; got.String() != "512Mi" {
 			t.Errorf("memory limit from the ProviderConfig: got %s", got.String())
 		}
-		// The inputs Secret holds the tenant's values; the runner removes it once the work ended,
-		// before it records the Run's end.
-		poll(t, "the Run's inputs Secret removed after the Run ended", time.Minute, func(ctx context.Context) (bool, error) {
-			err := c.Get(ctx, client.ObjectKey{Namespace: "team-a", Name: r.Name}, &corev1.Secret{})
-			return kerrors.IsNotFound(err), client.IgnoreNotFound(err)
-		})
+		// The Run's inputs hold the tenant's values: the runner fetched them from the
+		// controller, and no object holds them.
+		secrets := &corev1.SecretList{}
+		if err := c.List(ctx, secrets, client.InNamespace("team-a")); err != nil {
+			t.Fatal(err)
+		}
+		for _, sec := range secrets.Items {
+			if sec.Name == r.Name || metav1.IsControlledBy(&sec, &r) {
+				t.Errorf("Secret %s holds the inputs of Run %s", sec.Name, r.Name)
+			}
+		}
 	})
 
 	t.Run("a runner's token reads its own namespace's state and no other", func(t *testing.T) {
@@ -791,12 +799,14 @@ func TestJobRunnerKillNine(t *testing.T) {
 	assertCreatedOnce(t, traces, len(insts))
 }
 
-// A Run left without its Job and inputs Secret, as by a controller killed right after creating
-// the Run, is completed by the controller: it makes the Job and Secret again from the instance
-// (whose inputs render the same digest), and the one Run applies the instance. No second Run.
+// A Run left without its Job, as by a controller killed right after creating the Run, is
+// completed by the controller: it makes the Job again, and the one Run applies the instance. No
+// second Run. While the Run waits, its inputs are held for its runner's account: a tenant's token
+// of another account or namespace gets none of them.
 func TestJobRunnerAdoptsARunWithoutJob(t *testing.T) {
 	g := startJobGround(t)
 	g.tenant(t, "default")
+	g.tenant(t, "team-b")
 	g.startJobController(t, g.jobControllerArgs(t))
 	watchActiveRuns(t, g.c)
 	ctx := context.Background()
@@ -816,13 +826,15 @@ func TestJobRunnerAdoptsARunWithoutJob(t *testing.T) {
 		run = runs[0]
 		return g.c.Get(ctx, client.ObjectKeyFromObject(&run), &batchv1.Job{}) == nil, nil
 	})
-	for _, o := range []client.Object{
-		&batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: run.Namespace, Name: run.Name}},
-		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: run.Namespace, Name: run.Name}},
-	} {
-		if err := g.c.Delete(ctx, o, client.PropagationPolicy(metav1.DeletePropagationBackground)); err != nil {
-			t.Fatal(err)
-		}
+	job := &batchv1.Job{}
+	if err := g.c.Get(ctx, client.ObjectKeyFromObject(&run), job); err != nil {
+		t.Fatal(err)
+	}
+	t.Run("the Run's inputs reach its runner's account only", func(t *testing.T) {
+		fetchInputsAs(t, g, job, &run)
+	})
+	if err := g.c.Delete(ctx, job, client.PropagationPolicy(metav1.DeletePropagationBackground)); err != nil {
+		t.Fatal(err)
 	}
 	if err := g.c.Delete(ctx, quota); err != nil {
 		t.Fatal(err)
@@ -1056,4 +1068,59 @@ func tamperThings(t *testing.T, artifacts string) func() {
 			}
 		}
 	})
+}
+
+// fetchInputsAs asks the controller's artifact server for the inputs of run, Pending with its
+// Job, with tokens the API server mints, as a tenant may (anyone with edit in a namespace runs
+// pods as any of its service accounts): the Run's runner account gets the very inputs the Run
+// names; another account of its namespace, another namespace's runner and a token for the API
+// server get nothing.
+func fetchInputsAs(t *testing.T, g *jobGround, job *batchv1.Job, run *v1alpha1.Run) {
+	t.Helper()
+	ctx := context.Background()
+	var ca, url string
+	for _, e := range job.Spec.Template.Spec.Containers[0].Env {
+		if e.Name == jobexec.EnvArtifactsCA {
+			ca = e.Value
+		}
+	}
+	args := job.Spec.Template.Spec.Containers[0].Args
+	if i := slices.Index(args, "--artifacts"); i >= 0 && i+1 < len(args) {
+		url = args[i+1]
+	}
+	hc, err := artifact.NewTLSClient([]byte(ca))
+	if err != nil || url == "" {
+		t.Fatalf("the runner Job's artifact server: %q, %v", url, err)
+	}
+	cs, err := kubernetes.NewForConfig(g.cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := g.c.Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: run.Namespace, Name: "app"}}); err != nil && !kerrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+	mint := func(ns, sa string, audiences ...string) string {
+		tr, err := cs.CoreV1().ServiceAccounts(ns).CreateToken(ctx, sa,
+			&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{Audiences: audiences, ExpirationSeconds: ptr.To[int64](600)}}, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tr.Status.Token
+	}
+	for _, tc := range []struct {
+		who, token, refused string
+	}{
+		{who: "the Run's runner account", token: mint(run.Namespace, jobexec.DefaultRunnerServiceAccount, jobexec.RunnerTokenAudience)},
+		{who: "another account of the Run's namespace", token: mint(run.Namespace, "app", jobexec.RunnerTokenAudience), refused: "403 Forbidden"},
+		{who: "team-b's runner account", token: mint("team-b", jobexec.DefaultRunnerServiceAccount, jobexec.RunnerTokenAudience), refused: "403 Forbidden"},
+		{who: "the runner account's token for the API server", token: mint(run.Namespace, jobexec.DefaultRunnerServiceAccount), refused: "401 Unauthorized"},
+	} {
+		raw, err := artifact.FetchInputs(ctx, hc, url, tc.token, run.Namespace, run.Name)
+		switch {
+		case tc.refused == "" && (err != nil || runs.InputsDigest(raw) != run.Spec.RunInputsDigest):
+			t.Errorf("%s: got %d bytes (%v) whose digest is not the Run's spec.runInputsDigest", tc.who, len(raw), err)
+		case tc.refused != "" && (err == nil || !strings.Contains(err.Error(), tc.refused) || artifact.IsUnavailable(err)):
+			t.Errorf("%s: got %d bytes, %v; want a final %s", tc.who, len(raw), err, tc.refused)
+		}
+	}
 }

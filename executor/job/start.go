@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/modkind/modkind/apis/v1alpha1"
+	"github.com/modkind/modkind/artifact"
 	"github.com/modkind/modkind/executor"
 	"github.com/modkind/modkind/kind"
 	"github.com/modkind/modkind/runs"
@@ -26,12 +27,14 @@ import (
 )
 
 const (
-	errCreateJob             = "cannot create the runner Job of Run"
-	errRenderInputs          = "cannot render the inputs of Run"
-	errCreateRun             = "cannot create Run"
-	errDeleteRun             = "cannot delete the Queued Run"
-	errReadRun               = "cannot get Run"
-	errUpdateRun             = "cannot update the status of Run"
+	errCreateJob      = "cannot create the runner Job of Run"
+	errRenderInputs   = "cannot render the inputs of Run"
+	errCreateRun      = "cannot create Run"
+	errDeleteRun      = "cannot delete the Queued Run"
+	errReadRun        = "cannot get Run"
+	errUpdateRun      = "cannot update the status of Run"
+	errInputsTooLarge = "the inputs of Run %s are %d bytes, more than the %d a runner reads: " +
+		"the instance's values and its ProviderConfig's files are too large for a runner"
 	errJobClusterCredentials = "ClusterProviderConfig %s sets environment variables or files, which may hold a cluster admin's credentials (literal or from Secrets) " +
 		"and never go to a runner pod, where the namespace's tenants could read them: give the runner's service account a cloud identity " +
 		"(workload identity), or use a ProviderConfig of this namespace; a ClusterProviderConfig used by runner Jobs may set spec.providers and spec.runner only"
@@ -541,4 +544,36 @@ func cut(s string, n int) string {
 		i--
 	}
 	return s[:i] + "…"
+}
+
+// holdInputs holds raw, the inputs of run, for the Work's runner account, once they fit what a
+// runner reads.
+func (x *Executor) holdInputs(w *executor.Work, run *v1alpha1.Run, raw []byte) error {
+	if len(raw) > artifact.MaxInputsBytes {
+		return errors.Errorf(errInputsTooLarge, run.Name, len(raw), artifact.MaxInputsBytes)
+	}
+	x.inputs.hold(run, artifact.HeldInputs{Raw: raw, ServiceAccount: runnerServiceAccount(w)})
+	return nil
+}
+
+// takeOver holds again the inputs of an active Run started by another controller (this one's
+// former self, or the leader before it) that its runner may still ask for: rendered from the
+// instance as it is now, when they are the very inputs the Run was made with; otherwise they
+// are gone, and a runner that asks fails its Run, and the next one starts. A Run not started yet
+// (Queued, or made and not marked Pending) gets its inputs as it starts.
+func (x *Executor) takeOver(ctx context.Context, w *executor.Work, run *v1alpha1.Run) error {
+	if run.Status.Executor == v1alpha1.ExecutorProcess || x.inputs.holds(run) ||
+		(run.Status.Phase != v1alpha1.PhasePending && run.Status.Phase != v1alpha1.PhaseRunning) {
+		return nil
+	}
+	raw, same, err := x.sameInputs(ctx, w, run)
+	if err != nil {
+		return err
+	}
+	if !same {
+		ctrl.LoggerFrom(ctx).Info("The inputs of an active Run another controller started are gone: the instance changed since", "run", run.Name)
+		x.inputs.hold(run, artifact.HeldInputs{ServiceAccount: runnerServiceAccount(w), Gone: true})
+		return nil
+	}
+	return x.holdInputs(w, run, raw)
 }

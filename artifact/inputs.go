@@ -20,16 +20,17 @@ const (
 )
 
 // MaxInputsBytes bounds a Run's inputs: the leader holds them in memory for the Run's runner, and
-// the runner reads no more than that.
-const MaxInputsBytes = 4 << 20
+// the runner reads no more than that. 1.5 MiB, what a Secret holding them could hold (etcd's
+// default request limit).
+const MaxInputsBytes = 3 << 19
 
 const (
 	errInputsPath   = "malformed inputs path"
 	errInputsStatus = "artifact server refused the inputs of Run"
 	errInputsRead   = "cannot read the inputs of Run"
 	errInputsLarge  = "refusing the inputs of Run: larger than the limit"
-	errInputsGone   = "the inputs of Run %s are gone: the controller that started it stopped before its runner read them, " +
-		"and the instance has changed since; the next Run starts with its new inputs"
+	errInputsGone   = "the inputs of Run %s are gone: the Run is no longer active, or the controller that started it stopped before " +
+		"its runner read them and they cannot be made again (the instance or its module changed since); the next Run starts with new inputs"
 )
 
 // HeldInputs are a Run's inputs as the leader holds them, from the Run's start to its end, for
@@ -39,16 +40,16 @@ type HeldInputs struct {
 	Raw []byte
 	// ServiceAccount is the name of the only account whose token may read them.
 	ServiceAccount string
-	// Gone says the inputs will never be served: a leader that did not start the Run rendered
-	// them again from its instance, which has changed since. The runner fails the Run, and the
-	// next one starts.
+	// Gone says the inputs will never be served: the Run is not active, or a leader that did not
+	// start it rendered them again from its instance, which has changed since. The runner fails
+	// the Run, and the next one starts.
 	Gone bool
 }
 
-// An InputsSource returns the inputs the leader holds for Run namespace/name, and false when it
-// holds none: the Run is not active, or this leader has not rendered them again yet (it took
-// over from another, and renders them as it reconciles the Run's instance).
-type InputsSource func(namespace, name string) (HeldInputs, bool)
+// An InputsSource returns the inputs the leader holds for Run namespace/name, gone when the Run
+// is not active (or they cannot be made again), and false when it holds none yet: this leader
+// took over from another, and renders them as it reconciles the Run's instance.
+type InputsSource func(ctx context.Context, namespace, name string) (HeldInputs, bool)
 
 // serveInputs answers a runner's request for the inputs of a Run of its own namespace, read by
 // its own service account.
@@ -70,19 +71,20 @@ func (s *Server) serveInputs(w http.ResponseWriter, r *http.Request, rest string
 	}
 	held, ok := HeldInputs{}, false
 	if s.Inputs != nil {
-		held, ok = s.Inputs(namespace, name)
+		held, ok = s.Inputs(r.Context(), namespace, name)
 	}
 	switch {
 	case !ok:
-		// The Run is not active, or this leader has not rendered its inputs again yet.
-		log.Info("Inputs of a Run not held; asked the runner to retry")
+		// This leader has not rendered them again yet, or cannot tell.
+		log.Info("Inputs of a Run not held yet; asked the runner to retry")
 		notYet(w)
+	case held.Gone:
+		// Said to any account of the namespace: which of its Runs ended is no secret there.
+		log.Info("Inputs of a Run gone: the Run is not active, or its inputs cannot be made again")
+		http.Error(w, "the Run's inputs are gone", http.StatusGone)
 	case held.ServiceAccount != sa:
 		log.Info("Refused inputs request: the Run's runner runs as another service account", "want", held.ServiceAccount)
 		http.Error(w, "forbidden", http.StatusForbidden)
-	case held.Gone:
-		log.Info("Inputs of a Run gone: its instance changed before this leader rendered them again")
-		http.Error(w, "the Run's inputs are gone", http.StatusGone)
 	default:
 		w.Header().Set("Content-Type", "application/json")
 		w.Header().Set("Content-Length", strconv.Itoa(len(held.Raw)))

@@ -27,7 +27,7 @@ func TestServeInputs(t *testing.T) {
 	logs := &logSink{}
 	srv := &Server{
 		Reviewer: fakeReviewer{},
-		Inputs: func(namespace, name string) (HeldInputs, bool) {
+		Inputs: func(_ context.Context, namespace, name string) (HeldInputs, bool) {
 			in, ok := held[namespace+"/"+name]
 			return in, ok
 		},
@@ -158,7 +158,7 @@ func TestFetchInputs(t *testing.T) {
 		"Gone": {
 			reason:  "Inputs that are gone are final, and the error says what happened and what comes next.",
 			handler: func(w http.ResponseWriter, _ *http.Request) { http.Error(w, "gone", http.StatusGone) },
-			err:     "the instance has changed since; the next Run starts",
+			err:     "the next Run starts with new inputs",
 		},
 		"Forbidden": {
 			reason:  "A refusal is final.",

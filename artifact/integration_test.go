@@ -79,7 +79,7 @@ func TestRunnerFetchAgainstAPIServer(t *testing.T) {
 			}
 			return []string{digest}, nil
 		},
-		Inputs: func(namespace, name string) (HeldInputs, bool) {
+		Inputs: func(_ context.Context, namespace, name string) (HeldInputs, bool) {
 			if namespace != "team-a" || name != "web-apply-1" {
 				return HeldInputs{}, false
 			}

@@ -179,6 +179,11 @@ func (o *Options) executor(identity string, out io.Writer) (*runnerpod.Executor,
 				raw, err = artifact.FetchInputs(ctx, hc, o.ArtifactsURL, token, run.Namespace, run.Name)
 				return err
 			})
+			if artifact.IsUnavailable(err) {
+				// Only the controller holds them: say what kept them from the runner.
+				return nil, fmt.Errorf("the controller did not hand over the Run's inputs within %s (--fetch-timeout): "+
+					"it was unreachable, or took over the Run and has not reconciled its instance since: %w", o.FetchTimeout, err)
+			}
 			return raw, err
 		},
 		// Terraform installs the providers from the controller's mirror, trusting the certificate

@@ -1,11 +1,17 @@
 package job
 
 import (
+	"context"
+	"errors"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	"github.com/modkind/modkind/apis/v1alpha1"
 	"github.com/modkind/modkind/artifact"
@@ -75,7 +81,9 @@ func TestTakeOver(t *testing.T) {
 		reason string
 		run    *v1alpha1.Run
 		held   *artifact.HeldInputs
-		want   *artifact.HeldInputs
+		// noBundle: the module's bundle is not prepared, and cannot be.
+		noBundle bool
+		want     *artifact.HeldInputs
 	}{
 		"PendingStartedElsewhere": {
 			reason: "A Pending Run another controller started gets its inputs held again, for its runner's account.",
@@ -108,6 +116,18 @@ func TestTakeOver(t *testing.T) {
 			reason: "The inputs of a Run that ended are dropped, even when a reconcile that read it active held them again.",
 			run:    run(v1alpha1.PhaseSucceeded, v1alpha1.ExecutorJob, "inputs-1"), held: &mine,
 		},
+		"StartedNotShownYet": {
+			reason: "A Run this controller just started, which the cache still shows Queued, keeps its inputs.",
+			run:    run(v1alpha1.PhaseQueued, v1alpha1.ExecutorJob, "inputs-1"), held: &mine, want: &mine,
+		},
+		"WaitsForApproval": {
+			reason: "A Run whose runner ended waiting for approval needs its inputs no more.",
+			run:    run(v1alpha1.PhaseWaitingForApproval, v1alpha1.ExecutorJob, "inputs-1"), held: &mine,
+		},
+		"CannotRender": {
+			reason: "Inputs that cannot be rendered now (the bundle cannot be prepared) are not held, and the reconcile goes on.",
+			run:    run(v1alpha1.PhasePending, v1alpha1.ExecutorJob, "inputs-1"), noBundle: true,
+		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -115,13 +135,17 @@ func TestTakeOver(t *testing.T) {
 			x := &Executor{Client: c, Reader: c, Runs: &runs.Recorder{Executor: v1alpha1.ExecutorJob, Client: c, Reader: c, Keys: keys},
 				Keys: keys, Artifacts: store,
 				bundles: map[string]bundle{terraform.Digest([]byte("module-1"), ws.Setup.Providers, ws.Lock): {digest: digest}}}
+			if tc.noBundle {
+				x.bundles = nil
+			}
 			if tc.held != nil {
 				x.inputs.hold(tc.run, *tc.held)
 			}
 			if _, err := x.Busy(t.Context(), w); err != nil {
 				t.Fatalf("%s\nBusy: %v", tc.reason, err)
 			}
-			got, ok := x.inputs.Lookup("team-a", "web-apply-1")
+			e, ok := x.inputs.get(client.ObjectKeyFromObject(tc.run))
+			got := e.in
 			if !ok {
 				if tc.want != nil {
 					t.Errorf("%s\nno inputs held; want %+v", tc.reason, *tc.want)
@@ -130,6 +154,96 @@ func TestTakeOver(t *testing.T) {
 			}
 			if diff := cmp.Diff(tc.want, &got); diff != "" {
 				t.Errorf("%s\ninputs held, -want +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}
+
+// The artifact server hands a Run's inputs over only while that very Run is active, as the
+// controller's cache shows it, or, when the cache says otherwise (it may be behind the runner),
+// as the API server does: "gone" is final for the runner, and what was held for a Run that ended
+// or went is dropped.
+func TestLookupInputs(t *testing.T) {
+	s := testScheme()
+	run := func(uid string, phase v1alpha1.RunPhase) *v1alpha1.Run {
+		return &v1alpha1.Run{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "web-apply-1", UID: types.UID(uid)},
+			Status: v1alpha1.RunStatus{Phase: phase, Executor: v1alpha1.ExecutorJob}}
+	}
+	mine := artifact.HeldInputs{Raw: []byte(`{"vars":{"password":"hunter2"}}`), ServiceAccount: "modkind-runner"}
+	gone := artifact.HeldInputs{ServiceAccount: "modkind-runner", Gone: true}
+	type want struct {
+		in   artifact.HeldInputs
+		ok   bool
+		kept bool
+	}
+	cases := map[string]struct {
+		reason     string
+		held       *v1alpha1.Run // the Run the inputs were held for, if any
+		cache, api *v1alpha1.Run
+		apiFails   bool
+		want       want
+	}{
+		"Active": {
+			reason: "The Run the inputs were held for is active: they are handed over.",
+			held:   run("uid-1", ""), cache: run("uid-1", v1alpha1.PhasePending), api: run("uid-1", v1alpha1.PhasePending),
+			want: want{in: mine, ok: true, kept: true},
+		},
+		"CacheBehind": {
+			reason: "The cache does not show the Run yet, the API server does: handed over, not gone.",
+			held:   run("uid-1", ""), api: run("uid-1", v1alpha1.PhaseRunning),
+			want: want{in: mine, ok: true, kept: true},
+		},
+		"Ended": {
+			reason: "The Run ended: its inputs are gone, and dropped.",
+			held:   run("uid-1", ""), cache: run("uid-1", v1alpha1.PhaseSucceeded), api: run("uid-1", v1alpha1.PhaseSucceeded),
+			want: want{in: gone, ok: true},
+		},
+		"Deleted": {
+			reason: "The Run went: its inputs are gone, and dropped.",
+			held:   run("uid-1", ""),
+			want:   want{in: artifact.HeldInputs{ServiceAccount: "modkind-runner", Gone: true}, ok: true},
+		},
+		"AnotherRunOfTheName": {
+			reason: "What was held for a Run is never handed to another Run of the same name.",
+			held:   run("uid-1", ""), cache: run("uid-2", v1alpha1.PhasePending), api: run("uid-2", v1alpha1.PhasePending),
+			want: want{in: gone, ok: true},
+		},
+		"NotHeldYet": {
+			reason: "An active Run whose inputs this leader has not rendered again yet: ask again.",
+			cache:  run("uid-1", v1alpha1.PhasePending), api: run("uid-1", v1alpha1.PhasePending),
+		},
+		"NotHeldAndGone": {
+			reason: "A Run that is nowhere has no inputs to wait for.",
+			want:   want{in: artifact.HeldInputs{Gone: true}, ok: true},
+		},
+		"CannotTell": {
+			reason: "Neither the cache nor the API server can say: ask again, and keep what is held.",
+			held:   run("uid-1", ""), apiFails: true,
+			want: want{kept: true},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			build := func(r *v1alpha1.Run, fails bool) client.Reader {
+				b := fake.NewClientBuilder().WithScheme(s)
+				if r != nil {
+					b = b.WithObjects(r)
+				}
+				if fails {
+					b = b.WithInterceptorFuncs(interceptor.Funcs{Get: func(context.Context, client.WithWatch, client.ObjectKey, client.Object, ...client.GetOption) error {
+						return errors.New("connection refused")
+					}})
+				}
+				return b.Build()
+			}
+			h := &heldInputs{cache: build(tc.cache, false), fresh: build(tc.api, tc.apiFails)}
+			if tc.held != nil {
+				h.hold(tc.held, mine)
+			}
+			in, ok := h.Lookup(t.Context(), "team-a", "web-apply-1")
+			_, kept := h.get(types.NamespacedName{Namespace: "team-a", Name: "web-apply-1"})
+			if diff := cmp.Diff(tc.want, want{in: in, ok: ok, kept: kept}, cmp.AllowUnexported(want{})); diff != "" {
+				t.Errorf("%s\n-want +got:\n%s", tc.reason, diff)
 			}
 		})
 	}

@@ -266,9 +266,10 @@ func TestStartOrQueue(t *testing.T) {
 			for _, r := range list.Items {
 				// A started Run's inputs are held for its runner's account, and nowhere else;
 				// a Queued one's are not rendered yet.
-				held, ok := x.inputs.Lookup(r.Namespace, r.Name)
-				if started := r.Status.Phase == v1alpha1.PhasePending; ok != started ||
-					started && (runs.InputsDigest(held.Raw) != r.Spec.RunInputsDigest || held.ServiceAccount != DefaultRunnerServiceAccount || held.Gone) {
+				e, ok := x.inputs.get(client.ObjectKeyFromObject(&r))
+				held := e.in
+				if started := r.Status.Phase == v1alpha1.PhasePending; ok != started || started && (e.uid != r.UID ||
+					runs.InputsDigest(held.Raw) != r.Spec.RunInputsDigest || held.ServiceAccount != DefaultRunnerServiceAccount || held.Gone) {
 					t.Errorf("%s\nRun %s is %s, and its inputs held are %t (digest %s for %q, gone %t); want them held as the Run names them, for %s, only once started",
 						tc.reason, r.Name, r.Status.Phase, ok, runs.InputsDigest(held.Raw), held.ServiceAccount, held.Gone, DefaultRunnerServiceAccount)
 				}

@@ -93,6 +93,7 @@ func New(mgr manager.Manager, harness *terraform.Harness, o Options) (*Executor,
 		RefreshEvery: o.RefreshEvery,
 		Pool:         o.Pool,
 	}
+	x.inputs.cache, x.inputs.fresh = x.Client, x.Reader
 	// The same authority on every replica: a runner whose Job one leader made trusts the next.
 	x.Job.ArtifactsCA = certs.CA()
 	srv := &artifact.Server{

@@ -61,15 +61,16 @@ func (x *Executor) observe(ctx context.Context, r client.Reader, w *executor.Wor
 	// Any active Run, not only the newest: one instance never has two.
 	busy := false
 	for i := range list {
-		if !runs.Active(list[i].Status.Phase) {
-			// Its end's event dropped its inputs (SlotFreed), unless a reconcile that read it
-			// active held them again meanwhile.
-			x.inputs.forget(&list[i])
+		if phase := list[i].Status.Phase; !runs.Active(phase) {
+			if phase != v1alpha1.PhaseQueued {
+				// Its end's event dropped its inputs (SlotFreed), unless a reconcile that read
+				// it active held them again meanwhile. (A Queued Run may be one this controller
+				// just started, which the cache does not show started yet.)
+				x.inputs.forget(&list[i])
+			}
 			continue
 		}
-		if err := x.takeOver(ctx, w, &list[i]); err != nil {
-			return nil, false, err
-		}
+		x.takeOver(ctx, w, &list[i])
 		still, err := x.adopt(ctx, w, &list[i])
 		if err != nil {
 			return nil, false, err
@@ -560,20 +561,25 @@ func (x *Executor) holdInputs(w *executor.Work, run *v1alpha1.Run, raw []byte) e
 // former self, or the leader before it) that its runner may still ask for: rendered from the
 // instance as it is now, when they are the very inputs the Run was made with; otherwise they
 // are gone, and a runner that asks fails its Run, and the next one starts. A Run not started yet
-// (Queued, or made and not marked Pending) gets its inputs as it starts.
-func (x *Executor) takeOver(ctx context.Context, w *executor.Work, run *v1alpha1.Run) error {
+// (Queued, or made and not marked Pending) gets its inputs as it starts. Failing here changes
+// nothing of the instance's reconcile (its runner asks again, and the next reconcile tries
+// again), and a Run already running may have read its inputs long ago.
+func (x *Executor) takeOver(ctx context.Context, w *executor.Work, run *v1alpha1.Run) {
 	if run.Status.Executor == v1alpha1.ExecutorProcess || x.inputs.holds(run) ||
 		(run.Status.Phase != v1alpha1.PhasePending && run.Status.Phase != v1alpha1.PhaseRunning) {
-		return nil
+		return
 	}
+	log := ctrl.LoggerFrom(ctx).WithValues("run", run.Name)
 	raw, same, err := x.sameInputs(ctx, w, run)
-	if err != nil {
-		return err
-	}
-	if !same {
-		ctrl.LoggerFrom(ctx).Info("The inputs of an active Run another controller started are gone: the instance changed since", "run", run.Name)
+	switch {
+	case err != nil:
+		log.Info("Cannot render again the inputs of an active Run another controller started", "error", err.Error())
+	case !same:
+		log.Info("The inputs of an active Run another controller started cannot be made again: its instance or module changed since")
 		x.inputs.hold(run, artifact.HeldInputs{ServiceAccount: runnerServiceAccount(w), Gone: true})
-		return nil
+	default:
+		if err := x.holdInputs(w, run, raw); err != nil {
+			log.Info("Cannot hold again the inputs of an active Run another controller started", "error", err.Error())
+		}
 	}
-	return x.holdInputs(w, run, raw)
 }
